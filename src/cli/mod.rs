@@ -1,0 +1,127 @@
+//! The command line: clap definitions, dispatch, and the mapping of errors to exit codes.
+//!
+//! Exit codes: 0 ok; 1 a check failed (verify, fsck found problems, wait timed out); 2 usage or error;
+//! 3 a conflict stopped the operation and nothing was changed; 130 interrupted.
+
+mod init;
+mod log;
+mod man;
+mod sync;
+pub mod ui;
+
+use std::path::PathBuf;
+
+use clap::{CommandFactory, Parser, Subcommand};
+use git_jules::{Error, ErrorKind};
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_CHECK_FAILED: i32 = 1;
+pub const EXIT_ERROR: i32 = 2;
+pub const EXIT_CONFLICT: i32 = 3;
+
+/// Many AI personas, one repository: mail, sprint state, patch series and weaving, coordinated through git.
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-jules",
+    bin_name = "git jules",
+    version,
+    about,
+    after_help = "Exit codes: 0 ok, 1 a check failed, 2 usage or error, 3 a conflict stopped the operation, 130 interrupted.\n\
+                  `git jules --help` opens the man page git-jules(1); install it with `git jules install-man`."
+)]
+pub struct Cli {
+    /// Run as if started in DIR (like `git -C`)
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout (the shape is documented in docs/cli.md)
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// When to colour human output (NO_COLOR is honoured with `auto`)
+    #[arg(long, global = true, value_enum, default_value_t = ui::ColorChoice::Auto)]
+    pub color: ui::ColorChoice,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Configure remotes so that plain `git fetch`/`git push` carry refs/jules/* and refs/notes/jules/*
+    Init(init::Args),
+    /// Fetch, join and push every jules log and notes ref with a remote
+    Sync(sync::Args),
+    /// Inspect and append to the event logs on refs/jules/*
+    #[command(subcommand)]
+    Log(log::LogCommand),
+    /// Write the man pages (git-jules.1 and one per subcommand)
+    InstallMan(man::Args),
+}
+
+pub struct Context {
+    pub ui: ui::Ui,
+    pub dir: PathBuf,
+}
+
+impl Context {
+    pub fn open(&self) -> git_jules::Result<gix::Repository> {
+        git_jules::repo::open(&self.dir)
+    }
+}
+
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let ctx = Context {
+        ui: ui::Ui::new(cli.json, cli.color),
+        dir: cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+    };
+    let result = match cli.command {
+        Command::Init(args) => init::run(&ctx, args),
+        Command::Sync(args) => sync::run(&ctx, args),
+        Command::Log(cmd) => log::run(&ctx, cmd),
+        Command::InstallMan(args) => man::run(&ctx, args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => report(&ctx.ui, &e),
+    }
+}
+
+/// Print an error the way jj does (error, numbered causes, hint) and choose the exit code.
+pub fn report(ui: &ui::Ui, e: &anyhow::Error) -> i32 {
+    eprintln!("{} {e}", ui.red("error:"));
+    let mut causes = e.chain().skip(1).peekable();
+    if causes.peek().is_some() {
+        eprintln!("caused by:");
+        for (i, c) in causes.enumerate() {
+            eprintln!("  {}: {c}", i + 1);
+        }
+    }
+    let kind = e.downcast_ref::<Error>().map(Error::kind);
+    if let Some(Error::Race { .. }) = e.downcast_ref::<Error>() {
+        eprintln!("hint: another writer kept the ref busy; run the command again");
+    }
+    match kind {
+        Some(ErrorKind::CheckFailed) => EXIT_CHECK_FAILED,
+        Some(ErrorKind::Conflict) => EXIT_CONFLICT,
+        _ => EXIT_ERROR,
+    }
+}
+
+/// The clap command tree, for man pages and the self-check test.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clap_definition_is_consistent() {
+        super::command().debug_assert();
+    }
+}

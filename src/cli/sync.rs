@@ -1,0 +1,33 @@
+//! `git jules sync [REMOTE]`
+
+use git_jules::sync;
+
+use super::{ui, Context};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The remote (default: the current branch's push remote, else `origin`)
+    pub remote: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let remote = match args.remote {
+        Some(r) => r,
+        None => sync::default_remote(&repo)?,
+    };
+    let report = sync::sync(&repo, &remote)?;
+    if ctx.ui.json {
+        ui::json(&report);
+    } else {
+        for r in &report.refs {
+            if r.action != sync::Action::UpToDate {
+                ui::out(format!("{:<15} {} {}", format!("{:?}", r.action).to_lowercase(), &r.tip[..12], r.name));
+            }
+        }
+        if !report.changed() {
+            ui::status(format!("up to date with {remote}"));
+        }
+    }
+    Ok(0)
+}

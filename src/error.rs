@@ -1,0 +1,125 @@
+//! The library's error type.
+//!
+//! Errors are sorted by what the caller can do about them ([`ErrorKind`]); the CLI maps each kind to a
+//! documented exit code (see `docs/cli.md`). Messages have no trailing period and name the offending input.
+
+use std::path::PathBuf;
+
+/// What kind of failure this is, which decides the process exit code at the CLI edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input from the user: a name, an id, a flag combination (exit 2).
+    Usage,
+    /// Something named by the user does not exist (exit 2).
+    NotFound,
+    /// A check ran and failed, for example a verify command (exit 1).
+    CheckFailed,
+    /// A conflict stopped the operation; nothing was changed (exit 3).
+    Conflict,
+    /// The repository, the file system or git itself failed (exit 2).
+    Internal,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{what} not found: {name}")]
+    NotFound { what: &'static str, name: String },
+    #[error("ambiguous {what} prefix {prefix}: it matches {}", candidates.join(", "))]
+    Ambiguous {
+        what: &'static str,
+        prefix: String,
+        candidates: Vec<String>,
+    },
+    #[error("{0}")]
+    CheckFailed(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{message}")]
+    Race { message: String },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{context}")]
+    Git {
+        context: String,
+        #[source]
+        source: Box<gix::Error>,
+    },
+    #[error("`git {args}` failed: {stderr}")]
+    GitCommand { args: String, stderr: String },
+    #[error("{path}: {message}")]
+    Corrupt { path: PathBuf, message: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Usage(_) | Error::Ambiguous { .. } => ErrorKind::Usage,
+            Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::CheckFailed(_) => ErrorKind::CheckFailed,
+            Error::Conflict(_) => ErrorKind::Conflict,
+            Error::Race { .. }
+            | Error::Io { .. }
+            | Error::Git { .. }
+            | Error::GitCommand { .. }
+            | Error::Corrupt { .. }
+            | Error::Other(_) => ErrorKind::Internal,
+        }
+    }
+
+    pub fn usage(msg: impl Into<String>) -> Self {
+        Error::Usage(msg.into())
+    }
+
+    pub fn not_found(what: &'static str, name: impl Into<String>) -> Self {
+        Error::NotFound {
+            what,
+            name: name.into(),
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+impl From<gix::Error> for Error {
+    fn from(source: gix::Error) -> Self {
+        Error::Git {
+            context: format!("{source:#}"),
+            source: Box::new(source),
+        }
+    }
+}
+
+/// Attach a context line to gix and io results, in the manner of `anyhow::Context`.
+pub trait ResultExt<T> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> ResultExt<T> for std::result::Result<T, gix::Error> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::Git {
+            context: format!("{}: {source:#}", context()),
+            source: Box::new(source),
+        })
+    }
+}
+
+impl<T> ResultExt<T> for std::result::Result<T, std::io::Error> {
+    fn context(self, context: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| Error::io(context(), source))
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,160 @@
+//! Appending events: write the objects, then move the ref with a compare-and-swap, retrying lost races.
+
+use std::time::{Duration, Instant};
+
+use gix::bstr::BString;
+use gix::objs::tree::EntryKind;
+use gix::ObjectId;
+
+use super::event::{event_message, Event, EventId, PayloadRef};
+use super::Log;
+use crate::error::{Error, Result};
+use crate::names;
+
+/// An event to append, with the files that ride along as blobs under `payload/` in its commit.
+#[derive(Debug, Clone)]
+pub struct NewEvent {
+    pub event: Event,
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+impl NewEvent {
+    pub fn new(event: Event) -> Self {
+        NewEvent {
+            event,
+            files: Vec::new(),
+        }
+    }
+}
+
+/// Where an appended event landed.
+#[derive(Debug, Clone, Copy)]
+pub struct Appended {
+    pub id: EventId,
+    pub commit: ObjectId,
+    pub lamport: u64,
+}
+
+/// How hard [`Log::append_batch`] tries before giving up on a contended ref.
+const MAX_ATTEMPTS: u32 = 1000;
+const MAX_TOTAL_WAIT: Duration = Duration::from_secs(60);
+
+struct Prepared {
+    kind: String,
+    canonical: Vec<u8>,
+    id: EventId,
+    tree: ObjectId,
+    actor: String,
+}
+
+impl Log<'_> {
+    pub fn append(&self, event: NewEvent) -> Result<Appended> {
+        Ok(self.append_batch(vec![event])?.remove(0))
+    }
+
+    /// Append many events with one ref update: they become a chain of commits, in the given order.
+    pub fn append_batch(&self, events: Vec<NewEvent>) -> Result<Vec<Appended>> {
+        if events.is_empty() {
+            return Ok(Vec::new());
+        }
+        let prepared = events
+            .into_iter()
+            .map(|e| self.prepare(e))
+            .collect::<Result<Vec<_>>>()?;
+        let committer = crate::repo::committer(self.repo);
+        let started = Instant::now();
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let tip = self.local_tip()?;
+            let base_lamport = match tip {
+                Some(tip) => self.lamport_at(tip)?,
+                None => 0,
+            };
+            let mut parent = tip;
+            let mut out = Vec::with_capacity(prepared.len());
+            for (i, p) in prepared.iter().enumerate() {
+                let lamport = base_lamport + 1 + i as u64;
+                let message = event_message(&p.kind, &p.canonical, &p.id, lamport);
+                let author = crate::repo::persona_signature(&p.actor, committer.time);
+                let commit = gix::objs::Commit {
+                    tree: p.tree,
+                    parents: parent.into_iter().collect(),
+                    author,
+                    committer: committer.clone(),
+                    encoding: None,
+                    message: BString::from(message),
+                    extra_headers: Vec::new(),
+                };
+                let id = self.repo.write_object(&commit)?.detach();
+                parent = Some(id);
+                out.push(Appended {
+                    id: p.id,
+                    commit: id,
+                    lamport,
+                });
+            }
+            let new_tip = parent.expect("at least one event");
+            let msg = if out.len() == 1 {
+                format!("jules: append {}", prepared[0].kind)
+            } else {
+                format!("jules: append {} events", out.len())
+            };
+            if crate::refs::cas(self.repo, &self.name, tip, new_tip, &msg)? {
+                return Ok(out);
+            }
+            if attempt >= MAX_ATTEMPTS || started.elapsed() > MAX_TOTAL_WAIT {
+                        return Err(Error::Race {
+                            message: format!(
+                                "gave up appending to {} after {attempt} attempts: the ref keeps moving or stays locked \
+                                 (a stale {}.lock left by a killed process must be removed by hand)",
+                                self.name, self.name
+                            ),
+                        });
+                    }
+            std::thread::sleep(backoff(attempt));
+        }
+    }
+
+    fn prepare(&self, new: NewEvent) -> Result<Prepared> {
+        let NewEvent { mut event, files } = new;
+        let mut tree = crate::repo::empty_tree(self.repo)?;
+        if !files.is_empty() {
+            let mut editor = self.repo.edit_tree(tree)?;
+            let mut refs = Vec::with_capacity(files.len());
+            for (name, bytes) in &files {
+                names::validate_file_name(name)?;
+                if refs.iter().any(|r: &PayloadRef| &r.name == name) {
+                    return Err(Error::usage(format!("attachment {name:?} given twice")));
+                }
+                let blob = self.repo.write_blob(bytes)?.detach();
+                editor.upsert(format!("payload/{name}"), EntryKind::Blob, blob)?;
+                refs.push(PayloadRef {
+                    name: name.clone(),
+                    blob: blob.to_string(),
+                    size: bytes.len() as u64,
+                });
+            }
+            refs.sort_by(|a, b| a.name.cmp(&b.name));
+            event.payload = refs;
+            tree = editor.write()?.detach();
+        }
+        let canonical = event.canonical()?;
+        let id = EventId::of(&canonical);
+        Ok(Prepared {
+            kind: event.kind.clone(),
+            actor: event.actor.clone(),
+            canonical,
+            id,
+            tree,
+        })
+    }
+}
+
+/// Exponential backoff from 0.2 ms to 25 ms with ±50 % jitter, so racing writers spread out.
+fn backoff(attempt: u32) -> Duration {
+    let base_us = 200u64 << attempt.min(7);
+    let jitter = super::event::fresh_nonce();
+    let r = u64::from_str_radix(&jitter[..4], 16).unwrap_or(0x8000) as f64 / 65535.0;
+    Duration::from_micros((base_us as f64 * (0.5 + r)) as u64)
+}

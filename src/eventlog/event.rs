@@ -1,0 +1,361 @@
+//! One event: its canonical JSON form, its content address, and how it is framed in a commit message.
+//!
+//! The id of an event is the sha256 of its canonical JSON. The Lamport clock is *not* part of the event:
+//! it belongs to the commit that places the event in a log, so the same event appended on two replicas
+//! keeps one id and is counted once. See `docs/format.md` for the normative description.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// The version of the event JSON and commit framing written by this build.
+pub const FORMAT_VERSION: u64 = 1;
+
+/// The largest canonical event (JSON only; attachments are separate blobs) a log accepts.
+pub const MAX_EVENT_BYTES: usize = 256 * 1024;
+
+/// The first line of every event commit's message starts with this.
+pub(crate) const EVENT_SUBJECT_PREFIX: &str = "jules-event ";
+/// The first line of every merge commit's message.
+pub(crate) const MERGE_SUBJECT: &str = "jules-merge";
+pub(crate) const LAMPORT_TRAILER: &str = "Jules-Lamport: ";
+pub(crate) const ID_TRAILER: &str = "Jules-Event-Id: ";
+
+/// The sha256 of an event's canonical JSON.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub struct EventId(pub [u8; 32]);
+
+impl EventId {
+    pub fn of(canonical: &[u8]) -> Self {
+        EventId(Sha256::digest(canonical).into())
+    }
+
+    pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(64);
+        for b in self.0 {
+            use fmt::Write;
+            let _ = write!(s, "{b:02x}");
+        }
+        s
+    }
+
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        if hex.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, chunk) in hex.as_bytes().chunks(2).enumerate() {
+            let s = std::str::from_utf8(chunk).ok()?;
+            out[i] = u8::from_str_radix(s, 16).ok()?;
+        }
+        Some(EventId(out))
+    }
+
+    /// The first `len` hex digits, as git abbreviates object names.
+    pub fn short(&self, len: usize) -> String {
+        let mut s = self.to_hex();
+        s.truncate(len.clamp(4, 64));
+        s
+    }
+}
+
+impl fmt::Display for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for EventId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "EventId({})", self.short(12))
+    }
+}
+
+impl From<EventId> for String {
+    fn from(id: EventId) -> String {
+        id.to_hex()
+    }
+}
+
+impl TryFrom<String> for EventId {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        EventId::from_hex(&s).ok_or_else(|| format!("not a sha256 hex id: {s}"))
+    }
+}
+
+/// A file that rides with an event as a blob in the event commit's tree, under `payload/<name>`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PayloadRef {
+    pub name: String,
+    /// The git object id of the blob (hex), so the event id covers the payload's content.
+    pub blob: String,
+    pub size: u64,
+}
+
+/// An immutable fact recorded in a log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Event {
+    /// The format version, [`FORMAT_VERSION`] for events this build writes.
+    pub v: u64,
+    /// What happened, namespaced by subsystem: `mail.send`, `state.record`, …
+    pub kind: String,
+    /// Who did it: a persona name, or a tool name such as `scheduler`.
+    pub actor: String,
+    /// When, as RFC 3339 UTC with milliseconds. Informational: order comes from the log, not the clock.
+    pub time: String,
+    /// Random bits that keep two identical interactive events apart; absent for imported events so that
+    /// importing the same source twice yields the same ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payload: Vec<PayloadRef>,
+    /// The subsystem's data. Numbers must be integers so that the canonical form is unambiguous.
+    pub data: serde_json::Value,
+}
+
+impl Event {
+    /// A new event stamped with the current time and a fresh nonce.
+    pub fn new(kind: impl Into<String>, actor: impl Into<String>, data: serde_json::Value) -> Self {
+        Event {
+            v: FORMAT_VERSION,
+            kind: kind.into(),
+            actor: actor.into(),
+            time: now_rfc3339(),
+            nonce: Some(fresh_nonce()),
+            payload: Vec::new(),
+            data,
+        }
+    }
+
+    /// The canonical JSON: object keys sorted by their UTF-8 bytes, no insignificant whitespace,
+    /// strings escaped as serde_json does (only `"`, `\\` and control characters).
+    pub fn canonical(&self) -> Result<Vec<u8>> {
+        let value =
+            serde_json::to_value(self).map_err(|e| Error::Other(format!("encoding event: {e}")))?;
+        let bytes = serde_json::to_vec(&value)
+            .map_err(|e| Error::Other(format!("encoding event: {e}")))?;
+        if bytes.len() > MAX_EVENT_BYTES {
+            return Err(Error::usage(format!(
+                "event is {} bytes, over the limit of {MAX_EVENT_BYTES} bytes",
+                bytes.len()
+            )));
+        }
+        Ok(bytes)
+    }
+
+    pub fn id(&self) -> Result<EventId> {
+        Ok(EventId::of(&self.canonical()?))
+    }
+}
+
+/// Why a commit on a log is not a valid event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Invalid {
+    NotAnEvent(String),
+    BadJson(String),
+    WrongVersion(u64),
+    IdMismatch { claimed: String, actual: String },
+    NotCanonical,
+    Oversized(usize),
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Invalid::NotAnEvent(why) => write!(f, "not an event commit: {why}"),
+            Invalid::BadJson(e) => write!(f, "bad event JSON: {e}"),
+            Invalid::WrongVersion(v) => {
+                write!(f, "unsupported event version {v} (this build reads {FORMAT_VERSION})")
+            }
+            Invalid::IdMismatch { claimed, actual } => {
+                write!(f, "event id mismatch: message says {claimed}, content hashes to {actual}")
+            }
+            Invalid::NotCanonical => write!(f, "event JSON is not in canonical form"),
+            Invalid::Oversized(n) => write!(f, "event is {n} bytes, over {MAX_EVENT_BYTES}"),
+        }
+    }
+}
+
+/// What a commit message on a log says.
+pub(crate) enum Framed<'a> {
+    Event {
+        json: &'a [u8],
+        lamport: u64,
+        claimed_id: &'a str,
+    },
+    Merge {
+        lamport: u64,
+    },
+}
+
+/// Frame an event as a commit message.
+pub(crate) fn event_message(kind: &str, canonical: &[u8], id: &EventId, lamport: u64) -> Vec<u8> {
+    let mut m = Vec::with_capacity(canonical.len() + 160);
+    m.extend_from_slice(EVENT_SUBJECT_PREFIX.as_bytes());
+    m.extend_from_slice(kind.as_bytes());
+    m.push(b' ');
+    m.extend_from_slice(id.short(12).as_bytes());
+    m.extend_from_slice(b"\n\n");
+    m.extend_from_slice(canonical);
+    m.extend_from_slice(b"\n\n");
+    m.extend_from_slice(LAMPORT_TRAILER.as_bytes());
+    m.extend_from_slice(lamport.to_string().as_bytes());
+    m.push(b'\n');
+    m.extend_from_slice(ID_TRAILER.as_bytes());
+    m.extend_from_slice(id.to_hex().as_bytes());
+    m.push(b'\n');
+    m
+}
+
+pub(crate) fn merge_message(lamport: u64) -> Vec<u8> {
+    format!("{MERGE_SUBJECT}\n\n{LAMPORT_TRAILER}{lamport}\n").into_bytes()
+}
+
+/// Parse a commit message of a log; cheap: no JSON parsing, no hashing.
+pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Invalid> {
+    let mut lines = msg.split(|b| *b == b'\n');
+    let subject = lines.next().unwrap_or_default();
+    let trailer = |line: &[u8], key: &str| -> Option<String> {
+        line.strip_prefix(key.as_bytes())
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .map(|s| s.trim().to_owned())
+    };
+    if subject == MERGE_SUBJECT.as_bytes() {
+        for line in lines {
+            if let Some(v) = trailer(line, LAMPORT_TRAILER) {
+                let lamport = v
+                    .parse()
+                    .map_err(|_| Invalid::NotAnEvent(format!("bad lamport {v:?}")))?;
+                return Ok(Framed::Merge { lamport });
+            }
+        }
+        return Err(Invalid::NotAnEvent("merge without Jules-Lamport".into()));
+    }
+    if !subject.starts_with(EVENT_SUBJECT_PREFIX.as_bytes()) {
+        let s = String::from_utf8_lossy(&subject[..subject.len().min(60)]).into_owned();
+        return Err(Invalid::NotAnEvent(format!("subject {s:?}")));
+    }
+    if lines.next() != Some(&b""[..]) {
+        return Err(Invalid::NotAnEvent("no blank line after the subject".into()));
+    }
+    let json = lines
+        .next()
+        .ok_or_else(|| Invalid::NotAnEvent("no event JSON".into()))?;
+    if json.len() > MAX_EVENT_BYTES {
+        return Err(Invalid::Oversized(json.len()));
+    }
+    let (mut lamport, mut claimed_id) = (None, None);
+    for line in lines {
+        if let Some(rest) = line.strip_prefix(LAMPORT_TRAILER.as_bytes()) {
+            lamport = std::str::from_utf8(rest).ok().and_then(|s| s.trim().parse().ok());
+        } else if let Some(rest) = line.strip_prefix(ID_TRAILER.as_bytes()) {
+            claimed_id = std::str::from_utf8(rest).ok().map(str::trim);
+        }
+    }
+    match (lamport, claimed_id) {
+        (Some(lamport), Some(claimed_id)) => Ok(Framed::Event {
+            json,
+            lamport,
+            claimed_id,
+        }),
+        _ => Err(Invalid::NotAnEvent(
+            "missing Jules-Lamport or Jules-Event-Id trailer".into(),
+        )),
+    }
+}
+
+/// Decode and check the JSON of a framed event. `strict` also demands the canonical form (fsck).
+pub(crate) fn decode_event(
+    json: &[u8],
+    claimed_id: &str,
+    strict: bool,
+) -> std::result::Result<(EventId, Event), Invalid> {
+    let id = EventId::of(json);
+    if id.to_hex() != claimed_id {
+        return Err(Invalid::IdMismatch {
+            claimed: claimed_id.to_owned(),
+            actual: id.to_hex(),
+        });
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(json).map_err(|e| Invalid::BadJson(e.to_string()))?;
+    let version = value.get("v").and_then(|v| v.as_u64()).unwrap_or(0);
+    if version != FORMAT_VERSION {
+        return Err(Invalid::WrongVersion(version));
+    }
+    if strict && serde_json::to_vec(&value).ok().as_deref() != Some(json) {
+        return Err(Invalid::NotCanonical);
+    }
+    let event: Event = serde_json::from_value(value).map_err(|e| Invalid::BadJson(e.to_string()))?;
+    Ok((id, event))
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// 64 random bits from the OS-seeded hasher: enough to keep identical events apart, no extra crate.
+pub(crate) fn fresh_nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default(),
+    );
+    h.write_u32(std::process::id());
+    format!("{:016x}", h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_form_sorts_keys_and_is_compact() {
+        let mut ev = Event::new("t.x", "curator", serde_json::json!({"b": 1, "a": {"z": "\n", "y": [2, 1]}}));
+        ev.time = "2026-01-01T00:00:00.000Z".into();
+        ev.nonce = None;
+        let c = String::from_utf8(ev.canonical().unwrap()).unwrap();
+        assert_eq!(
+            c,
+            r#"{"actor":"curator","data":{"a":{"y":[2,1],"z":"\n"},"b":1},"kind":"t.x","time":"2026-01-01T00:00:00.000Z","v":1}"#
+        );
+        assert_eq!(ev.id().unwrap(), EventId::of(c.as_bytes()));
+    }
+
+    #[test]
+    fn message_round_trip_and_tamper_detection() {
+        let ev = Event::new("t.x", "a", serde_json::json!({"n": 1}));
+        let c = ev.canonical().unwrap();
+        let id = EventId::of(&c);
+        let msg = event_message(&ev.kind, &c, &id, 42);
+        let Ok(Framed::Event { json, lamport, claimed_id }) = parse_message(&msg) else {
+            panic!("not parsed")
+        };
+        assert_eq!(lamport, 42);
+        let (id2, ev2) = decode_event(json, claimed_id, true).unwrap();
+        assert_eq!((id2, ev2), (id, ev));
+
+        let tampered = String::from_utf8(msg).unwrap().replace(r#""n":1"#, r#""n":2"#);
+        let Ok(Framed::Event { json, claimed_id, .. }) = parse_message(tampered.as_bytes()) else {
+            panic!("not parsed")
+        };
+        assert!(matches!(decode_event(json, claimed_id, false), Err(Invalid::IdMismatch { .. })));
+        assert!(matches!(parse_message(b"hello\n"), Err(Invalid::NotAnEvent(_))));
+    }
+
+    #[test]
+    fn hex_round_trip() {
+        let id = EventId::of(b"x");
+        assert_eq!(EventId::from_hex(&id.to_hex()), Some(id));
+        assert_eq!(EventId::from_hex("zz"), None);
+    }
+}

@@ -1,0 +1,120 @@
+//! The convergent, append-only event log stored as commits on a git ref.
+//!
+//! Every event is one commit on the log's ref (`refs/jules/mail`, `refs/jules/state`, …) whose message frames
+//! the event's canonical JSON; merges of divergent copies are commits with two parents and no event.
+//! The set of events is the set of event commits reachable from the ref (and, when the user fetched, from its
+//! remote-tracking copies `refs/remotes/<remote>/jules/<name>`); their total order is (Lamport clock, id),
+//! which respects the commit DAG and is the same on every replica. Nothing here prints: callers get warnings
+//! (invalid commits) as data.
+//!
+//! - [`event`]: the event, its canonical form and id, the commit framing.
+//! - `append`: compare-and-swap appends with bounded, jittered retries; batches.
+//! - `read`: walking, decoding and ordering.
+//! - [`cache`]: projections folded over the ordered events, cached under `.git/jules/cache/`.
+//! - `merge`: joining two divergent tips.
+//! - `fsck`: strict validation of every commit.
+//! - [`stats`]: a small projection of any log.
+
+mod append;
+pub mod cache;
+pub mod event;
+mod fsck;
+mod merge;
+mod read;
+pub mod stats;
+
+pub use append::{Appended, NewEvent};
+pub use event::{Event, EventId, PayloadRef, FORMAT_VERSION, MAX_EVENT_BYTES};
+pub use fsck::FsckReport;
+pub use merge::MergeOutcome;
+pub use read::{order, InvalidCommit, LoggedEvent, Scan};
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+
+/// The namespace of all logs.
+pub const LOG_REF_PREFIX: &str = "refs/jules/";
+
+/// A log, named by its full ref name.
+pub struct Log<'r> {
+    pub(crate) repo: &'r gix::Repository,
+    pub(crate) name: String,
+}
+
+impl<'r> Log<'r> {
+    /// Open the log `name`: a full ref (`refs/jules/mail`) or a short one (`mail`).
+    pub fn open(repo: &'r gix::Repository, name: &str) -> Result<Self> {
+        let full = if name.starts_with("refs/") {
+            name.to_owned()
+        } else {
+            format!("{LOG_REF_PREFIX}{name}")
+        };
+        let short = full.strip_prefix(LOG_REF_PREFIX).ok_or_else(|| {
+            Error::usage(format!("log refs live under {LOG_REF_PREFIX}, not {full}"))
+        })?;
+        crate::names::validate_ref_component(short)?;
+        Ok(Log { repo, name: full })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The name below `refs/jules/`, e.g. `mail`.
+    pub fn short_name(&self) -> &str {
+        self.name.strip_prefix(LOG_REF_PREFIX).unwrap_or(&self.name)
+    }
+
+    pub fn repo(&self) -> &'r gix::Repository {
+        self.repo
+    }
+
+    /// The commit the local ref points at, if the log exists here.
+    pub fn local_tip(&self) -> Result<Option<ObjectId>> {
+        crate::refs::target(self.repo, &self.name)
+    }
+
+    /// The remote-tracking copies of this log that plain `git fetch` wrote after `git jules init`.
+    pub fn remote_tips(&self) -> Result<Vec<(String, ObjectId)>> {
+        let suffix = format!("/jules/{}", self.short_name());
+        let mut out = Vec::new();
+        let platform = self.repo.references()?;
+        for r in platform.prefixed("refs/remotes/")? {
+            let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
+            let name = r.name().as_bstr().to_string();
+            if name.ends_with(&suffix) && name.matches('/').count() == 3 + suffix.matches('/').count() {
+                if let Some(id) = r.target().try_id() {
+                    out.push((name, id.to_owned()));
+                }
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Every tip whose events make up this replica's view: the local ref and its remote-tracking copies.
+    pub fn tips(&self) -> Result<Vec<ObjectId>> {
+        let mut tips: Vec<ObjectId> = self.local_tip()?.into_iter().collect();
+        for (_, id) in self.remote_tips()? {
+            if !tips.contains(&id) {
+                tips.push(id);
+            }
+        }
+        Ok(tips)
+    }
+}
+
+/// All logs present locally (full ref names), backups and remote-tracking copies excluded.
+pub fn list_logs(repo: &gix::Repository) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for r in repo.references()?.prefixed(LOG_REF_PREFIX)? {
+        let r = r.map_err(|e| Error::Other(format!("listing logs: {e}")))?;
+        let name = r.name().as_bstr().to_string();
+        if !name.starts_with("refs/jules/backup/") {
+            out.push(name);
+        }
+    }
+    out.sort();
+    Ok(out)
+}

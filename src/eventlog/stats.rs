@@ -1,0 +1,48 @@
+//! A small projection of any log: counts by kind and actor, the clock, the first and last event.
+//! It backs `git jules log stats` and is the warm-cache query of the replay benchmark.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::cache::{load_json, save_json, Projection};
+use super::read::LoggedEvent;
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LogStats {
+    pub events: u64,
+    pub max_lamport: u64,
+    pub by_kind: BTreeMap<String, u64>,
+    pub by_actor: BTreeMap<String, u64>,
+    pub first: Option<String>,
+    pub last: Option<String>,
+}
+
+impl Projection for LogStats {
+    const NAME: &'static str = "stats";
+    const VERSION: u32 = 1;
+
+    fn empty() -> Self {
+        LogStats::default()
+    }
+
+    fn apply(&mut self, e: &LoggedEvent) {
+        self.events += 1;
+        self.max_lamport = self.max_lamport.max(e.lamport);
+        *self.by_kind.entry(e.event.kind.clone()).or_default() += 1;
+        *self.by_actor.entry(e.event.actor.clone()).or_default() += 1;
+        if self.first.is_none() {
+            self.first = Some(e.id.to_hex());
+        }
+        self.last = Some(e.id.to_hex());
+    }
+
+    fn save(&self, dir: &Path) -> std::io::Result<()> {
+        save_json(dir, "stats.json", self)
+    }
+
+    fn load(dir: &Path) -> Option<Self> {
+        load_json(dir, "stats.json")
+    }
+}

@@ -1,0 +1,17 @@
+//! git-jules: many AI personas, one repository, coordinated through git alone.
+//!
+//! The library is the engine; the `git-jules` binary only parses arguments, calls in here and prints.
+//! Nothing in this crate prints, reads the terminal or parses command lines. See `docs/architecture.md`.
+
+pub mod abbrev;
+pub mod error;
+pub mod eventlog;
+pub mod gitcli;
+pub mod init;
+pub mod names;
+pub mod notes;
+pub mod refs;
+pub mod repo;
+pub mod sync;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,58 @@
+//! Opening the repository the way git does, and the identities git-jules writes with.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Result, ResultExt};
+
+/// Open the repository containing `dir`, honouring `GIT_DIR`, `GIT_WORK_TREE` and friends like git does.
+pub fn open(dir: &Path) -> Result<gix::Repository> {
+    let mut repo = gix::discover_with_environment_overrides(dir)
+        .context(|| format!("not a git repository (or any parent up to /): {}", dir.display()))?;
+    repo.object_cache_size_if_unset(4 * 1024 * 1024);
+    Ok(repo)
+}
+
+/// `.git/jules/` (in the common dir, so linked worktrees share it): derived data only.
+pub fn jules_dir(repo: &gix::Repository) -> PathBuf {
+    repo.common_dir().join("jules")
+}
+
+/// The configured committer, or a fixed fallback so that sandboxes without `user.name` still work.
+pub fn committer(repo: &gix::Repository) -> gix::actor::Signature {
+    let now = now_time();
+    match repo.committer() {
+        Some(Ok(sig)) => gix::actor::Signature {
+            name: sig.name.into(),
+            email: sig.email.into(),
+            time: now,
+        },
+        _ => gix::actor::Signature {
+            name: "git-jules".into(),
+            email: "git-jules@jules.invalid".into(),
+            time: now,
+        },
+    }
+}
+
+/// The author line of an event commit: the persona that acted.
+pub fn persona_signature(persona: &str, time: gix::date::Time) -> gix::actor::Signature {
+    gix::actor::Signature {
+        name: persona.into(),
+        email: format!("{persona}@jules.invalid").into(),
+        time,
+    }
+}
+
+pub fn now_time() -> gix::date::Time {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default();
+    gix::date::Time::new(secs, 0)
+}
+
+/// The empty tree, written to the object database: git knows it without storing it, but `git fsck`
+/// reports it missing when a commit refers to it and it was never written.
+pub fn empty_tree(repo: &gix::Repository) -> crate::Result<gix::ObjectId> {
+    Ok(repo.write_object(gix::objs::Tree::empty())?.detach())
+}
