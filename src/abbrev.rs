@@ -57,10 +57,25 @@ mod tests {
             "bbbbbbbbbbbbbbbb".into(),
         ];
         assert_eq!(unique_len(&ids), 7);
-        assert_eq!(resolve("message", "bbbb", &ids).unwrap(), "bbbbbbbbbbbbbbbb");
-        assert!(matches!(resolve("message", "abcdef", &ids), Err(Error::Ambiguous { .. })));
-        assert_eq!(resolve("message", "ABCDEF1", &ids).unwrap(), "abcdef1111111111");
-        assert!(matches!(resolve("message", "cccc", &ids), Err(Error::NotFound { .. })));
-        assert!(matches!(resolve("message", "ab", &ids), Err(Error::Usage(_))));
+        assert_eq!(
+            resolve("message", "bbbb", &ids).unwrap(),
+            "bbbbbbbbbbbbbbbb"
+        );
+        assert!(matches!(
+            resolve("message", "abcdef", &ids),
+            Err(Error::Ambiguous { .. })
+        ));
+        assert_eq!(
+            resolve("message", "ABCDEF1", &ids).unwrap(),
+            "abcdef1111111111"
+        );
+        assert!(matches!(
+            resolve("message", "cccc", &ids),
+            Err(Error::NotFound { .. })
+        ));
+        assert!(matches!(
+            resolve("message", "ab", &ids),
+            Err(Error::Usage(_))
+        ));
     }
 }

@@ -12,8 +12,14 @@ use crate::error::{Error, Result, ResultExt};
 /// The refspecs `init` writes for remote `remote`, as (key, value).
 pub fn refspecs(remote: &str) -> Vec<(&'static str, String)> {
     vec![
-        ("fetch", format!("+refs/jules/*:refs/remotes/{remote}/jules/*")),
-        ("fetch", format!("+refs/notes/jules/*:refs/remotes/{remote}/notes/jules/*")),
+        (
+            "fetch",
+            format!("+refs/jules/*:refs/remotes/{remote}/jules/*"),
+        ),
+        (
+            "fetch",
+            format!("+refs/notes/jules/*:refs/remotes/{remote}/notes/jules/*"),
+        ),
         ("push", "refs/jules/*:refs/jules/*".to_string()),
         ("push", "^refs/jules/backup/*".to_string()),
         ("push", "refs/notes/jules/*:refs/notes/jules/*".to_string()),

@@ -51,7 +51,11 @@ pub fn validate_ref_component(path: &str) -> Result<()> {
 
 /// A file name for an attachment: no path separators, no control characters, no `..`.
 pub fn validate_file_name(name: &str) -> Result<()> {
-    let bad = |why: &str| Err(Error::usage(format!("invalid attachment name {name:?}: {why}")));
+    let bad = |why: &str| {
+        Err(Error::usage(format!(
+            "invalid attachment name {name:?}: {why}"
+        )))
+    };
     if name.is_empty() || name == "." || name == ".." {
         return bad("it is empty or a directory name");
     }
@@ -79,7 +83,9 @@ mod tests {
         for ok in ["curator", "worker-feat-104", "a.b_c", "__broadcast"] {
             validate_name("persona", ok).unwrap();
         }
-        for bad in ["", "a..b", "-x", ".x", "a/b", "a b", "x\u{7}", "é", "a.lock"] {
+        for bad in [
+            "", "a..b", "-x", ".x", "a/b", "a b", "x\u{7}", "é", "a.lock",
+        ] {
             assert!(validate_name("persona", bad).is_err(), "{bad:?}");
         }
         validate_file_name("fix.patch").unwrap();

@@ -20,7 +20,11 @@ pub fn read(repo: &gix::Repository, notes_ref: &str, object: ObjectId) -> Result
 }
 
 /// The note on `object` in the notes commit `notes_commit`.
-pub fn read_at(repo: &gix::Repository, notes_commit: ObjectId, object: ObjectId) -> Result<Option<Vec<u8>>> {
+pub fn read_at(
+    repo: &gix::Repository,
+    notes_commit: ObjectId,
+    object: ObjectId,
+) -> Result<Option<Vec<u8>>> {
     let tree = repo.find_commit(notes_commit)?.tree_id()?.detach();
     let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
         .map_err(|e| Error::Other(format!("reading notes tree {tree}: {e}")))?;
@@ -34,7 +38,12 @@ pub fn read_at(repo: &gix::Repository, notes_commit: ObjectId, object: ObjectId)
 }
 
 /// Set the notes on several objects in one notes commit, retrying when a concurrent writer moved the ref.
-pub fn write_many(repo: &gix::Repository, notes_ref: &str, notes: &[(ObjectId, Vec<u8>)], message: &str) -> Result<()> {
+pub fn write_many(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    notes: &[(ObjectId, Vec<u8>)],
+    message: &str,
+) -> Result<()> {
     if notes.is_empty() {
         return Ok(());
     }
@@ -61,7 +70,9 @@ pub fn write_many(repo: &gix::Repository, notes_ref: &str, notes: &[(ObjectId, V
         let commit = notes_commit(repo, new_tree, tip.into_iter().collect(), message)?;
         match crate::refs::cas(repo, notes_ref, tip, commit, message) {
             Ok(true) => return Ok(()),
-            Ok(false) => std::thread::sleep(std::time::Duration::from_millis(1 + u64::from(attempt % 10))),
+            Ok(false) => std::thread::sleep(std::time::Duration::from_millis(
+                1 + u64::from(attempt % 10),
+            )),
             Err(e) => return Err(e),
         }
     }
@@ -97,7 +108,12 @@ pub fn union(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Result
 }
 
 /// Every (annotated object, note blob) of a notes tree, through any fanout.
-fn collect_notes(repo: &gix::Repository, tree: ObjectId, prefix: String, out: &mut Vec<(ObjectId, ObjectId)>) -> Result<()> {
+fn collect_notes(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    prefix: String,
+    out: &mut Vec<(ObjectId, ObjectId)>,
+) -> Result<()> {
     let mut buf = Vec::new();
     let entries: Vec<(String, ObjectId, bool)> = repo
         .objects
@@ -120,7 +136,12 @@ fn collect_notes(repo: &gix::Repository, tree: ObjectId, prefix: String, out: &m
     Ok(())
 }
 
-fn notes_commit(repo: &gix::Repository, tree: ObjectId, parents: Vec<ObjectId>, message: &str) -> Result<ObjectId> {
+fn notes_commit(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    parents: Vec<ObjectId>,
+    message: &str,
+) -> Result<ObjectId> {
     let sig = crate::repo::committer(repo);
     let commit = gix::objs::Commit {
         tree,

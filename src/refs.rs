@@ -68,7 +68,10 @@ pub fn cas_delete(repo: &gix::Repository, name: &str, expected: ObjectId) -> Res
     let full: gix::refs::FullName = name
         .try_into()
         .map_err(|e| Error::usage(format!("bad ref name {name}: {e}")))?;
-    let edit = RefEdit::delete(full, PreviousValue::MustExistAndMatch(Target::Object(expected)));
+    let edit = RefEdit::delete(
+        full,
+        PreviousValue::MustExistAndMatch(Target::Object(expected)),
+    );
     match repo.edit_reference(edit) {
         Ok(_) => Ok(true),
         Err(e) if e.is_conflict() || e.is_retryable() => Ok(false),

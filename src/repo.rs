@@ -6,8 +6,12 @@ use crate::error::{Result, ResultExt};
 
 /// Open the repository containing `dir`, honouring `GIT_DIR`, `GIT_WORK_TREE` and friends like git does.
 pub fn open(dir: &Path) -> Result<gix::Repository> {
-    let mut repo = gix::discover_with_environment_overrides(dir)
-        .context(|| format!("not a git repository (or any parent up to /): {}", dir.display()))?;
+    let mut repo = gix::discover_with_environment_overrides(dir).context(|| {
+        format!(
+            "not a git repository (or any parent up to /): {}",
+            dir.display()
+        )
+    })?;
     repo.object_cache_size_if_unset(4 * 1024 * 1024);
     Ok(repo)
 }

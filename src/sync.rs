@@ -71,7 +71,9 @@ pub fn default_remote(repo: &gix::Repository) -> Result<String> {
     }
     match names.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(Error::usage("no remote configured: add one with `git remote add origin URL`")),
+        [] => Err(Error::usage(
+            "no remote configured: add one with `git remote add origin URL`",
+        )),
         _ => Err(Error::usage(format!(
             "several remotes and none is `origin`: name one ({})",
             names.join(", ")
@@ -82,7 +84,10 @@ pub fn default_remote(repo: &gix::Repository) -> Result<String> {
 fn tracking_prefixes(remote: &str) -> [(String, &'static str); 2] {
     [
         (format!("refs/remotes/{remote}/jules/"), "refs/jules/"),
-        (format!("refs/remotes/{remote}/notes/jules/"), "refs/notes/jules/"),
+        (
+            format!("refs/remotes/{remote}/notes/jules/"),
+            "refs/notes/jules/",
+        ),
     ]
 }
 
@@ -134,7 +139,11 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             let theirs = list(repo, &tracking_prefix)?;
             let ours = list(repo, local_prefix)?;
             let mut names: BTreeSet<String> = BTreeSet::new();
-            names.extend(theirs.iter().map(|(n, _)| n[tracking_prefix.len()..].to_owned()));
+            names.extend(
+                theirs
+                    .iter()
+                    .map(|(n, _)| n[tracking_prefix.len()..].to_owned()),
+            );
             names.extend(
                 ours.iter()
                     .map(|(n, _)| n[local_prefix.len()..].to_owned())
@@ -142,7 +151,10 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             );
             for short in names {
                 let local_name = format!("{local_prefix}{short}");
-                let local = ours.iter().find(|(n, _)| *n == local_name).map(|(_, id)| *id);
+                let local = ours
+                    .iter()
+                    .find(|(n, _)| *n == local_name)
+                    .map(|(_, id)| *id);
                 let remote_tip = theirs
                     .iter()
                     .find(|(n, _)| n[tracking_prefix.len()..] == short)
@@ -172,7 +184,13 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                                 (Action::Pushed, l)
                             }
                             MergeOutcome::FastForward(t) => {
-                                if !refs::cas(repo, &local_name, Some(l), t, "jules: sync fast-forward")? {
+                                if !refs::cas(
+                                    repo,
+                                    &local_name,
+                                    Some(l),
+                                    t,
+                                    "jules: sync fast-forward",
+                                )? {
                                     local_race = true;
                                 }
                                 (Action::FastForwarded, t)
@@ -222,7 +240,11 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             for (name, new, _) in &pushes {
                 let tracking = name
                     .replacen("refs/jules/", &format!("refs/remotes/{remote}/jules/"), 1)
-                    .replacen("refs/notes/jules/", &format!("refs/remotes/{remote}/notes/jules/"), 1);
+                    .replacen(
+                        "refs/notes/jules/",
+                        &format!("refs/remotes/{remote}/notes/jules/"),
+                        1,
+                    );
                 let old = refs::target(repo, &tracking)?;
                 let _ = refs::cas(repo, &tracking, old, *new, "jules: sync push");
             }
@@ -235,7 +257,9 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
         std::thread::sleep(Duration::from_millis(20 * u64::from(round)));
     }
     Err(Error::Race {
-        message: format!("sync with {remote} did not settle after {MAX_ROUNDS} rounds: others keep pushing"),
+        message: format!(
+            "sync with {remote} did not settle after {MAX_ROUNDS} rounds: others keep pushing"
+        ),
     })
 }
 
@@ -251,8 +275,17 @@ fn join_notes(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Resul
 /// Push with leases; `Ok(false)` when a lease was stale (somebody pushed in between).
 ///
 /// Shells out: gix 0.90 has no push (no send-pack client).
-fn push(repo: &gix::Repository, remote: &str, pushes: &[(String, ObjectId, Option<ObjectId>)]) -> Result<bool> {
-    let mut args: Vec<String> = vec!["push".into(), "--porcelain".into(), "--atomic".into(), "--no-verify".into()];
+fn push(
+    repo: &gix::Repository,
+    remote: &str,
+    pushes: &[(String, ObjectId, Option<ObjectId>)],
+) -> Result<bool> {
+    let mut args: Vec<String> = vec![
+        "push".into(),
+        "--porcelain".into(),
+        "--atomic".into(),
+        "--no-verify".into(),
+    ];
     for (name, _, expected) in pushes {
         args.push(format!(
             "--force-with-lease={name}:{}",
@@ -273,14 +306,20 @@ fn push(repo: &gix::Repository, remote: &str, pushes: &[(String, ObjectId, Optio
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let raced = stdout.lines().any(|l| {
-        l.starts_with('!') && (l.contains("stale info") || l.contains("fetch first") || l.contains("non-fast-forward") || l.contains("atomic"))
+        l.starts_with('!')
+            && (l.contains("stale info")
+                || l.contains("fetch first")
+                || l.contains("non-fast-forward")
+                || l.contains("atomic"))
     }) || stderr.contains("stale info");
     if raced {
         Ok(false)
     } else {
         Err(Error::GitCommand {
             args: args.join(" "),
-            stderr: format!("{}\n{}", stdout.trim(), stderr.trim()).trim().to_owned(),
+            stderr: format!("{}\n{}", stdout.trim(), stderr.trim())
+                .trim()
+                .to_owned(),
         })
     }
 }

@@ -107,7 +107,8 @@ fn append(ctx: &Context, repo: &gix::Repository, a: AppendArgs) -> anyhow::Resul
             .filter(|l| !l.trim().is_empty())
             .enumerate()
             .map(|(i, l)| {
-                let data = serde_json::from_str(l).with_context(|| format!("stdin line {}: not JSON", i + 1))?;
+                let data = serde_json::from_str(l)
+                    .with_context(|| format!("stdin line {}: not JSON", i + 1))?;
                 Ok(NewEvent::new(Event::new(&a.kind, &a.actor, data)))
             })
             .collect::<anyhow::Result<Vec<_>>>()?
@@ -121,7 +122,8 @@ fn append(ctx: &Context, repo: &gix::Repository, a: AppendArgs) -> anyhow::Resul
             let Some((name, path)) = spec.split_once('=') else {
                 bail!("--file wants NAME=PATH, got {spec:?}");
             };
-            let bytes = std::fs::read(PathBuf::from(path)).with_context(|| format!("reading {path}"))?;
+            let bytes =
+                std::fs::read(PathBuf::from(path)).with_context(|| format!("reading {path}"))?;
             ev.files.push((name.to_owned(), bytes));
         }
         vec![ev]
@@ -168,7 +170,10 @@ fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i3
         .iter()
         .filter(|e| a.kind.as_ref().is_none_or(|k| &e.event.kind == k))
         .collect();
-    let skip = a.limit.map(|l| selected.len().saturating_sub(l)).unwrap_or(0);
+    let skip = a
+        .limit
+        .map(|l| selected.len().saturating_sub(l))
+        .unwrap_or(0);
     if ctx.ui.json {
         #[derive(Serialize)]
         struct Row<'a> {
@@ -222,7 +227,12 @@ fn stats(ctx: &Context, repo: &gix::Repository, a: RefArg) -> anyhow::Result<i32
         });
     } else {
         let s = &loaded.view;
-        ui::out(format!("{}: {} events, lamport {}", log.name(), s.events, s.max_lamport));
+        ui::out(format!(
+            "{}: {} events, lamport {}",
+            log.name(),
+            s.events,
+            s.max_lamport
+        ));
         for (k, n) in &s.by_kind {
             ui::out(format!("  kind  {k:<20} {n}"));
         }
@@ -257,7 +267,12 @@ fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow::Result<i3
                 r.invalid.len()
             ));
             for p in &r.invalid {
-                ui::out(format!("  {} {}: {}", ctx.ui.red("invalid"), p.commit, p.problem));
+                ui::out(format!(
+                    "  {} {}: {}",
+                    ctx.ui.red("invalid"),
+                    p.commit,
+                    p.problem
+                ));
             }
         }
     }

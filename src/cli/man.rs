@@ -42,7 +42,12 @@ pub fn write_pages(dir: &std::path::Path) -> anyhow::Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-fn render(cmd: &clap::Command, name: &str, dir: &std::path::Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+fn render(
+    cmd: &clap::Command,
+    name: &str,
+    dir: &std::path::Path,
+    out: &mut Vec<PathBuf>,
+) -> anyhow::Result<()> {
     let named = cmd.clone().name(name.to_owned());
     let mut buf = Vec::new();
     clap_mangen::Man::new(named).render(&mut buf)?;

@@ -22,7 +22,12 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     } else {
         for r in &report.refs {
             if r.action != sync::Action::UpToDate {
-                ui::out(format!("{:<15} {} {}", format!("{:?}", r.action).to_lowercase(), &r.tip[..12], r.name));
+                ui::out(format!(
+                    "{:<15} {} {}",
+                    format!("{:?}", r.action).to_lowercase(),
+                    &r.tip[..12],
+                    r.name
+                ));
             }
         }
         if !report.changed() {

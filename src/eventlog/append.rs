@@ -104,14 +104,14 @@ impl Log<'_> {
                 return Ok(out);
             }
             if attempt >= MAX_ATTEMPTS || started.elapsed() > MAX_TOTAL_WAIT {
-                        return Err(Error::Race {
+                return Err(Error::Race {
                             message: format!(
                                 "gave up appending to {} after {attempt} attempts: the ref keeps moving or stays locked \
                                  (a stale {}.lock left by a killed process must be removed by hand)",
                                 self.name, self.name
                             ),
                         });
-                    }
+            }
             std::thread::sleep(backoff(attempt));
         }
     }

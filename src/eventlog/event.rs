@@ -138,8 +138,8 @@ impl Event {
     pub fn canonical(&self) -> Result<Vec<u8>> {
         let value =
             serde_json::to_value(self).map_err(|e| Error::Other(format!("encoding event: {e}")))?;
-        let bytes = serde_json::to_vec(&value)
-            .map_err(|e| Error::Other(format!("encoding event: {e}")))?;
+        let bytes =
+            serde_json::to_vec(&value).map_err(|e| Error::Other(format!("encoding event: {e}")))?;
         if bytes.len() > MAX_EVENT_BYTES {
             return Err(Error::usage(format!(
                 "event is {} bytes, over the limit of {MAX_EVENT_BYTES} bytes",
@@ -171,10 +171,16 @@ impl fmt::Display for Invalid {
             Invalid::NotAnEvent(why) => write!(f, "not an event commit: {why}"),
             Invalid::BadJson(e) => write!(f, "bad event JSON: {e}"),
             Invalid::WrongVersion(v) => {
-                write!(f, "unsupported event version {v} (this build reads {FORMAT_VERSION})")
+                write!(
+                    f,
+                    "unsupported event version {v} (this build reads {FORMAT_VERSION})"
+                )
             }
             Invalid::IdMismatch { claimed, actual } => {
-                write!(f, "event id mismatch: message says {claimed}, content hashes to {actual}")
+                write!(
+                    f,
+                    "event id mismatch: message says {claimed}, content hashes to {actual}"
+                )
             }
             Invalid::NotCanonical => write!(f, "event JSON is not in canonical form"),
             Invalid::Oversized(n) => write!(f, "event is {n} bytes, over {MAX_EVENT_BYTES}"),
@@ -242,7 +248,9 @@ pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Inval
         return Err(Invalid::NotAnEvent(format!("subject {s:?}")));
     }
     if lines.next() != Some(&b""[..]) {
-        return Err(Invalid::NotAnEvent("no blank line after the subject".into()));
+        return Err(Invalid::NotAnEvent(
+            "no blank line after the subject".into(),
+        ));
     }
     let json = lines
         .next()
@@ -253,7 +261,9 @@ pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Inval
     let (mut lamport, mut claimed_id) = (None, None);
     for line in lines {
         if let Some(rest) = line.strip_prefix(LAMPORT_TRAILER.as_bytes()) {
-            lamport = std::str::from_utf8(rest).ok().and_then(|s| s.trim().parse().ok());
+            lamport = std::str::from_utf8(rest)
+                .ok()
+                .and_then(|s| s.trim().parse().ok());
         } else if let Some(rest) = line.strip_prefix(ID_TRAILER.as_bytes()) {
             claimed_id = std::str::from_utf8(rest).ok().map(str::trim);
         }
@@ -292,7 +302,8 @@ pub(crate) fn decode_event(
     if strict && serde_json::to_vec(&value).ok().as_deref() != Some(json) {
         return Err(Invalid::NotCanonical);
     }
-    let event: Event = serde_json::from_value(value).map_err(|e| Invalid::BadJson(e.to_string()))?;
+    let event: Event =
+        serde_json::from_value(value).map_err(|e| Invalid::BadJson(e.to_string()))?;
     Ok((id, event))
 }
 
@@ -320,7 +331,11 @@ mod tests {
 
     #[test]
     fn canonical_form_sorts_keys_and_is_compact() {
-        let mut ev = Event::new("t.x", "curator", serde_json::json!({"b": 1, "a": {"z": "\n", "y": [2, 1]}}));
+        let mut ev = Event::new(
+            "t.x",
+            "curator",
+            serde_json::json!({"b": 1, "a": {"z": "\n", "y": [2, 1]}}),
+        );
         ev.time = "2026-01-01T00:00:00.000Z".into();
         ev.nonce = None;
         let c = String::from_utf8(ev.canonical().unwrap()).unwrap();
@@ -337,19 +352,35 @@ mod tests {
         let c = ev.canonical().unwrap();
         let id = EventId::of(&c);
         let msg = event_message(&ev.kind, &c, &id, 42);
-        let Ok(Framed::Event { json, lamport, claimed_id }) = parse_message(&msg) else {
+        let Ok(Framed::Event {
+            json,
+            lamport,
+            claimed_id,
+        }) = parse_message(&msg)
+        else {
             panic!("not parsed")
         };
         assert_eq!(lamport, 42);
         let (id2, ev2) = decode_event(json, claimed_id, true).unwrap();
         assert_eq!((id2, ev2), (id, ev));
 
-        let tampered = String::from_utf8(msg).unwrap().replace(r#""n":1"#, r#""n":2"#);
-        let Ok(Framed::Event { json, claimed_id, .. }) = parse_message(tampered.as_bytes()) else {
+        let tampered = String::from_utf8(msg)
+            .unwrap()
+            .replace(r#""n":1"#, r#""n":2"#);
+        let Ok(Framed::Event {
+            json, claimed_id, ..
+        }) = parse_message(tampered.as_bytes())
+        else {
             panic!("not parsed")
         };
-        assert!(matches!(decode_event(json, claimed_id, false), Err(Invalid::IdMismatch { .. })));
-        assert!(matches!(parse_message(b"hello\n"), Err(Invalid::NotAnEvent(_))));
+        assert!(matches!(
+            decode_event(json, claimed_id, false),
+            Err(Invalid::IdMismatch { .. })
+        ));
+        assert!(matches!(
+            parse_message(b"hello\n"),
+            Err(Invalid::NotAnEvent(_))
+        ));
     }
 
     #[test]

@@ -58,6 +58,8 @@ impl Log<'_> {
             message: BString::from(merge_message(lamport)),
             extra_headers: Vec::new(),
         };
-        Ok(MergeOutcome::Merged(self.repo.write_object(&commit)?.detach()))
+        Ok(MergeOutcome::Merged(
+            self.repo.write_object(&commit)?.detach(),
+        ))
     }
 }

@@ -83,7 +83,9 @@ impl<'r> Log<'r> {
         for r in platform.prefixed("refs/remotes/")? {
             let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
             let name = r.name().as_bstr().to_string();
-            if name.ends_with(&suffix) && name.matches('/').count() == 3 + suffix.matches('/').count() {
+            if name.ends_with(&suffix)
+                && name.matches('/').count() == 3 + suffix.matches('/').count()
+            {
                 if let Some(id) = r.target().try_id() {
                     out.push((name, id.to_owned()));
                 }

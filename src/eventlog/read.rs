@@ -91,7 +91,9 @@ impl Log<'_> {
                     if strict && parents.len() < 2 {
                         scan.invalid.push(InvalidCommit {
                             commit: id,
-                            reason: Invalid::NotAnEvent("merge commit with fewer than two parents".into()),
+                            reason: Invalid::NotAnEvent(
+                                "merge commit with fewer than two parents".into(),
+                            ),
                         });
                     } else {
                         scan.merges += 1;
@@ -105,7 +107,10 @@ impl Log<'_> {
                     if strict && parents.len() > 1 {
                         scan.invalid.push(InvalidCommit {
                             commit: id,
-                            reason: Invalid::NotAnEvent(format!("event commit with {} parents", parents.len())),
+                            reason: Invalid::NotAnEvent(format!(
+                                "event commit with {} parents",
+                                parents.len()
+                            )),
                         });
                         continue;
                     }

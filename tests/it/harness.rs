@@ -1,0 +1,245 @@
+//! The shared test harness: hermetic temporary repositories, real `git` and the real `git-jules` binary.
+//!
+//! Every process runs with a temporary HOME, no system or global git config but the harness's own (fixed
+//! identity, `init.defaultBranch=main`), `TZ=UTC` and no colour, so results do not depend on the machine.
+
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The path of the binary under test (built by cargo for integration tests).
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-jules"))
+}
+
+/// A directory put first on PATH with `git-jules` in it, so `git jules …` reaches the binary under test.
+fn path_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("git-jules-test-bin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("git-jules");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(bin(), &link).unwrap();
+        dir
+    })
+}
+
+/// The hermetic environment shared by every process a test starts.
+pub struct Env {
+    pub home: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join(".gitconfig"),
+            "[user]\n\tname = Test User\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n\
+             [advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n",
+        )
+        .unwrap();
+        Env { home }
+    }
+
+    pub fn apply<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+        let path = format!(
+            "{}:{}",
+            path_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("HOME", self.home.path())
+            .env("GIT_CONFIG_GLOBAL", self.home.path().join(".gitconfig"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("TZ", "UTC")
+            .env("NO_COLOR", "1")
+            .env("PATH", path)
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("JULES_PERSONA")
+            .env_remove("GIT_EDITOR")
+            .env_remove("VISUAL")
+            .env_remove("EDITOR")
+            .stdin(Stdio::null())
+    }
+}
+
+/// A repository in a temporary directory (work tree, or bare).
+pub struct Repo {
+    pub env: std::rc::Rc<Env>,
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    /// A new non-bare repository on branch `main` with one commit (`README`).
+    pub fn new() -> Repo {
+        let r = Repo::empty();
+        r.write("README", "hello\n");
+        r.git(["add", "-A"]);
+        r.git(["commit", "-qm", "initial"]);
+        r
+    }
+
+    /// `git init` and nothing else.
+    pub fn empty() -> Repo {
+        let env = std::rc::Rc::new(Env::new());
+        let dir = tempfile::tempdir().unwrap();
+        let r = Repo { env, dir };
+        r.git(["init", "-q"]);
+        r
+    }
+
+    /// A bare repository sharing this repository's environment.
+    pub fn bare_sibling(&self) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Repo {
+            env: self.env.clone(),
+            dir,
+        };
+        r.git(["init", "-q", "--bare"]);
+        r
+    }
+
+    /// A clone of `url` sharing this repository's environment.
+    pub fn clone_of(&self, url: &Path) -> Repo {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Repo {
+            env: self.env.clone(),
+            dir,
+        };
+        let out = self.raw_git(
+            [
+                OsStr::new("clone"),
+                OsStr::new("-q"),
+                url.as_os_str(),
+                r.path().as_os_str(),
+            ],
+            self.dir.path(),
+        );
+        assert!(out.status.success(), "clone failed: {}", stderr(&out));
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    fn raw_git<I, S>(&self, args: I, dir: &Path) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new("git");
+        self.env.apply(&mut cmd);
+        cmd.current_dir(dir).args(args).output().unwrap()
+    }
+
+    /// Run git in the repository; panic with its stderr unless it succeeds; return stdout trimmed.
+    pub fn git<I, S>(&self, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<S> = args.into_iter().collect();
+        let out = self.raw_git(&args, self.path());
+        assert!(
+            out.status.success(),
+            "git {:?} failed: {}",
+            args.iter()
+                .map(|a| a.as_ref().to_owned())
+                .collect::<Vec<_>>(),
+            stderr(&out)
+        );
+        stdout(&out).trim_end().to_owned()
+    }
+
+    /// Run git and return its output whatever the exit code.
+    pub fn git_output<I, S>(&self, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.raw_git(args, self.path())
+    }
+
+    /// A `git-jules` command in this repository, to be configured further (env, stdin) and run.
+    pub fn jules_cmd<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new(bin());
+        self.env.apply(&mut cmd);
+        cmd.current_dir(self.path()).args(args);
+        cmd
+    }
+
+    /// Run `git-jules ARGS`, whatever the exit code.
+    pub fn jules<I, S>(&self, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.jules_cmd(args).output().unwrap()
+    }
+
+    /// Run `git-jules ARGS`, panic unless it exits 0, return stdout.
+    pub fn jules_ok<I, S>(&self, args: I) -> String
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<S> = args.into_iter().collect();
+        let out = self.jules(&args);
+        assert!(
+            out.status.success(),
+            "git-jules {:?} exited {:?}\nstdout: {}\nstderr: {}",
+            args.iter()
+                .map(|a| a.as_ref().to_owned())
+                .collect::<Vec<_>>(),
+            out.status.code(),
+            stdout(&out),
+            stderr(&out)
+        );
+        stdout(&out)
+    }
+
+    /// Commit everything in the work tree with `message`; return the new commit id.
+    pub fn commit_all(&self, message: &str) -> String {
+        self.git(["add", "-A"]);
+        self.git(["commit", "-qm", message]);
+        self.git(["rev-parse", "HEAD"])
+    }
+
+    /// The object id a ref points at, or None.
+    pub fn rev(&self, rev: &str) -> Option<String> {
+        let out = self.git_output(["rev-parse", "--verify", "-q", rev]);
+        out.status.success().then(|| stdout(&out).trim().to_owned())
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Open a repository with the library, for library-level assertions inside integration tests.
+pub fn open(path: &Path) -> gix::Repository {
+    gix::open(path).unwrap()
+}

@@ -1,0 +1,6 @@
+//! One integration-test binary, a module per area, one harness.
+
+mod harness;
+
+mod cli;
+mod eventlog;
