@@ -49,6 +49,10 @@ pub struct AppendArgs {
     /// Read one JSON data object per stdin line and append them all with one ref update
     #[arg(long)]
     pub batch: bool,
+    /// Append N events one at a time, each with its own ref update and `"seq": i` added to the data
+    /// (a load generator for tests and benchmarks)
+    #[arg(long, value_name = "N", conflicts_with_all = ["batch", "files"])]
+    pub repeat: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -128,7 +132,21 @@ fn append(ctx: &Context, repo: &gix::Repository, a: AppendArgs) -> anyhow::Resul
         }
         vec![ev]
     };
-    let appended = log.append_batch(events)?;
+    let appended = match a.repeat {
+        Some(n) => {
+            let template = events.into_iter().next().expect("one event").event;
+            let mut out = Vec::with_capacity(n as usize);
+            for seq in 0..n {
+                let mut data = template.data.clone();
+                if let Some(map) = data.as_object_mut() {
+                    map.insert("seq".into(), seq.into());
+                }
+                out.push(log.append(NewEvent::new(Event::new(&a.kind, &a.actor, data)))?);
+            }
+            out
+        }
+        None => log.append_batch(events)?,
+    };
     if ctx.ui.json {
         #[derive(Serialize)]
         struct Row {

@@ -67,11 +67,19 @@ impl Log<'_> {
         loop {
             attempt += 1;
             let tip = self.local_tip()?;
-            let base_lamport = match tip {
-                Some(tip) => self.lamport_at(tip)?,
+            // What this replica has seen (fetched remote-tracking copies included) happened before the new
+            // events: join it in first, so the new clocks are above it and a plain push is a fast-forward.
+            let mut parent = tip;
+            for (_, seen) in self.remote_tips()? {
+                parent = Some(match parent {
+                    None => seen,
+                    Some(p) => self.join(p, seen)?.tip(),
+                });
+            }
+            let base_lamport = match parent {
+                Some(p) => self.lamport_at(p)?,
                 None => 0,
             };
-            let mut parent = tip;
             let mut out = Vec::with_capacity(prepared.len());
             for (i, p) in prepared.iter().enumerate() {
                 let lamport = base_lamport + 1 + i as u64;

@@ -83,9 +83,12 @@ impl<'r> Log<'r> {
         for r in platform.prefixed("refs/remotes/")? {
             let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
             let name = r.name().as_bstr().to_string();
-            if name.ends_with(&suffix)
-                && name.matches('/').count() == 3 + suffix.matches('/').count()
-            {
+            // refs/remotes/<remote>/jules/<log>, with a remote name free of '/' (so that
+            // refs/remotes/<remote>/notes/jules/<x> never counts as a log).
+            let remote = name
+                .strip_prefix("refs/remotes/")
+                .and_then(|rest| rest.strip_suffix(suffix.as_str()));
+            if remote.is_some_and(|r| !r.is_empty() && !r.contains('/')) {
                 if let Some(id) = r.target().try_id() {
                     out.push((name, id.to_owned()));
                 }

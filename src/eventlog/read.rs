@@ -9,6 +9,9 @@ use super::event::{decode_event, parse_message, Event, EventId, Framed, Invalid}
 use super::Log;
 use crate::error::Result;
 
+/// Clocks at or above this are refused: they can only come from tampering, and must not overflow.
+pub const MAX_LAMPORT: u64 = 1 << 62;
+
 /// An event as it sits in a log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoggedEvent {
@@ -146,11 +149,29 @@ impl Log<'_> {
             .objects
             .find_commit(&tip, &mut buf)
             .map_err(|e| crate::Error::Other(format!("reading commit {tip}: {e}")))?;
-        match parse_message(commit.message) {
-            Ok(Framed::Event { lamport, .. }) | Ok(Framed::Merge { lamport }) => Ok(lamport),
-            Err(_) => {
+        // Trust the tip's clock only if it is a valid event (cheap: one hash, one small parse); anything
+        // else pushed on top, forged clocks included, costs a walk instead.
+        let trusted = match parse_message(commit.message) {
+            Ok(Framed::Event {
+                json,
+                lamport,
+                claimed_id,
+            }) => decode_event(json, claimed_id, false).ok().map(|_| lamport),
+            Ok(Framed::Merge { lamport }) => Some(lamport),
+            Err(_) => None,
+        };
+        match trusted.filter(|l| *l < MAX_LAMPORT) {
+            Some(lamport) => Ok(lamport),
+            None => {
                 let scan = self.scan(&[tip], &[], false)?;
-                Ok(scan.events.iter().map(|e| e.lamport).max().unwrap_or(0))
+                let max = scan.events.iter().map(|e| e.lamport).max().unwrap_or(0);
+                if max >= MAX_LAMPORT {
+                    return Err(crate::Error::Other(format!(
+                        "{}: Lamport clock {max} is exhausted; the log was tampered with",
+                        self.name
+                    )));
+                }
+                Ok(max)
             }
         }
     }
