@@ -3,6 +3,7 @@
 //! Exit codes: 0 ok; 1 a check failed (verify, fsck found problems, wait timed out); 2 usage or error;
 //! 3 a conflict stopped the operation and nothing was changed; 130 interrupted.
 
+mod demo;
 mod init;
 mod log;
 mod man;
@@ -54,6 +55,8 @@ pub enum Command {
     Log(log::LogCommand),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
+    /// Run a self-contained demonstration in a temporary directory
+    Demo(demo::Args),
 }
 
 pub struct Context {
@@ -85,6 +88,7 @@ pub fn run() -> i32 {
         Command::Sync(args) => sync::run(&ctx, args),
         Command::Log(cmd) => log::run(&ctx, cmd),
         Command::InstallMan(args) => man::run(&ctx, args),
+        Command::Demo(args) => demo::run(&ctx, args),
     };
     match result {
         Ok(code) => code,

@@ -121,7 +121,7 @@ impl Log<'_> {
         };
         if !old
             .iter()
-            .all(|t| tips.contains(t) || scan.boundary_parents.contains(t))
+            .all(|t| tips.contains(t) || scan.hidden_reached.contains(t))
         {
             return Ok(None);
         }

@@ -44,13 +44,20 @@ impl EventId {
     }
 
     pub fn from_hex(hex: &str) -> Option<Self> {
+        fn nibble(c: u8) -> Option<u8> {
+            match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                _ => None,
+            }
+        }
+        let hex = hex.as_bytes();
         if hex.len() != 64 {
             return None;
         }
         let mut out = [0u8; 32];
-        for (i, chunk) in hex.as_bytes().chunks(2).enumerate() {
-            let s = std::str::from_utf8(chunk).ok()?;
-            out[i] = u8::from_str_radix(s, 16).ok()?;
+        for (i, pair) in hex.chunks_exact(2).enumerate() {
+            out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
         }
         Some(EventId(out))
     }
@@ -287,11 +294,20 @@ pub(crate) fn decode_event(
     strict: bool,
 ) -> std::result::Result<(EventId, Event), Invalid> {
     let id = EventId::of(json);
-    if id.to_hex() != claimed_id {
+    if EventId::from_hex(claimed_id) != Some(id) {
         return Err(Invalid::IdMismatch {
             claimed: claimed_id.to_owned(),
             actual: id.to_hex(),
         });
+    }
+    if !strict {
+        // The hot path of every reader: one parse straight into the struct.
+        if let Ok(event) = serde_json::from_slice::<Event>(json) {
+            if event.v != FORMAT_VERSION {
+                return Err(Invalid::WrongVersion(event.v));
+            }
+            return Ok((id, event));
+        }
     }
     let value: serde_json::Value =
         serde_json::from_slice(json).map_err(|e| Invalid::BadJson(e.to_string()))?;

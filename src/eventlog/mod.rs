@@ -27,7 +27,7 @@ pub use append::{Appended, NewEvent};
 pub use event::{Event, EventId, PayloadRef, FORMAT_VERSION, MAX_EVENT_BYTES};
 pub use fsck::FsckReport;
 pub use merge::MergeOutcome;
-pub use read::{order, InvalidCommit, LoggedEvent, Scan};
+pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Scan};
 
 use gix::ObjectId;
 

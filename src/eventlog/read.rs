@@ -1,6 +1,7 @@
 //! Reading a log: walk the commits, decode the events, and put them in the one total order.
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use gix::objs::FindExt;
 use gix::ObjectId;
@@ -43,8 +44,8 @@ pub struct Scan {
     pub invalid: Vec<InvalidCommit>,
     pub merges: usize,
     pub commits: usize,
-    /// The parents of the walked commits that were not themselves walked: where the walk stopped.
-    pub boundary_parents: HashSet<ObjectId>,
+    /// The hidden commits that are parents of walked commits: the old tips the new history builds on.
+    pub hidden_reached: Vec<ObjectId>,
 }
 
 impl Scan {
@@ -57,80 +58,119 @@ impl Scan {
 /// Sort by (lamport, id, commit) and keep the first occurrence of every id.
 pub fn order(mut events: Vec<LoggedEvent>) -> Vec<LoggedEvent> {
     events.sort_unstable_by(|a, b| (a.lamport, a.id, a.commit).cmp(&(b.lamport, b.id, b.commit)));
-    let mut seen = HashSet::with_capacity(events.len());
+    let mut seen: IdSet = HashSet::with_capacity_and_hasher(events.len(), Default::default());
     events.retain(|e| seen.insert(e.id));
     events
 }
 
+/// A set of event ids. Ids are sha256 digests, already uniformly distributed: hashing them again is waste.
+pub type IdSet = HashSet<EventId, BuildHasherDefault<IdHasher>>;
+
+#[derive(Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // `[u8; 32]` hashes as its bytes; take the first eight (later writes, e.g. a length, are mixed in).
+        for chunk in bytes.chunks(8) {
+            let mut buf = [0u8; 8];
+            buf[..chunk.len()].copy_from_slice(chunk);
+            self.0 = self.0.rotate_left(5) ^ u64::from_le_bytes(buf);
+            if bytes.len() >= 8 {
+                break;
+            }
+        }
+    }
+}
+
+/// Commits are decoded in batches of this many, handed from the walking thread to the decoders.
+const BATCH: usize = 2048;
+
 impl Log<'_> {
     /// Walk every commit reachable from `tips` but not from `hidden`, in no particular order.
     /// `strict` additionally checks the canonical form and the parent structure (fsck).
+    ///
+    /// The walk (cheap with a commit-graph) runs on this thread; inflating and decoding the commits, which is
+    /// most of the cost, runs on one worker per core.
     pub fn scan(&self, tips: &[ObjectId], hidden: &[ObjectId], strict: bool) -> Result<Scan> {
         let mut scan = Scan::default();
         if tips.is_empty() {
             return Ok(scan);
         }
-        let walk = self
-            .repo
-            .rev_walk(tips.iter().copied())
-            .with_hidden(hidden.iter().copied())
-            .all()?;
-        let mut buf = Vec::new();
-        let mut walked = HashSet::new();
-        for info in walk {
-            let info = info?;
-            scan.commits += 1;
-            let id = info.id;
-            walked.insert(id);
-            let parents: Vec<ObjectId> = info.parent_ids.iter().copied().collect();
-            scan.boundary_parents.extend(parents.iter().copied());
-            let commit = self
-                .repo
-                .objects
-                .find_commit(&id, &mut buf)
-                .map_err(|e| crate::Error::Other(format!("reading commit {id}: {e}")))?;
-            match parse_message(commit.message) {
-                Ok(Framed::Merge { .. }) => {
-                    if strict && parents.len() < 2 {
-                        scan.invalid.push(InvalidCommit {
-                            commit: id,
-                            reason: Invalid::NotAnEvent(
-                                "merge commit with fewer than two parents".into(),
-                            ),
-                        });
-                    } else {
-                        scan.merges += 1;
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 8);
+        let shared = self.repo.clone().into_sync();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(ObjectId, usize)>>(workers * 2);
+        let rx = std::sync::Mutex::new(rx);
+        let walked: Result<()> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    let rx = &rx;
+                    let shared = &shared;
+                    s.spawn(move || -> Result<Scan> {
+                        let repo = shared.to_thread_local();
+                        let mut part = Scan::default();
+                        let mut buf = Vec::new();
+                        loop {
+                            let batch = match rx.lock().map(|r| r.recv()) {
+                                Ok(Ok(batch)) => batch,
+                                _ => break,
+                            };
+                            for (id, parents) in batch {
+                                decode_commit(&repo, id, parents, strict, &mut buf, &mut part)?;
+                            }
+                        }
+                        Ok(part)
+                    })
+                })
+                .collect();
+            let walk_result = (|| -> Result<()> {
+                let walk = self
+                    .repo
+                    .rev_walk(tips.iter().copied())
+                    .with_hidden(hidden.iter().copied())
+                    .all()?;
+                let mut batch = Vec::with_capacity(BATCH);
+                for info in walk {
+                    let info = info?;
+                    scan.commits += 1;
+                    for p in info.parent_ids.iter() {
+                        if hidden.contains(p) && !scan.hidden_reached.contains(p) {
+                            scan.hidden_reached.push(*p);
+                        }
+                    }
+                    batch.push((info.id, info.parent_ids.len()));
+                    if batch.len() == BATCH {
+                        if tx
+                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                            .is_err()
+                        {
+                            break;
+                        }
                     }
                 }
-                Ok(Framed::Event {
-                    json,
-                    lamport,
-                    claimed_id,
-                }) => {
-                    if strict && parents.len() > 1 {
-                        scan.invalid.push(InvalidCommit {
-                            commit: id,
-                            reason: Invalid::NotAnEvent(format!(
-                                "event commit with {} parents",
-                                parents.len()
-                            )),
-                        });
-                        continue;
-                    }
-                    match decode_event(json, claimed_id, strict) {
-                        Ok((eid, event)) => scan.events.push(LoggedEvent {
-                            id: eid,
-                            lamport,
-                            commit: id,
-                            event,
-                        }),
-                        Err(reason) => scan.invalid.push(InvalidCommit { commit: id, reason }),
-                    }
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
                 }
-                Err(reason) => scan.invalid.push(InvalidCommit { commit: id, reason }),
+                Ok(())
+            })();
+            drop(tx);
+            for h in handles {
+                let part = h
+                    .join()
+                    .map_err(|_| crate::Error::Other("a log decoding thread panicked".into()))??;
+                scan.events.extend(part.events);
+                scan.invalid.extend(part.invalid);
+                scan.merges += part.merges;
             }
-        }
-        scan.boundary_parents.retain(|p| !walked.contains(p));
+            walk_result
+        });
+        walked?;
+        scan.invalid.sort_by(|a, b| a.commit.cmp(&b.commit));
         Ok(scan)
     }
 
@@ -175,4 +215,71 @@ impl Log<'_> {
             }
         }
     }
+}
+
+/// Read one commit of a log and file it as an event, a merge, or an invalid commit.
+fn decode_commit(
+    repo: &gix::Repository,
+    id: ObjectId,
+    parents: usize,
+    strict: bool,
+    buf: &mut Vec<u8>,
+    out: &mut Scan,
+) -> Result<()> {
+    let message = commit_message(repo, &id, buf)?;
+    let reason = match parse_message(message) {
+        Ok(Framed::Merge { .. }) if strict && parents < 2 => {
+            Invalid::NotAnEvent("merge commit with fewer than two parents".into())
+        }
+        Ok(Framed::Merge { .. }) => {
+            out.merges += 1;
+            return Ok(());
+        }
+        Ok(Framed::Event { .. }) if strict && parents > 1 => {
+            Invalid::NotAnEvent(format!("event commit with {parents} parents"))
+        }
+        Ok(Framed::Event {
+            json,
+            lamport,
+            claimed_id,
+        }) => match decode_event(json, claimed_id, strict) {
+            Ok((eid, event)) => {
+                out.events.push(LoggedEvent {
+                    id: eid,
+                    lamport,
+                    commit: id,
+                    event,
+                });
+                return Ok(());
+            }
+            Err(reason) => reason,
+        },
+        Err(reason) => reason,
+    };
+    out.invalid.push(InvalidCommit { commit: id, reason });
+    Ok(())
+}
+
+/// The message of a commit, without decoding its headers: it starts after the first empty line.
+pub(crate) fn commit_message<'b>(
+    repo: &gix::Repository,
+    id: &ObjectId,
+    buf: &'b mut Vec<u8>,
+) -> Result<&'b [u8]> {
+    use gix::objs::Find;
+    let data = match repo.objects.try_find(id, buf) {
+        Ok(Some(d)) if d.kind == gix::objs::Kind::Commit => d.data,
+        Ok(Some(d)) => {
+            return Err(crate::Error::Other(format!(
+                "{id} is a {}, not a commit",
+                d.kind
+            )))
+        }
+        Ok(None) => return Err(crate::Error::Other(format!("commit {id} is missing"))),
+        Err(e) => return Err(crate::Error::Other(format!("reading commit {id}: {e}"))),
+    };
+    Ok(data
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map_or(&data[data.len()..], |i| &data[i + 2..]))
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::cache::{load_json, save_json, Projection};
+use super::event::EventId;
 use super::read::LoggedEvent;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -15,8 +16,8 @@ pub struct LogStats {
     pub max_lamport: u64,
     pub by_kind: BTreeMap<String, u64>,
     pub by_actor: BTreeMap<String, u64>,
-    pub first: Option<String>,
-    pub last: Option<String>,
+    pub first: Option<EventId>,
+    pub last: Option<EventId>,
 }
 
 impl Projection for LogStats {
@@ -33,9 +34,9 @@ impl Projection for LogStats {
         *self.by_kind.entry(e.event.kind.clone()).or_default() += 1;
         *self.by_actor.entry(e.event.actor.clone()).or_default() += 1;
         if self.first.is_none() {
-            self.first = Some(e.id.to_hex());
+            self.first = Some(e.id);
         }
-        self.last = Some(e.id.to_hex());
+        self.last = Some(e.id);
     }
 
     fn save(&self, dir: &Path) -> std::io::Result<()> {
