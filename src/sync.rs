@@ -34,6 +34,18 @@ pub enum Action {
     Merged,
 }
 
+impl Action {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Action::UpToDate => "up-to-date",
+            Action::Created => "created",
+            Action::FastForwarded => "fast-forwarded",
+            Action::Pushed => "pushed",
+            Action::Merged => "merged",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RefSync {
     pub name: String,

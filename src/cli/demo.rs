@@ -85,7 +85,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             let actions: Vec<String> = report
                 .refs
                 .iter()
-                .map(|r| format!("{} {:?}", r.name, r.action).to_lowercase())
+                .map(|r| format!("{} {}", r.name, r.action.as_str()))
                 .collect();
             ui::out(format!("    round {round} {p:<9} {}", actions.join(", ")));
         }

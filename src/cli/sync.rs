@@ -24,7 +24,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             if r.action != sync::Action::UpToDate {
                 ui::out(format!(
                     "{:<15} {} {}",
-                    format!("{:?}", r.action).to_lowercase(),
+                    r.action.as_str(),
                     &r.tip[..12],
                     r.name
                 ));

@@ -17,8 +17,6 @@ pub enum ColorChoice {
 pub struct Ui {
     pub json: bool,
     pub color: bool,
-    /// stderr is a terminal: progress and hints are worth printing.
-    pub interactive: bool,
 }
 
 impl Ui {
@@ -29,11 +27,7 @@ impl Ui {
             ColorChoice::Never => false,
             ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
         };
-        Ui {
-            json,
-            color,
-            interactive: std::io::stderr().is_terminal(),
-        }
+        Ui { json, color }
     }
 
     pub fn paint(&self, code: &str, text: &str) -> String {
@@ -52,12 +46,6 @@ impl Ui {
     }
     pub fn red(&self, text: &str) -> String {
         self.paint("31", text)
-    }
-    pub fn green(&self, text: &str) -> String {
-        self.paint("32", text)
-    }
-    pub fn dim(&self, text: &str) -> String {
-        self.paint("2", text)
     }
 }
 
