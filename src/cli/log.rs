@@ -16,6 +16,8 @@ pub enum LogCommand {
     Append(AppendArgs),
     /// List a log's events in their total order
     Show(ShowArgs),
+    /// Show one event, named by a unique prefix of its id
+    Get(GetArgs),
     /// Count a log's events by kind and actor (from the projection cache)
     Stats(RefArg),
     /// Check every commit of a log (default: all logs) and report those that are not valid events
@@ -67,6 +69,13 @@ pub struct ShowArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct GetArgs {
+    pub log: String,
+    /// The event id or a unique prefix of it (at least 4 hex digits)
+    pub id: String,
+}
+
+#[derive(Debug, clap::Args)]
 pub struct FsckArgs {
     /// The log to check (default: every log under refs/jules/)
     pub log: Option<String>,
@@ -77,6 +86,7 @@ pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
     match cmd {
         LogCommand::Append(a) => append(ctx, &repo, a),
         LogCommand::Show(a) => show(ctx, &repo, a),
+        LogCommand::Get(a) => get(ctx, &repo, a),
         LogCommand::Stats(a) => stats(ctx, &repo, a),
         LogCommand::Fsck(a) => fsck(ctx, &repo, a),
         LogCommand::List => {
@@ -222,6 +232,39 @@ fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i3
                 e.event.data
             ));
         }
+    }
+    Ok(0)
+}
+
+fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::Result<i32> {
+    let log = Log::open(repo, &a.log)?;
+    let (events, invalid) = log.read_all()?;
+    warn_invalid(&invalid);
+    let mut ids: Vec<String> = events.iter().map(|e| e.id.to_hex()).collect();
+    ids.sort();
+    let full = abbrev::resolve("event", &a.id, &ids)?;
+    let e = events
+        .iter()
+        .find(|e| e.id.to_hex() == full)
+        .expect("resolved ids come from these events");
+    if ctx.ui.json {
+        ui::json(&serde_json::json!({
+            "id": full,
+            "lamport": e.lamport,
+            "commit": e.commit.to_string(),
+            "event": e.event,
+        }));
+    } else {
+        ui::out(format!("event {}", ctx.ui.yellow(full)));
+        ui::out(format!("commit {}", e.commit));
+        ui::out(format!("lamport {}", e.lamport));
+        ui::out(format!("kind {}", e.event.kind));
+        ui::out(format!("actor {}", e.event.actor));
+        ui::out(format!("time {}", e.event.time));
+        for p in &e.event.payload {
+            ui::out(format!("payload {} {} ({} bytes)", p.name, p.blob, p.size));
+        }
+        ui::out(serde_json::to_string_pretty(&e.event.data)?);
     }
     Ok(0)
 }

@@ -400,6 +400,37 @@ mod tests {
     }
 
     #[test]
+    fn fsck_classes() {
+        let frame = |json: &str| {
+            let id = EventId::of(json.as_bytes());
+            event_message("t.x", json.as_bytes(), &id, 1)
+        };
+        let decode = |msg: &[u8]| match parse_message(msg) {
+            Ok(Framed::Event {
+                json, claimed_id, ..
+            }) => decode_event(json, claimed_id, true).map(|_| ()),
+            Ok(Framed::Merge { .. }) => Ok(()),
+            Err(e) => Err(e),
+        };
+        assert!(matches!(
+            decode(&frame("{not json")),
+            Err(Invalid::BadJson(_))
+        ));
+        let v2 = r#"{"actor":"a","data":{},"kind":"t.x","time":"t","v":2}"#;
+        assert!(matches!(decode(&frame(v2)), Err(Invalid::WrongVersion(2))));
+        let spaced = r#"{"v":1, "actor":"a","data":{},"kind":"t.x","time":"t"}"#;
+        assert!(matches!(decode(&frame(spaced)), Err(Invalid::NotCanonical)));
+        let unknown = r#"{"actor":"a","data":{},"extra":1,"kind":"t.x","time":"t","v":1}"#;
+        assert!(matches!(decode(&frame(unknown)), Err(Invalid::BadJson(_))));
+        let huge = format!(
+            r#"{{"actor":"a","data":{{"x":"{}"}},"kind":"t.x","time":"t","v":1}}"#,
+            "a".repeat(MAX_EVENT_BYTES)
+        );
+        assert!(matches!(decode(&frame(&huge)), Err(Invalid::Oversized(_))));
+        assert!(decode(&merge_message(4)).is_ok());
+    }
+
+    #[test]
     fn hex_round_trip() {
         let id = EventId::of(b"x");
         assert_eq!(EventId::from_hex(&id.to_hex()), Some(id));

@@ -369,6 +369,86 @@ fn attachments_ride_as_blobs_in_the_event_commit() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+#[test]
+fn events_are_named_by_unique_prefixes_and_ambiguity_is_an_error() {
+    let r = Repo::new();
+    r.jules_ok([
+        "log", "append", "mail", "--kind", "t.p", "--actor", "a", "--repeat", "40",
+    ]);
+    let ids: Vec<String> = shown(&r, "mail").into_iter().map(|(id, _, _)| id).collect();
+    let out = r.jules_ok(["log", "get", "mail", &ids[5][..10], "--json"]);
+    let got: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(got["id"], ids[5]);
+    // 40 ids share some one-digit prefixes: find a 4-digit prefix shared by two of them, if any, else a
+    // 1-digit one (too short: a usage error too).
+    let mut sorted = ids.clone();
+    sorted.sort();
+    let shared = sorted
+        .windows(2)
+        .find(|w| w[0][..4] == w[1][..4])
+        .map(|w| w[0][..4].to_owned());
+    if let Some(prefix) = shared {
+        let out = r.jules(["log", "get", "mail", &prefix]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains("ambiguous"), "{}", stderr(&out));
+    }
+    let out = r.jules(["log", "get", "mail", &ids[0][..2]]);
+    assert_eq!(out.status.code(), Some(2));
+    let missing = if ids.iter().any(|i| i.starts_with("ffff0")) {
+        "eeee0"
+    } else {
+        "ffff0"
+    };
+    let out = r.jules(["log", "get", "mail", missing]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not found"), "{}", stderr(&out));
+}
+
+#[test]
+fn concurrent_syncs_race_on_the_remote_and_still_converge() {
+    let origin = Repo::new();
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let clones: Vec<Repo> = (0..4).map(|_| origin.clone_of(bare.path())).collect();
+    for (i, c) in clones.iter().enumerate() {
+        c.jules_ok([
+            "log",
+            "append",
+            "mail",
+            "--kind",
+            "t.race",
+            "--actor",
+            &format!("c{i}"),
+            "--repeat",
+            "5",
+        ]);
+    }
+    // All four push at the same moment: leases go stale and rounds repeat, nobody fails.
+    let children: Vec<_> = clones
+        .iter()
+        .map(|c| {
+            c.jules_cmd(["sync", "--json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    for c in &clones {
+        c.jules_ok(["sync"]);
+    }
+    for c in &clones {
+        c.jules_ok(["sync"]);
+    }
+    let views: Vec<_> = clones.iter().map(|c| shown(c, "mail")).collect();
+    assert_eq!(views[0].len(), 20);
+    assert!(views.iter().all(|v| *v == views[0]));
+}
+
 // ---- library-level -------------------------------------------------------------------------
 
 fn event(actor: &str, n: u64) -> NewEvent {
