@@ -57,7 +57,7 @@ impl Scan {
 
 /// Sort by (lamport, id, commit) and keep the first occurrence of every id.
 pub fn order(mut events: Vec<LoggedEvent>) -> Vec<LoggedEvent> {
-    events.sort_unstable_by(|a, b| (a.lamport, a.id, a.commit).cmp(&(b.lamport, b.id, b.commit)));
+    events.sort_unstable_by_key(|e| (e.lamport, e.id, e.commit));
     let mut seen: IdSet = HashSet::with_capacity_and_hasher(events.len(), Default::default());
     events.retain(|e| seen.insert(e.id));
     events
@@ -144,13 +144,12 @@ impl Log<'_> {
                         }
                     }
                     batch.push((info.id, info.parent_ids.len()));
-                    if batch.len() == BATCH {
-                        if tx
+                    if batch.len() == BATCH
+                        && tx
                             .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
                             .is_err()
-                        {
-                            break;
-                        }
+                    {
+                        break;
                     }
                 }
                 if !batch.is_empty() {
@@ -170,7 +169,7 @@ impl Log<'_> {
             walk_result
         });
         walked?;
-        scan.invalid.sort_by(|a, b| a.commit.cmp(&b.commit));
+        scan.invalid.sort_by_key(|a| a.commit);
         Ok(scan)
     }
 
