@@ -12,6 +12,7 @@ pub mod names;
 pub mod notes;
 pub mod refs;
 pub mod repo;
+pub mod state;
 pub mod sync;
 
 pub use error::{Error, ErrorKind, Result};

@@ -54,8 +54,29 @@ impl Log<'_> {
 
     /// Append many events with one ref update: they become a chain of commits, in the given order.
     pub fn append_batch(&self, events: Vec<NewEvent>) -> Result<Vec<Appended>> {
+        Ok(self
+            .append_inner(events, None)?
+            .expect("an unconditional append never reports a moved tip"))
+    }
+
+    /// Append only if the local ref still points at `expected` (`None`: the log does not exist yet).
+    /// `Ok(None)` means it moved: whoever decided what to append must look again. This is how decisions
+    /// (a scheduler's tick, a claim) are made exactly once across concurrent writers.
+    pub fn append_batch_if(
+        &self,
+        expected: Option<ObjectId>,
+        events: Vec<NewEvent>,
+    ) -> Result<Option<Vec<Appended>>> {
+        self.append_inner(events, Some(expected))
+    }
+
+    fn append_inner(
+        &self,
+        events: Vec<NewEvent>,
+        expected: Option<Option<ObjectId>>,
+    ) -> Result<Option<Vec<Appended>>> {
         if events.is_empty() {
-            return Ok(Vec::new());
+            return Ok(Some(Vec::new()));
         }
         let prepared = events
             .into_iter()
@@ -67,6 +88,9 @@ impl Log<'_> {
         loop {
             attempt += 1;
             let tip = self.local_tip()?;
+            if expected.is_some_and(|e| e != tip) {
+                return Ok(None);
+            }
             // What this replica has seen (fetched remote-tracking copies included) happened before the new
             // events: join it in first, so the new clocks are above it and a plain push is a fast-forward.
             let mut parent = tip;
@@ -109,7 +133,7 @@ impl Log<'_> {
                 format!("jules: append {} events", out.len())
             };
             if crate::refs::cas(self.repo, &self.name, tip, new_tip, &msg)? {
-                return Ok(out);
+                return Ok(Some(out));
             }
             if attempt >= MAX_ATTEMPTS || started.elapsed() > MAX_TOTAL_WAIT {
                 return Err(Error::Race {
