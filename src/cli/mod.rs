@@ -7,6 +7,7 @@ mod demo;
 mod init;
 mod log;
 mod man;
+mod state;
 mod sync;
 pub mod ui;
 
@@ -53,6 +54,15 @@ pub enum Command {
     /// Inspect and append to the event logs on refs/jules/*
     #[command(subcommand)]
     Log(log::LogCommand),
+    /// The scheduler's cycle history and tracks on refs/jules/state
+    #[command(subcommand)]
+    State(state::StateCommand),
+    /// Sprints: start, status, close, plan/feedback notes, metrics
+    #[command(subcommand)]
+    Sprint(state::SprintCommand),
+    /// Sprint tasks: todo, done, canceled
+    #[command(subcommand)]
+    Task(state::TaskCommand),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -87,6 +97,9 @@ pub fn run() -> i32 {
         Command::Init(args) => init::run(&ctx, args),
         Command::Sync(args) => sync::run(&ctx, args),
         Command::Log(cmd) => log::run(&ctx, cmd),
+        Command::State(cmd) => state::run_state(&ctx, cmd),
+        Command::Sprint(cmd) => state::run_sprint(&ctx, cmd),
+        Command::Task(cmd) => state::run_task(&ctx, cmd),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
     };

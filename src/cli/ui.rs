@@ -44,6 +44,9 @@ impl Ui {
     pub fn yellow(&self, text: &str) -> String {
         self.paint("33", text)
     }
+    pub fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
     pub fn red(&self, text: &str) -> String {
         self.paint("31", text)
     }
