@@ -317,3 +317,201 @@ pub fn plan_events(plan: &Plan, actor: &str) -> Vec<crate::eventlog::NewEvent> {
     )));
     events
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::eventlog::cache::Projection;
+    use crate::eventlog::{Event, EventId, LoggedEvent};
+
+    /// A view built by folding events, as the log would.
+    struct Sim {
+        view: StateView,
+        n: u64,
+    }
+
+    impl Sim {
+        fn new() -> Sim {
+            Sim {
+                view: StateView::default(),
+                n: 0,
+            }
+        }
+        fn apply(&mut self, e: Event) -> String {
+            self.n += 1;
+            let id = EventId::of(&serde_json::to_vec(&(self.n, &e.kind)).unwrap());
+            self.view.apply(&LoggedEvent {
+                id,
+                lamport: self.n,
+                commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
+                event: e,
+            });
+            id.to_hex()
+        }
+        fn record(&mut self, p: &Plan) -> Vec<String> {
+            let before = self.view.runs.len();
+            for ev in plan_events(p, "scheduler") {
+                self.apply(ev.event);
+            }
+            self.view.runs[before..]
+                .iter()
+                .map(|r| r.id.clone())
+                .collect()
+        }
+        fn done(&mut self, run: &str) {
+            self.apply(Event::new(
+                DONE,
+                "x",
+                serde_json::json!({"run": run, "status": "ok"}),
+            ));
+        }
+        fn sprint(&mut self, n: u64) {
+            self.apply(Event::new(
+                SPRINT_START,
+                "x",
+                serde_json::json!({"sprint": n}),
+            ));
+        }
+    }
+
+    fn at(t: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc)
+    }
+
+    fn tick(s: &Schedules, sim: &Sim, unread: &BTreeMap<String, usize>, now: &str) -> Plan {
+        plan(&TickInput {
+            schedules: s,
+            view: &sim.view,
+            unread,
+            now: at(now),
+            max_retries: 3,
+        })
+    }
+
+    fn personas(p: &Plan) -> Vec<&str> {
+        p.decisions.iter().map(|d| d.persona.as_str()).collect()
+    }
+
+    #[test]
+    fn sequential_cycle_waits_for_the_running_session_and_wraps() {
+        let s = Schedules::parse(
+            "[cycle]\norder = [\"a\", \"b\", \"c\", \"d\", \"e\"]\n",
+            "t",
+        )
+        .unwrap();
+        let mut sim = Sim::new();
+        sim.sprint(1);
+        let none = BTreeMap::new();
+        let mut launched = Vec::new();
+        for _ in 0..7 {
+            let p = tick(&s, &sim, &none, "2026-01-01T00:00:00Z");
+            assert_eq!(p.decisions.len(), 1, "{p:?}");
+            launched.push(p.decisions[0].persona.clone());
+            let runs = sim.record(&p);
+            // While it runs, the next tick waits.
+            let waiting = tick(&s, &sim, &none, "2026-01-01T00:00:00Z");
+            assert!(waiting.decisions.is_empty());
+            assert_eq!(waiting.waiting.len(), 1);
+            sim.done(&runs[0]);
+        }
+        assert_eq!(launched, ["a", "b", "c", "d", "e", "a", "b"]);
+    }
+
+    #[test]
+    fn parallel_sprint_launches_all_then_the_weaver_then_only_the_conflicted() {
+        let s = Schedules::parse(
+            "[cycle]\norder = [\"a\", \"b\", \"c\"]\n[parallel]\nevery = 5\n",
+            "t",
+        )
+        .unwrap();
+        let mut sim = Sim::new();
+        sim.sprint(5);
+        let none = BTreeMap::new();
+        let p = tick(&s, &sim, &none, "2026-01-01T00:00:00Z");
+        assert_eq!(p.mode, "parallel");
+        assert_eq!(personas(&p), ["a", "b", "c"]);
+        let runs = sim.record(&p);
+        sim.done(&runs[0]);
+        assert!(
+            tick(&s, &sim, &none, "2026-01-01T00:01:00Z")
+                .decisions
+                .is_empty(),
+            "b and c still run"
+        );
+        sim.done(&runs[1]);
+        sim.done(&runs[2]);
+        let p = tick(&s, &sim, &none, "2026-01-01T00:02:00Z");
+        assert_eq!(personas(&p), ["weaver"]);
+        let w = sim.record(&p);
+        sim.done(&w[0]);
+        // The weaver mailed b a conflict: only b comes back, then the weaver again, then the sprint is complete.
+        let mut unread = BTreeMap::new();
+        unread.insert("b".to_string(), 1usize);
+        let p = tick(&s, &sim, &unread, "2026-01-01T00:03:00Z");
+        assert_eq!(personas(&p), ["b"]);
+        assert!(p.decisions[0]
+            .context
+            .contains("git jules mail inbox --persona b"));
+        let again = sim.record(&p);
+        sim.done(&again[0]);
+        let p = tick(&s, &sim, &none, "2026-01-01T00:04:00Z");
+        assert_eq!(personas(&p), ["weaver"]);
+        let w = sim.record(&p);
+        sim.done(&w[0]);
+        let p = tick(&s, &sim, &none, "2026-01-01T00:05:00Z");
+        assert!(p.decisions.is_empty() && p.complete, "{p:?}");
+    }
+
+    #[test]
+    fn consolidation_relaunches_exactly_those_with_mail_within_max_retries() {
+        // c is not in the cycle: it only ever runs for its mail.
+        let s = Schedules::parse("[cycle]\norder = [\"a\", \"b\"]\n", "t").unwrap();
+        let mut sim = Sim::new();
+        sim.sprint(1);
+        let mut unread = BTreeMap::new();
+        unread.insert("c".to_string(), 2usize);
+        unread.insert("b".to_string(), 0usize);
+        let p = tick(&s, &sim, &unread, "2026-01-01T00:00:00Z");
+        assert_eq!(
+            personas(&p),
+            ["a", "c"],
+            "a by the cycle, c for its mail, b has none"
+        );
+        let runs = sim.record(&p);
+        sim.done(&runs[0]);
+        sim.done(&runs[1]);
+        for round in 0..2 {
+            let p = tick(&s, &sim, &unread, "2026-01-01T00:00:00Z");
+            assert!(personas(&p).contains(&"c"), "round {round}: {p:?}");
+            for r in sim.record(&p) {
+                sim.done(&r);
+            }
+        }
+        // Three mail relaunches used: c is skipped and an alert is raised, once.
+        let p = tick(&s, &sim, &unread, "2026-01-01T00:00:00Z");
+        assert!(!personas(&p).contains(&"c"), "{p:?}");
+        assert_eq!(p.skipped[0].persona, "c");
+        assert_eq!(p.alerts.len(), 1);
+        for r in sim.record(&p) {
+            sim.done(&r);
+        }
+        let p = tick(&s, &sim, &unread, "2026-01-01T00:00:00Z");
+        assert!(p.alerts.is_empty(), "the alert was already recorded");
+    }
+
+    #[test]
+    fn cron_fires_once_its_time_has_come() {
+        let s = Schedules::parse("[schedules.janitor]\ncron = \"0 3 * * *\"\n", "t").unwrap();
+        let mut sim = Sim::new();
+        let none = BTreeMap::new();
+        let p = tick(&s, &sim, &none, "2026-01-01T02:00:00Z");
+        assert!(p.decisions.is_empty(), "the first tick sets the baseline");
+        sim.record(&p);
+        let p = tick(&s, &sim, &none, "2026-01-01T02:30:00Z");
+        assert!(p.decisions.is_empty());
+        sim.record(&p);
+        let p = tick(&s, &sim, &none, "2026-01-01T03:00:30Z");
+        assert_eq!(personas(&p), ["janitor"]);
+        assert_eq!(p.decisions[0].reason, REASON_CRON);
+    }
+}
