@@ -3,11 +3,15 @@
 //! Exit codes: 0 ok; 1 a check failed (verify, fsck found problems, wait timed out); 2 usage or error;
 //! 3 a conflict stopped the operation and nothing was changed; 130 interrupted.
 
+mod hooks;
 mod init;
+mod interrupt;
 mod log;
 mod man;
+mod series;
 mod sync;
 pub mod ui;
+mod verify;
 
 use std::path::PathBuf;
 
@@ -54,6 +58,14 @@ pub enum Command {
     Log(log::LogCommand),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
+    /// Patch series on staging branches jules/staging/NAME
+    #[command(subcommand)]
+    Series(series::SeriesCommand),
+    /// Run a command on every commit of base..HEAD, in temporary worktrees, with a cache
+    Verify(verify::Args),
+    /// Install the git hooks git-jules ships (pre-push: verify pushed series)
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
 }
 
 pub struct Context {
@@ -85,6 +97,9 @@ pub fn run() -> i32 {
         Command::Sync(args) => sync::run(&ctx, args),
         Command::Log(cmd) => log::run(&ctx, cmd),
         Command::InstallMan(args) => man::run(&ctx, args),
+        Command::Series(cmd) => series::run(&ctx, cmd),
+        Command::Verify(args) => verify::run(&ctx, args, cli.json),
+        Command::Hooks(cmd) => hooks::run(&ctx, cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,167 @@
+//! Temporary linked worktrees for verify jobs: one per job, reused from commit to commit, removed at the end.
+//!
+//! All worktrees of one run live in a fresh directory `jules-verify-XXXXXX` under the scratch directory (tmpfs
+//! when available: creating thousands of files on a disk costs seconds). The first commit of a job is checked
+//! out by gix (`add_worktree`, detached); later commits move the same worktree with `git checkout --detach`,
+//! which rewrites only the files that differ and keeps untracked files (build caches) between commits.
+//! Dropping the pool removes every worktree and its registration, also after an error or an interrupt.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result, ResultExt};
+use crate::gitcli;
+
+/// The prefix of a run's scratch directory: `git worktree list` shows it, and leftovers of a killed run are
+/// recognisable (`git worktree prune` drops their registrations once the directory is gone).
+pub const DIR_PREFIX: &str = "jules-verify-";
+
+pub struct Pool {
+    repo: gix::ThreadSafeRepository,
+    root: Option<tempfile::TempDir>,
+    created: Mutex<Vec<PathBuf>>,
+}
+
+/// One job's worktree and the commit it has checked out.
+pub struct Worktree {
+    pub path: PathBuf,
+    pub commit: ObjectId,
+}
+
+impl Pool {
+    /// A pool whose worktrees live in a new directory in the first usable of `scratch_dirs`.
+    pub fn new(repo: &gix::Repository, scratch_dirs: &[PathBuf]) -> Result<Pool> {
+        let mut last_err = None;
+        for dir in scratch_dirs {
+            match tempfile::Builder::new().prefix(DIR_PREFIX).tempdir_in(dir) {
+                Ok(root) => {
+                    return Ok(Pool {
+                        repo: repo.clone().into_sync(),
+                        root: Some(root),
+                        created: Mutex::new(Vec::new()),
+                    })
+                }
+                Err(e) => {
+                    last_err = Some(Error::io(
+                        format!("creating a scratch directory in {}", dir.display()),
+                        e,
+                    ))
+                }
+            }
+        }
+        Err(last_err
+            .unwrap_or_else(|| Error::Other("no scratch directory for verify worktrees".into())))
+    }
+
+    /// A thread-local handle on the repository.
+    pub fn repo(&self) -> gix::Repository {
+        self.repo.to_thread_local()
+    }
+
+    /// The run's scratch directory (worktrees and output logs).
+    pub fn root(&self) -> &Path {
+        self.root.as_ref().expect("present until drop").path()
+    }
+
+    /// Add worktree number `n` with `commit` checked out.
+    pub fn add(&self, n: usize, commit: ObjectId, interrupt: &AtomicBool) -> Result<Worktree> {
+        let path = self.root().join(format!("wt{n}"));
+        let repo = self.repo.to_thread_local();
+        self.created
+            .lock()
+            .expect("no panics while held")
+            .push(path.clone());
+        repo.add_worktree(
+            &path,
+            gix::worktree::add::Head::Detached(commit),
+            gix::progress::Discard,
+            interrupt,
+        )
+        .context(|| format!("adding a verify worktree at {}", path.display()))?;
+        Ok(Worktree { path, commit })
+    }
+
+    /// Move `wt` to `commit`: tracked files are forced to the commit's content, untracked files stay.
+    ///
+    /// Through `git checkout`: gix 0.90 can only check a tree out into an empty directory; moving a populated
+    /// worktree and its index to another tree while writing only the changed files is git's job. Hooks are
+    /// switched off: a user's post-checkout hook has no business running in a scratch worktree.
+    pub fn checkout(&self, wt: &mut Worktree, commit: ObjectId) -> Result<()> {
+        if wt.commit == commit {
+            return Ok(());
+        }
+        let mut cmd = gitcli::command(&wt.path);
+        super::exec::isolate(&mut cmd);
+        let hex = commit.to_string();
+        let out = cmd
+            .args([
+                "-c",
+                "core.hooksPath=/dev/null",
+                "checkout",
+                "-q",
+                "-f",
+                "--detach",
+                &hex,
+            ])
+            .output()
+            .map_err(|e| Error::io("running `git checkout` (is git on PATH?)", e))?;
+        if !out.status.success() {
+            return Err(Error::GitCommand {
+                args: format!("checkout -f --detach {hex} (in {})", wt.path.display()),
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            });
+        }
+        wt.commit = commit;
+        Ok(())
+    }
+
+    /// Remove every worktree and the scratch directory. Errors are collected, not fatal: what cannot be
+    /// removed is reported so the user can run `git worktree prune`.
+    pub fn close(mut self) -> Result<()> {
+        self.cleanup()
+    }
+
+    fn cleanup(&mut self) -> Result<()> {
+        let paths = std::mem::take(&mut *self.created.lock().unwrap_or_else(|p| p.into_inner()));
+        let repo = self.repo.to_thread_local();
+        let mut failed = Vec::new();
+        for path in paths {
+            if !path.join(".git").exists() {
+                let _ = std::fs::remove_dir_all(&path);
+                continue;
+            }
+            if let Err(e) = repo.remove_worktree(
+                &path,
+                gix::worktree::remove::Force::OverrideLock,
+                gix::progress::Discard,
+            ) {
+                failed.push(format!("{}: {e:#}", path.display()));
+            }
+        }
+        if let Some(root) = self.root.take() {
+            let shown = root.path().display().to_string();
+            if let Err(e) = root.close() {
+                failed.push(format!("{shown}: {e}"));
+            }
+        }
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Other(format!(
+                "could not remove verify worktrees ({}); run `git worktree prune` after deleting them",
+                failed.join("; ")
+            )))
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if self.root.is_some() {
+            let _ = self.cleanup();
+        }
+    }
+}
