@@ -43,13 +43,17 @@ pub fn hooks_dir(repo: &gix::Repository) -> Result<PathBuf> {
                 path
             } else {
                 // git runs hooks from the top of the working tree (the git dir when bare).
-                repo.workdir().unwrap_or_else(|| repo.git_dir()).join(path)
+                let top = repo.workdir().unwrap_or_else(|| repo.git_dir());
+                std::path::absolute(top)
+                    .context(|| format!("resolving {}", top.display()))?
+                    .join(path)
             })
         }
         Err(e) => Err(Error::usage(format!(
             "core.hooksPath is not a usable path: {e}"
         ))),
-        _ => Ok(repo.common_dir().join("hooks")),
+        _ => std::path::absolute(repo.common_dir().join("hooks"))
+            .context(|| "resolving the hooks directory".into()),
     }
 }
 

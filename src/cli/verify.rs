@@ -83,7 +83,6 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
                 "jules.verify.worktreeDir is not a usable path: {e}"
             ))
         })?;
-    drop(config);
     let scratch_dirs = scratch_dirs(a.worktree_dir.clone().or(configured_dir));
 
     let tip = series::resolve_tip(&repo, Some(&a.rev))?;

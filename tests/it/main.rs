@@ -4,3 +4,5 @@ mod harness;
 
 mod cli;
 mod eventlog;
+mod series;
+mod verify;
