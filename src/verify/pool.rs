@@ -23,6 +23,7 @@ pub struct Pool {
     repo: gix::ThreadSafeRepository,
     root: Option<tempfile::TempDir>,
     created: Mutex<Vec<PathBuf>>,
+    registering: Mutex<()>,
 }
 
 /// One job's worktree and the commit it has checked out.
@@ -42,6 +43,7 @@ impl Pool {
                         repo: repo.clone().into_sync(),
                         root: Some(root),
                         created: Mutex::new(Vec::new()),
+                        registering: Mutex::new(()),
                     })
                 }
                 Err(e) => {
@@ -74,14 +76,16 @@ impl Pool {
             .lock()
             .expect("no panics while held")
             .push(path.clone());
-        let (wt_repo, _) = repo
-            .add_worktree(
-                &path,
-                gix::worktree::add::Head::Detached(commit),
-                gix::progress::Discard,
-                interrupt,
-            )
-            .context(|| format!("adding a verify worktree at {}", path.display()))?;
+        // Registration reads every other registration and writes its own files non-atomically, so two at
+        // once can see each other half-written: register one at a time, check out in parallel.
+        let prepared = {
+            let _one_at_a_time = self.registering.lock().unwrap_or_else(|p| p.into_inner());
+            repo.prepare_add_worktree(&path, gix::worktree::add::Head::Detached(commit), interrupt)
+        }
+        .context(|| format!("adding a verify worktree at {}", path.display()))?;
+        let (wt_repo, _) = prepared
+            .checkout(gix::progress::Discard, interrupt)
+            .context(|| format!("checking out {commit} in {}", path.display()))?;
         settle(&wt_repo, &path);
         Ok(Worktree { path, commit })
     }

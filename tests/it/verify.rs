@@ -187,6 +187,31 @@ fn the_cache_runs_nothing_twice_and_only_changed_trees_again() {
     assert_eq!(ran(&counter), [1, 2, 3, 4, 5]);
 }
 
+#[test]
+fn every_command_sees_exactly_its_commit_whatever_the_previous_one_did() {
+    let r = Repo::new();
+    make_series(
+        &r,
+        "feat",
+        &[
+            ("a.txt", "1\n"),
+            ("b.txt", "2\n"),
+            ("a.txt", "3\n"),
+            ("c.txt", "4\n"),
+        ],
+    );
+    // Each run checks that HEAD is its commit and the checkout is clean (tracked files, and the index
+    // verify wrote for a fresh worktree), then dirties a tracked file and leaves an untracked one.
+    let cmd = "test \"$(git rev-parse HEAD)\" = \"$JULES_VERIFY_COMMIT\" \
+               && test -z \"$(git status --porcelain --untracked-files=no)\" \
+               && git diff --quiet && echo scribble >> README && echo x > untracked-$JULES_VERIFY_INDEX";
+    let report = json(&r.jules_ok(["--json", "verify", "--jobs", "1", "--cmd", cmd]));
+    assert_eq!(results(&report), ["pass", "pass", "pass", "pass"]);
+    let report = json(&r.jules_ok(["--json", "verify", "--jobs", "2", "--force", "--cmd", cmd]));
+    assert_eq!(results(&report), ["pass", "pass", "pass", "pass"]);
+    assert_eq!(r.read("README"), "hello\n");
+}
+
 /// Each commit leaves its marker in `dir`, then waits (at most 2 s) for the other commit's: only two
 /// commits running at the same time both pass.
 fn barrier(dir: &Path) -> String {
