@@ -68,20 +68,24 @@ results=$root/results
 rm -rf "$results"
 mkdir -p "$results"
 
-# measure NAME PREPARE COMMAND DIR [warmup]: median wall time in seconds into $results/NAME.
+# measure NAME PREPARE COMMAND DIR [warmup]: median wall time in seconds into $results/NAME. COMMAND must
+# exit 0 (a run that fails early would look fast): commands expected to fail say so themselves.
 measure() {
     local name=$1 prepare=$2 cmd=$3 dir=$4 warmup=${5:-0}
     if command -v hyperfine >/dev/null; then
-        (cd "$dir" && hyperfine --style basic --runs "$runs" --warmup "$warmup" -i \
+        (cd "$dir" && hyperfine --style basic --runs "$runs" --warmup "$warmup" \
             ${prepare:+--prepare "$prepare"} --export-json "$results/$name.json" -n "$name" "$cmd" >&2)
         python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["median"])' \
             "$results/$name.json" >"$results/$name"
     else
         local i t
-        for i in $(seq "$warmup"); do (cd "$dir" && sh -c "$cmd" >/dev/null 2>&1 || true); done
+        for i in $(seq "$warmup"); do (cd "$dir" && sh -c "$cmd" >/dev/null 2>&1); done
         for i in $(seq "$runs"); do
-            [ -n "$prepare" ] && sh -c "$prepare"
-            t=$( { /usr/bin/time -f %e sh -c "cd $dir && $cmd" >/dev/null 2>/dev/null || true; } 2>&1 | tail -1)
+            if [ -n "$prepare" ]; then sh -c "$prepare"; fi
+            t=$( { /usr/bin/time -f %e sh -c "cd $dir && $cmd" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+            case "$t" in
+                *[!0-9.]* | "") echo "verify.sh: $name failed: $t" >&2; exit 1 ;;
+            esac
             echo "$t"
         done | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }' >"$results/$name"
         echo "$name: median $(cat "$results/$name") s of $runs" >&2
@@ -90,8 +94,9 @@ measure() {
 
 measure jules-cold "$cold" "$verify --cmd ./check-pass.sh" "$jules"
 measure rebase-pass "$reset_rebase" "git rebase -x ./check-pass.sh main" "$rebase"
-measure jules-stop17 "$cold" "$verify --cmd ./check.sh" "$jules"
-measure rebase-stop17 "$reset_rebase" "git rebase -x ./check.sh main" "$rebase"
+# verify exits 1 when a commit fails; rebase stops with a non-zero exit.
+measure jules-stop17 "$cold" "$verify --cmd ./check.sh; test \$? = 1" "$jules"
+measure rebase-stop17 "$reset_rebase" "! git rebase -x ./check.sh main" "$rebase"
 git -C "$jules" update-ref -d refs/notes/jules/verify 2>/dev/null || true
 measure jules-warm "" "$verify --cmd ./check-pass.sh" "$jules" 1
 

@@ -58,6 +58,7 @@ pub fn verify(
         return Err(Error::usage("the verify command is empty"));
     }
     let started = Instant::now();
+    pool::remove_leftovers(repo);
     let patches = crate::series::patches(repo, base.commit, tip)?;
     let key = cache::command_key(&opts.command);
     let mut results: Vec<Option<CommitResult>> = vec![None; patches.len()];

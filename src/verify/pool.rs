@@ -86,6 +86,12 @@ impl Pool {
         let (wt_repo, _) = prepared
             .checkout(gix::progress::Discard, interrupt)
             .context(|| format!("checking out {commit} in {}", path.display()))?;
+        // Locked like `git worktree lock`: `git worktree prune` leaves it alone while we run, and a later
+        // verify can tell a leftover of a killed run from a live one.
+        let _ = std::fs::write(
+            wt_repo.git_dir().join("locked"),
+            format!("{LOCK_REASON}{})\n", std::process::id()),
+        );
         settle(&wt_repo, &path);
         Ok(Worktree { path, commit })
     }
@@ -162,6 +168,50 @@ impl Pool {
             )))
         }
     }
+}
+
+/// The lock reason of a verify worktree, followed by the owner's process id and `)`.
+const LOCK_REASON: &str = "git-jules verify (pid ";
+
+/// Remove the worktrees of verify runs that were killed before they could clean up (their owner is gone).
+/// Best effort: whatever cannot be removed is left for `git worktree remove`.
+pub fn remove_leftovers(repo: &gix::Repository) {
+    let Ok(worktrees) = repo.worktrees() else {
+        return;
+    };
+    for wt in worktrees {
+        let Some(pid) = wt.lock_reason().and_then(|r| {
+            r.to_string()
+                .strip_prefix(LOCK_REASON)?
+                .trim_end()
+                .strip_suffix(')')?
+                .parse::<i32>()
+                .ok()
+        }) else {
+            continue;
+        };
+        if process_alive(pid) {
+            continue;
+        }
+        let Ok(base) = wt.base() else { continue };
+        let _ = repo.remove_worktree(
+            &base,
+            gix::worktree::remove::Force::OverrideLock,
+            gix::progress::Discard,
+        );
+        if let Some(run_dir) = base.parent().filter(|d| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(DIR_PREFIX))
+        }) {
+            let _ = std::fs::remove_dir_all(run_dir);
+        }
+    }
+}
+
+fn process_alive(pid: i32) -> bool {
+    // SAFETY: kill(2) with signal 0 only checks that the process exists and may be signalled.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Make a fresh checkout's index entries clean for git at once: backdate the files two seconds and store

@@ -340,6 +340,46 @@ fn ctrl_c_stops_the_commands_removes_the_worktrees_and_exits_130() {
 }
 
 #[test]
+fn worktrees_left_by_a_killed_run_are_removed_by_the_next_one() {
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let marks = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "touch '{}/started.'$JULES_VERIFY_INDEX; sleep 2",
+        marks.path().display()
+    );
+    let mut child = r
+        .jules_cmd([
+            "verify",
+            "--jobs",
+            "2",
+            "--cmd",
+            &cmd,
+            "--worktree-dir",
+            scratch.path().to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(marks.path()).unwrap().count() < 2 {
+        assert!(Instant::now() < deadline, "the commands never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup
+    child.wait().unwrap();
+    let list = r.git(["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees(&r), 3, "{list}");
+    assert!(list.contains("locked git-jules verify (pid"), "{list}");
+    // Even a run that needs no worktree (empty range) clears them.
+    r.jules_ok(["verify", "--cmd", "true", "--base", "HEAD"]);
+    assert_eq!(worktrees(&r), 1, "{}", r.git(["worktree", "list"]));
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+}
+
+#[test]
 fn an_empty_range_says_so_and_a_missing_command_is_a_usage_error() {
     let r = Repo::new();
     let out = r.jules(["verify", "--cmd", "true"]);
