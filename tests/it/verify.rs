@@ -484,12 +484,35 @@ fn the_pre_push_hook_blocks_a_broken_series_and_lets_a_good_one_through() {
         r.rev("jules/staging/good")
     );
 
+    let good_tip = r.rev("HEAD").unwrap();
+
     // Appending a broken patch to the pushed series: the new commit is checked and refused.
     r.write("d.txt", "BROKEN\n");
     r.jules_ok(["series", "commit", "-s", "break it", "-r", "test"]);
     let push = r.git_output(["push", "origin", "jules/staging/good"]);
     assert!(!push.status.success());
     assert!(stderr(&push).contains("patch 1/1"), "{}", stderr(&push));
+
+    // Under the pre-commit framework the hook reads PRE_COMMIT_* instead of stdin.
+    let hook = r.path().join(".git/hooks/pre-push");
+    let bad = r.rev("jules/staging/bad").unwrap();
+    for (tip, ok) in [(bad.as_str(), false), (good_tip.as_str(), true)] {
+        let mut cmd = std::process::Command::new(&hook);
+        r.env.apply(&mut cmd);
+        let out = cmd
+            .current_dir(r.path())
+            .args(["origin", remote.path().to_str().unwrap()])
+            .env(
+                "PRE_COMMIT_FROM_REF",
+                "0000000000000000000000000000000000000000",
+            )
+            .env("PRE_COMMIT_TO_REF", tip)
+            .env("PRE_COMMIT_REMOTE_BRANCH", "refs/heads/jules/staging/x")
+            .env("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/jules/staging/x")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.success(), ok, "{tip}: {}", stderr(&out));
+    }
 
     // Other branches are not verified by default; with jules.verify.prePush=all they are.
     r.git(["checkout", "-q", "-b", "topic"]);
