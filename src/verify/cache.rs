@@ -126,7 +126,9 @@ impl Cache {
 }
 
 /// Record `entries` (tree, entry) in the local notes ref with one notes commit, keeping the results other
-/// commands left on the same trees.
+/// commands left on the same trees. The notes commit is retried until its compare-and-swap wins, but the
+/// documents are merged before that loop: a concurrent run recording another command on the same tree may lose
+/// that one entry, which only costs a re-run.
 pub fn store(repo: &gix::Repository, entries: &[(ObjectId, Entry)]) -> Result<()> {
     if entries.is_empty() {
         return Ok(());

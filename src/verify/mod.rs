@@ -127,10 +127,6 @@ pub fn verify(
             }
         });
         let closed = pool.close();
-        if let Some(e) = shared.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            return Err(e);
-        }
-        closed?;
         for (i, r) in shared
             .results
             .into_inner()
@@ -139,6 +135,12 @@ pub fn verify(
             fresh.push((patches[i].tree, entry_for(&opts.command, &r)));
             results[i] = Some(r);
         }
+        if let Some(e) = shared.error.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            // Keep what was measured before the failure; the error is what the user needs to see.
+            let _ = cache::store(repo, &fresh);
+            return Err(e);
+        }
+        closed?;
     }
     cache::store(repo, &fresh)?;
 
@@ -303,16 +305,4 @@ pub fn short_id(repo: &gix::Repository, id: ObjectId) -> String {
         .shorten()
         .map(|p| p.to_string())
         .unwrap_or_else(|_| id.to_hex_with_len(7).to_string())
-}
-
-/// The cached verdict of `tree` under `command`, for status displays.
-pub fn cached_verdict(
-    cache: &mut cache::Cache,
-    repo: &gix::Repository,
-    tree: ObjectId,
-    command: &str,
-) -> Result<Option<cache::Verdict>> {
-    Ok(cache
-        .get(repo, tree, &cache::command_key(command))?
-        .map(|e| e.result))
 }

@@ -4,7 +4,9 @@
 //! when available: creating thousands of files on a disk costs seconds). The first commit of a job is checked
 //! out by gix (`add_worktree`, detached); later commits move the same worktree with `git checkout --detach`,
 //! which rewrites only the files that differ and keeps untracked files (build caches) between commits.
-//! Dropping the pool removes every worktree and its registration, also after an error or an interrupt.
+//! Dropping the pool removes every worktree and its registration, also after an error or an interrupt. Each
+//! worktree is locked (as `git worktree lock` does) with a reason naming the owner's pid, so `git worktree prune`
+//! leaves it alone while the run lasts and the next run can remove what a killed one left behind.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -15,8 +17,7 @@ use gix::ObjectId;
 use crate::error::{Error, Result, ResultExt};
 use crate::gitcli;
 
-/// The prefix of a run's scratch directory: `git worktree list` shows it, and leftovers of a killed run are
-/// recognisable (`git worktree prune` drops their registrations once the directory is gone).
+/// The prefix of a run's scratch directory, as `git worktree list` shows it.
 pub const DIR_PREFIX: &str = "jules-verify-";
 
 pub struct Pool {
