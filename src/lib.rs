@@ -7,12 +7,15 @@ pub mod abbrev;
 pub mod error;
 pub mod eventlog;
 pub mod gitcli;
+pub mod hooks;
 pub mod init;
 pub mod names;
 pub mod notes;
 pub mod refs;
 pub mod repo;
+pub mod series;
 pub mod state;
 pub mod sync;
+pub mod verify;
 
 pub use error::{Error, ErrorKind, Result};

@@ -4,12 +4,16 @@
 //! 3 a conflict stopped the operation and nothing was changed; 130 interrupted.
 
 mod demo;
+mod hooks;
 mod init;
+mod interrupt;
 mod log;
 mod man;
+mod series;
 mod state;
 mod sync;
 pub mod ui;
+mod verify;
 
 use std::path::PathBuf;
 
@@ -67,6 +71,14 @@ pub enum Command {
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
     Demo(demo::Args),
+    /// Patch series on staging branches jules/staging/NAME
+    #[command(subcommand)]
+    Series(series::SeriesCommand),
+    /// Run a command on every commit of base..HEAD, in temporary worktrees, with a cache
+    Verify(verify::Args),
+    /// Install the git hooks git-jules ships (pre-push: verify pushed series)
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
 }
 
 pub struct Context {
@@ -102,6 +114,9 @@ pub fn run() -> i32 {
         Command::Task(cmd) => state::run_task(&ctx, cmd),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
+        Command::Series(cmd) => series::run(&ctx, cmd),
+        Command::Verify(args) => verify::run(&ctx, args, cli.json),
+        Command::Hooks(cmd) => hooks::run(&ctx, cmd),
     };
     match result {
         Ok(code) => code,

@@ -17,6 +17,8 @@ pub enum ColorChoice {
 pub struct Ui {
     pub json: bool,
     pub color: bool,
+    /// stderr is a terminal: progress lines are worth printing.
+    pub interactive: bool,
 }
 
 impl Ui {
@@ -27,7 +29,11 @@ impl Ui {
             ColorChoice::Never => false,
             ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
         };
-        Ui { json, color }
+        Ui {
+            json,
+            color,
+            interactive: std::io::stderr().is_terminal(),
+        }
     }
 
     pub fn paint(&self, code: &str, text: &str) -> String {
@@ -43,6 +49,9 @@ impl Ui {
     }
     pub fn yellow(&self, text: &str) -> String {
         self.paint("33", text)
+    }
+    pub fn green(&self, text: &str) -> String {
+        self.paint("32", text)
     }
     pub fn dim(&self, text: &str) -> String {
         self.paint("2", text)

@@ -4,4 +4,6 @@ mod harness;
 
 mod cli;
 mod eventlog;
+mod series;
 mod state;
+mod verify;

@@ -1,0 +1,210 @@
+//! `git jules verify`: run a command on every commit of base..REV, in temporary worktrees, with a cache.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use git_jules::series;
+use git_jules::verify::{self, report::format_ms, CommitResult, Outcome, Report};
+use git_jules::Error;
+
+use super::{interrupt, ui, Context, EXIT_CHECK_FAILED};
+
+/// Free space /dev/shm needs before verify worktrees go there.
+const SHM_MIN_FREE: u64 = 1 << 30;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 every commit passed, 1 a commit failed, 2 usage or error, 130 interrupted.\n\
+Config: jules.verify.cmd (the command), jules.verify.jobs, jules.verify.worktreeDir, branch.<b>.julesBase (the base).\n\
+Results are cached as notes on tree objects in refs/notes/jules/verify (see docs/series.md)."
+)]
+pub struct Args {
+    /// The tip to verify (a branch's configured base applies when REV names a local branch)
+    #[arg(value_name = "REV", default_value = "HEAD")]
+    pub rev: String,
+    /// The command, run with `sh -c` at the root of a checkout of each commit (default: jules.verify.cmd)
+    #[arg(long, value_name = "CMD")]
+    pub cmd: Option<String>,
+    /// Verify the commits after this branch or commit (default: the branch's julesBase, then main, master,
+    /// origin/main, origin/master)
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// How many commits to run at once (default: jules.verify.jobs, else the number of cores)
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: Option<u32>,
+    /// Run every commit even after one failed
+    #[arg(long)]
+    pub keep_going: bool,
+    /// Ignore cached results and run everything again
+    #[arg(long)]
+    pub force: bool,
+    /// Print the report as a Markdown table on stdout
+    #[arg(long)]
+    pub markdown: bool,
+    /// Where to create the temporary worktrees (default: jules.verify.worktreeDir, else /dev/shm when it has
+    /// 1 GiB free, else the temp directory)
+    #[arg(long, value_name = "DIR")]
+    pub worktree_dir: Option<PathBuf>,
+}
+
+pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
+    if json && a.markdown {
+        bail!(Error::usage("--json and --markdown exclude each other"));
+    }
+    let repo = ctx.open()?;
+    let config = repo.config_snapshot();
+    let command = match a.cmd.clone().or_else(|| {
+        config
+            .string("jules.verify.cmd")
+            .map(|s| s.to_string())
+            .filter(|s| !s.trim().is_empty())
+    }) {
+        Some(c) => c,
+        None => bail!(Error::usage(
+            "no verify command: pass --cmd CMD or set one with `git config jules.verify.cmd CMD`"
+        )),
+    };
+    let jobs = match a.jobs {
+        Some(j) => j as usize,
+        None => match config.integer("jules.verify.jobs") {
+            Some(j) if j >= 1 => j as usize,
+            Some(j) => bail!(Error::usage(format!(
+                "jules.verify.jobs must be at least 1, not {j}"
+            ))),
+            None => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        },
+    };
+    let configured_dir = config
+        .trusted_path("jules.verify.worktreeDir")
+        .map_err(|e| {
+            Error::usage(format!(
+                "jules.verify.worktreeDir is not a usable path: {e}"
+            ))
+        })?;
+    let scratch_dirs = scratch_dirs(a.worktree_dir.clone().or(configured_dir));
+
+    let tip = series::resolve_tip(&repo, Some(&a.rev))?;
+    let base = series::base::resolve(&repo, a.base.as_deref(), tip.branch.as_deref())?;
+    let quiet = json || a.markdown;
+    if !quiet {
+        ui::status(format!("base: {}", super::series::describe_base(&base)));
+    }
+    let base_name = base.name.clone();
+    let on_base = base.commit == tip.commit || tip.branch.as_deref() == Some(base.name.as_str());
+
+    let opts = verify::Options {
+        command,
+        jobs,
+        keep_going: a.keep_going,
+        force: a.force,
+        scratch_dirs,
+    };
+    let interrupt = interrupt::install();
+    let progress = ctx.ui.interactive && !quiet;
+    let on_result = |r: &CommitResult| {
+        if progress {
+            ui::status(format!("  {}", line(ctx, r)));
+        }
+    };
+    let report = verify::verify(&repo, base, tip.commit, &opts, interrupt, &on_result)?;
+
+    if json {
+        ui::json(&report);
+    } else if a.markdown {
+        ui::out(report.to_markdown());
+    } else {
+        human(ctx, &report, &base_name, &a.rev, on_base);
+    }
+    Ok(if report.interrupted {
+        interrupt::EXIT_INTERRUPTED
+    } else if report.passed {
+        0
+    } else {
+        EXIT_CHECK_FAILED
+    })
+}
+
+/// Candidate directories for the worktrees, best first.
+fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(d) = explicit {
+        dirs.push(d);
+        return dirs;
+    }
+    let shm = PathBuf::from("/dev/shm");
+    if shm.is_dir() && free_bytes(&shm).is_some_and(|f| f >= SHM_MIN_FREE) {
+        dirs.push(shm);
+    }
+    dirs.push(std::env::temp_dir());
+    dirs
+}
+
+fn free_bytes(path: &std::path::Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized, zeroed out-parameter.
+    unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
+            return None;
+        }
+        Some(st.f_bavail as u64 * st.f_frsize as u64)
+    }
+}
+
+fn line(ctx: &Context, r: &CommitResult) -> String {
+    let word = match r.result {
+        Outcome::Pass => ctx.ui.green("pass"),
+        Outcome::Fail => ctx.ui.red("FAIL"),
+        Outcome::Skipped => ctx.ui.dim("skipped"),
+    };
+    format!(
+        "{:>3} {} {:<7} {:>9}{} {}",
+        r.index,
+        ctx.ui.yellow(&r.short),
+        word,
+        r.duration_ms.map(format_ms).unwrap_or_default(),
+        if r.cached { " (cached)" } else { "         " },
+        r.summary
+    )
+}
+
+fn human(ctx: &Context, report: &Report, base: &str, rev: &str, on_base: bool) {
+    let n = report.commits.len();
+    if n == 0 {
+        ui::status(format!("nothing to verify: {base}..{rev} is empty"));
+        if on_base {
+            ui::status(format!(
+                "hint: {rev} is on the base {base} itself; start a series with `git jules series start NAME`"
+            ));
+        }
+        return;
+    }
+    for r in &report.commits {
+        ui::out(line(ctx, r));
+    }
+    match report.first_failure() {
+        Some(f) => {
+            ui::out(format!(
+                "patch {}/{n} {} fails: {}",
+                f.index, f.short, f.summary
+            ));
+            if let Some(tail) = f.tail.as_deref().filter(|t| !t.trim().is_empty()) {
+                ui::out(format!("--- output of patch {} (last lines) ---", f.index));
+                ui::out(tail);
+            }
+            if f.cached {
+                ui::status("hint: this failure is cached; `--force` runs it again");
+            }
+        }
+        None if report.interrupted => ui::status("interrupted: not every patch was verified"),
+        None => ui::status(format!(
+            "all {n} patches pass ({} ran, {} cached, {})",
+            report.ran,
+            report.cached,
+            format_ms(report.duration_ms)
+        )),
+    }
+}

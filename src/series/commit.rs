@@ -1,0 +1,202 @@
+//! `series commit`: stage everything and record one patch whose message carries a `Rationale:` trailer.
+//!
+//! The message is the summary, a blank line, then the trailer. A rationale of several lines is folded the way
+//! git folds trailers: continuation lines start with one space, so `git interpret-trailers --parse` and
+//! `%(trailers)` read it back as one value. Blank lines cannot live inside a trailer, so they are dropped.
+
+use std::path::Path;
+
+use gix::bstr::ByteSlice;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+use gix::refs::Target;
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::{branch_name, current_branch, ser_id, series_of_branch};
+use crate::error::{Error, Result};
+use crate::gitcli;
+
+/// The trailer key.
+pub const RATIONALE: &str = "Rationale";
+
+/// The commit message for `summary` and `rationale`; refuses an empty or multi-line summary and an empty
+/// rationale.
+pub fn message(summary: &str, rationale: &str) -> Result<String> {
+    let summary = summary.trim();
+    if summary.is_empty() {
+        return Err(Error::usage("the summary is empty"));
+    }
+    if summary.contains('\n') {
+        return Err(Error::usage(
+            "the summary must be one line; put the details in the rationale",
+        ));
+    }
+    let lines: Vec<&str> = rationale
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let Some((first, rest)) = lines.split_first() else {
+        return Err(Error::usage(
+            "the rationale is empty: say why this patch exists (--rationale TEXT or -F FILE)",
+        ));
+    };
+    let mut msg = format!("{summary}\n\n{RATIONALE}: {}\n", first.trim_start());
+    for line in rest {
+        msg.push(' ');
+        msg.push_str(line);
+        msg.push('\n');
+    }
+    Ok(msg)
+}
+
+/// The rationale of a commit message (the trailer's value, unfolded with newlines), if it has one.
+pub fn rationale_of(message: &str) -> Option<String> {
+    let prefix = format!("{RATIONALE}:");
+    let mut lines = message.lines();
+    let mut value: Vec<String> = Vec::new();
+    for line in lines.by_ref() {
+        if let Some(v) = line.strip_prefix(&prefix) {
+            value.push(v.trim().to_owned());
+            break;
+        }
+    }
+    if value.is_empty() {
+        return None;
+    }
+    for line in lines {
+        match line.strip_prefix(' ').or_else(|| line.strip_prefix('\t')) {
+            Some(cont) if !line.trim().is_empty() => value.push(cont.to_owned()),
+            _ => break,
+        }
+    }
+    Some(value.join("\n"))
+}
+
+#[derive(Debug, Serialize)]
+pub struct Committed {
+    pub series: String,
+    pub branch: String,
+    #[serde(serialize_with = "ser_id")]
+    pub commit: ObjectId,
+    #[serde(serialize_with = "ser_id")]
+    pub parent: ObjectId,
+    pub summary: String,
+}
+
+/// Stage all changes (`git add -A`: new, modified and deleted files, .gitignore respected) and commit them on
+/// the current series branch. Refuses when HEAD is not on a series branch and when nothing changed.
+pub fn commit(repo: &gix::Repository, summary: &str, rationale: &str) -> Result<Committed> {
+    let msg = message(summary, rationale)?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| Error::usage("a series needs a working tree; this repository is bare"))?
+        .to_owned();
+    let branch = current_branch(repo)?;
+    let Some(series) = branch
+        .as_deref()
+        .and_then(series_of_branch)
+        .map(str::to_owned)
+    else {
+        return Err(Error::usage(format!(
+            "HEAD is not on a series branch (jules/staging/NAME) but on {}; start one with `git jules series start NAME`",
+            branch.as_deref().unwrap_or("a detached commit")
+        )));
+    };
+    let parent = repo.head_id()?.detach();
+    let parent_tree = repo.find_commit(parent)?.tree_id()?.detach();
+    let tree = stage_all(&workdir)?;
+    if tree == parent_tree {
+        return Err(Error::usage(
+            "nothing to commit: the working tree matches HEAD",
+        ));
+    }
+    let fallback = crate::repo::committer(repo);
+    let author = match repo.author() {
+        Some(Ok(sig)) => sig.to_owned()?,
+        _ => fallback.clone(),
+    };
+    let committer = match repo.committer() {
+        Some(Ok(sig)) => sig.to_owned()?,
+        _ => fallback,
+    };
+    let commit = gix::objs::Commit {
+        tree,
+        parents: [parent].into_iter().collect(),
+        author,
+        committer,
+        encoding: None,
+        message: msg.into(),
+        extra_headers: Vec::new(),
+    };
+    let id = repo.write_object(&commit)?.detach();
+    let summary = summary.trim().to_owned();
+    // Through HEAD with `deref`, so that both the branch and HEAD get a reflog entry, as `git commit` does.
+    let edit = RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: format!("commit (jules series): {summary}").into(),
+            },
+            expected: PreviousValue::MustExistAndMatch(Target::Object(parent)),
+            new: Target::Object(id),
+        },
+        name: "HEAD".try_into().map_err(gix::Error::from_error)?,
+        deref: true,
+    };
+    repo.edit_reference(edit).map_err(|e| {
+        if e.is_conflict() {
+            Error::Conflict(format!(
+                "{} moved while committing; nothing was committed",
+                branch_name(&series)
+            ))
+        } else {
+            e.into()
+        }
+    })?;
+    Ok(Committed {
+        branch: branch_name(&series),
+        series,
+        commit: id,
+        parent,
+        summary,
+    })
+}
+
+/// Stage everything and return the index's tree.
+///
+/// Through `git add -A` and `git write-tree`: gix 0.90 can neither add paths to the index with all of git's
+/// ignore and attribute rules nor write a tree from an index.
+fn stage_all(workdir: &Path) -> Result<ObjectId> {
+    gitcli::run(workdir, ["add", "-A"])?;
+    let out = gitcli::run(workdir, ["write-tree"])?;
+    let hex = out.stdout.trim();
+    ObjectId::from_hex(hex)
+        .map_err(|e| Error::Other(format!("`git write-tree` printed {:?}: {e}", hex.as_bstr())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multi_line_rationale_is_folded_into_one_trailer() {
+        let m = message("  Add thing ", "Because A.\n\nAnd B,\n  indented C.\n").unwrap();
+        assert_eq!(
+            m,
+            "Add thing\n\nRationale: Because A.\n And B,\n   indented C.\n"
+        );
+        assert_eq!(
+            rationale_of(&m).unwrap(),
+            "Because A.\nAnd B,\n  indented C."
+        );
+    }
+
+    #[test]
+    fn empty_inputs_are_refused() {
+        assert!(message("s", " \n\t\n").is_err());
+        assert!(message("", "r").is_err());
+        assert!(message("a\nb", "r").is_err());
+    }
+}

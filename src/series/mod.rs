@@ -1,0 +1,154 @@
+//! Patch series: staging branches `jules/staging/NAME`, each measured against a base branch.
+//!
+//! A series is an ordinary local branch under `refs/heads/jules/staging/`; its patches are the commits of
+//! `base..branch`, oldest first, numbered from 1. The base is remembered per branch in
+//! `branch.<branch>.julesBase`, so several series live side by side. Everything that needs a base goes through
+//! [`base::resolve`].
+
+pub mod base;
+pub mod commit;
+pub mod range;
+pub mod start;
+pub mod status;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+
+pub use base::{Base, BaseSource};
+
+/// The prefix of every series branch, as a full ref name.
+pub const STAGING_PREFIX: &str = "refs/heads/jules/staging/";
+
+/// The config key (in the branch's section) that stores a series' base.
+pub const BASE_KEY: &str = "julesBase";
+
+/// `refs/heads/jules/staging/NAME`.
+pub fn branch_ref(name: &str) -> String {
+    format!("{STAGING_PREFIX}{name}")
+}
+
+/// `jules/staging/NAME`, the branch's short name.
+pub fn branch_name(name: &str) -> String {
+    format!("jules/staging/{name}")
+}
+
+/// The series name of a branch (`jules/staging/NAME` or `refs/heads/jules/staging/NAME`), if it is one.
+pub fn series_of_branch(branch: &str) -> Option<&str> {
+    let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+    short
+        .strip_prefix("jules/staging/")
+        .filter(|n| !n.is_empty())
+}
+
+/// The short name of the branch HEAD is on, `None` when HEAD is detached or unborn.
+pub fn current_branch(repo: &gix::Repository) -> Result<Option<String>> {
+    let Some(name) = repo.head_name()? else {
+        return Ok(None);
+    };
+    Ok(name
+        .as_ref()
+        .category_and_short_name()
+        .filter(|(c, _)| *c == gix::refs::Category::LocalBranch)
+        .map(|(_, s)| s.to_string()))
+}
+
+/// One patch of a series: a commit of `base..tip`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Patch {
+    /// 1-based position in the series, oldest first.
+    pub index: usize,
+    #[serde(serialize_with = "ser_id")]
+    pub commit: ObjectId,
+    #[serde(serialize_with = "ser_id")]
+    pub tree: ObjectId,
+    /// The first line of the commit message.
+    pub summary: String,
+}
+
+/// The patches of `base..tip`, oldest first.
+pub fn patches(repo: &gix::Repository, base: ObjectId, tip: ObjectId) -> Result<Vec<Patch>> {
+    range::oldest_first(repo, base, tip)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let commit = repo.find_commit(id)?;
+            let summary = commit.message()?.summary().to_string();
+            Ok(Patch {
+                index: i + 1,
+                commit: id,
+                tree: commit.tree_id()?.detach(),
+                summary,
+            })
+        })
+        .collect()
+}
+
+/// Resolve a revision (branch, remote branch, tag, commit id, `HEAD~2`, …) to a commit.
+pub fn resolve_commit(repo: &gix::Repository, what: &'static str, rev: &str) -> Result<ObjectId> {
+    let id = repo
+        .rev_parse_single(rev)
+        .map_err(|_| Error::not_found(what, rev))?;
+    let commit = id
+        .object()?
+        .peel_to_commit()
+        .map_err(|_| Error::usage(format!("{what} {rev} is not a commit")))?;
+    Ok(commit.id)
+}
+
+/// The tip of a range to verify and the branch whose `julesBase` applies to it.
+#[derive(Debug, Clone)]
+pub struct Tip {
+    pub commit: ObjectId,
+    /// The local branch named by the revision (or the one HEAD is on, for `HEAD`), short name.
+    pub branch: Option<String>,
+}
+
+/// Resolve `rev` (default `HEAD`): a local branch name or `refs/heads/…` brings its configured base along.
+pub fn resolve_tip(repo: &gix::Repository, rev: Option<&str>) -> Result<Tip> {
+    let rev = rev.unwrap_or("HEAD");
+    if rev == "HEAD" || rev == "@" {
+        let commit = repo
+            .head_id()
+            .map_err(|_| Error::usage("HEAD has no commit yet"))?
+            .detach();
+        return Ok(Tip {
+            commit,
+            branch: current_branch(repo)?,
+        });
+    }
+    let short = rev.strip_prefix("refs/heads/").unwrap_or(rev);
+    let branch = crate::refs::target(repo, &format!("refs/heads/{short}"))
+        .ok()
+        .flatten()
+        .map(|_| short.to_owned());
+    Ok(Tip {
+        commit: resolve_commit(repo, "revision", rev)?,
+        branch,
+    })
+}
+
+pub(crate) fn ser_id<S: serde::Serializer>(
+    id: &ObjectId,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&id.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_names_of_branches() {
+        assert_eq!(series_of_branch("jules/staging/a"), Some("a"));
+        assert_eq!(
+            series_of_branch("refs/heads/jules/staging/x.y"),
+            Some("x.y")
+        );
+        assert_eq!(series_of_branch("jules/staging/"), None);
+        assert_eq!(series_of_branch("main"), None);
+        assert_eq!(branch_ref("a"), "refs/heads/jules/staging/a");
+    }
+}

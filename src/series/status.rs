@@ -1,0 +1,149 @@
+//! `series status` and `series list`: a series, its base, its numbered patches and their cached verdicts.
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::{
+    base, branch_name, branch_ref, current_branch, patches, ser_id, series_of_branch, Base, Patch,
+    STAGING_PREFIX,
+};
+use crate::error::{Error, Result};
+use crate::verify::cache::{Cache, Verdict};
+
+/// A patch's verification state for the configured command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VerifyState {
+    Pass,
+    Fail,
+    /// No cached result for this tree and command.
+    Unverified,
+    /// No verify command is configured, so there is nothing to look up.
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PatchStatus {
+    #[serde(flatten)]
+    pub patch: Patch,
+    pub short: String,
+    pub verify: VerifyState,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SeriesStatus {
+    pub series: String,
+    pub branch: String,
+    /// HEAD is on this series' branch.
+    pub current: bool,
+    pub base: Base,
+    #[serde(serialize_with = "ser_id")]
+    pub tip: ObjectId,
+    /// The command whose cached results `verify` shows (`jules.verify.cmd` or `--cmd`).
+    pub verify_command: Option<String>,
+    pub patches: Vec<PatchStatus>,
+}
+
+impl SeriesStatus {
+    /// (passed, failed, unverified) counts.
+    pub fn counts(&self) -> (usize, usize, usize) {
+        let n = |s| self.patches.iter().filter(|p| p.verify == s).count();
+        (
+            n(VerifyState::Pass),
+            n(VerifyState::Fail),
+            self.patches.len() - n(VerifyState::Pass) - n(VerifyState::Fail),
+        )
+    }
+}
+
+/// The status of series `name` (default: the one HEAD is on).
+pub fn status(
+    repo: &gix::Repository,
+    name: Option<&str>,
+    explicit_base: Option<&str>,
+    command: Option<&str>,
+) -> Result<SeriesStatus> {
+    let current = current_branch(repo)?;
+    let name = match name {
+        Some(n) => n.to_owned(),
+        None => current
+            .as_deref()
+            .and_then(series_of_branch)
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "HEAD is not on a series branch but on {}; name a series (see `git jules series list`) or start one with `git jules series start NAME`",
+                    current.as_deref().unwrap_or("a detached commit")
+                ))
+            })?,
+    };
+    let mut cache = Cache::open(repo)?;
+    one(
+        repo,
+        &name,
+        explicit_base,
+        command,
+        current.as_deref(),
+        &mut cache,
+    )
+}
+
+/// Every series in the repository, by name.
+pub fn list(repo: &gix::Repository, command: Option<&str>) -> Result<Vec<SeriesStatus>> {
+    let current = current_branch(repo)?;
+    let mut names = Vec::new();
+    for r in repo.references()?.prefixed(STAGING_PREFIX)? {
+        let r = r.map_err(|e| Error::Other(format!("listing series branches: {e}")))?;
+        if let Some(n) = series_of_branch(&r.name().as_bstr().to_string()) {
+            names.push(n.to_owned());
+        }
+    }
+    names.sort();
+    let mut cache = Cache::open(repo)?;
+    names
+        .iter()
+        .map(|n| one(repo, n, None, command, current.as_deref(), &mut cache))
+        .collect()
+}
+
+fn one(
+    repo: &gix::Repository,
+    name: &str,
+    explicit_base: Option<&str>,
+    command: Option<&str>,
+    current: Option<&str>,
+    cache: &mut Cache,
+) -> Result<SeriesStatus> {
+    let branch = branch_name(name);
+    let tip = crate::refs::target(repo, &branch_ref(name))?
+        .ok_or_else(|| Error::not_found("series", name))?;
+    let base = base::resolve(repo, explicit_base, Some(&branch))?;
+    let key = command.map(crate::verify::cache::command_key);
+    let patches = patches(repo, base.commit, tip)?
+        .into_iter()
+        .map(|p| {
+            let verify = match &key {
+                None => VerifyState::Unknown,
+                Some(k) => match cache.get(repo, p.tree, k)?.map(|e| e.result) {
+                    Some(Verdict::Pass) => VerifyState::Pass,
+                    Some(Verdict::Fail) => VerifyState::Fail,
+                    None => VerifyState::Unverified,
+                },
+            };
+            Ok(PatchStatus {
+                short: crate::verify::short_id(repo, p.commit),
+                patch: p,
+                verify,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(SeriesStatus {
+        series: name.to_owned(),
+        current: current == Some(branch.as_str()),
+        branch,
+        base,
+        tip,
+        verify_command: command.map(str::to_owned),
+        patches,
+    })
+}

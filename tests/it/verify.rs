@@ -1,0 +1,564 @@
+//! `git jules verify` and the pre-push hook: bisect safety without touching the user's checkout.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::harness::{stderr, stdout, Repo};
+use crate::series::make_series;
+
+/// The "build": fails when a tracked file has a line `BROKEN`, printing which.
+const BUILD: &str = "if grep -rlx --exclude-dir=.git BROKEN .; then echo 'build failed: BROKEN marker' >&2; exit 1; fi";
+
+fn json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+fn results(report: &Value) -> Vec<String> {
+    report["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["result"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A command that appends the patch index to `counter` (outside the repository), then builds.
+fn counting(counter: &Path) -> String {
+    format!(
+        "echo $JULES_VERIFY_INDEX >> '{}'; {BUILD}",
+        counter.display()
+    )
+}
+
+fn ran(counter: &Path) -> Vec<usize> {
+    let mut v: Vec<usize> = std::fs::read_to_string(counter)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+fn worktrees(r: &Repo) -> usize {
+    r.git(["worktree", "list", "--porcelain"])
+        .lines()
+        .filter(|l| l.starts_with("worktree "))
+        .count()
+}
+
+#[test]
+fn the_seeds_case_names_patch_2_and_leaves_the_checkout_alone() {
+    let r = Repo::new();
+    make_series(
+        &r,
+        "feat",
+        &[
+            ("a.txt", "a\n"),
+            ("b.txt", "BROKEN\n"),
+            ("b.txt", "fixed\n"),
+        ],
+    );
+    // Local state verify must not touch: an untracked file, an unstaged and a staged change.
+    r.write("untracked.txt", "mine\n");
+    r.write("a.txt", "edited, not staged\n");
+    r.write("staged.txt", "staged\n");
+    r.git(["add", "staged.txt"]);
+    let status = r.git(["status", "--porcelain"]);
+    let index = std::fs::read(r.path().join(".git/index")).unwrap();
+    let head = r.rev("HEAD").unwrap();
+
+    let scratch = tempfile::tempdir().unwrap();
+    let out = r.jules([
+        "--json",
+        "verify",
+        "--cmd",
+        BUILD,
+        "--worktree-dir",
+        scratch.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = json(&stdout(&out));
+    assert_eq!(report["first_failure"], 2);
+    assert_eq!(report["passed"], false);
+    assert_eq!(report["commits"][1]["result"], "fail");
+    assert_eq!(report["commits"][1]["exit_code"], 1);
+    assert_eq!(report["commits"][0]["result"], "pass");
+    let tail = report["commits"][1]["tail"].as_str().unwrap();
+    assert!(
+        tail.contains("build failed: BROKEN marker") && tail.contains("b.txt"),
+        "{tail}"
+    );
+    assert_eq!(report["base"]["name"], "main");
+
+    assert_eq!(r.git(["status", "--porcelain"]), status);
+    assert_eq!(std::fs::read(r.path().join(".git/index")).unwrap(), index);
+    assert_eq!(r.rev("HEAD").unwrap(), head);
+    assert_eq!(
+        r.git(["symbolic-ref", "HEAD"]),
+        "refs/heads/jules/staging/feat"
+    );
+    assert_eq!(r.read("untracked.txt"), "mine\n");
+    assert_eq!(r.read("a.txt"), "edited, not staged\n");
+    assert_eq!(worktrees(&r), 1, "{}", r.git(["worktree", "list"]));
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+
+    // The human and Markdown reports name patch 2 too.
+    let human = r.jules(["verify", "--cmd", BUILD]);
+    assert!(stdout(&human).contains("patch 2/3 "), "{}", stdout(&human));
+    let md = stdout(&r.jules(["verify", "--cmd", BUILD, "--markdown"]));
+    assert!(
+        md.contains("| # | commit | summary | result | duration |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| 2 | `") && md.contains("**FAIL** (exit 1)"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**Patch 2 of 3 fails**") && md.contains("build failed"),
+        "{md}"
+    );
+}
+
+#[test]
+fn the_cache_runs_nothing_twice_and_only_changed_trees_again() {
+    let r = Repo::new();
+    let files = ["1.txt", "2.txt", "3.txt", "4.txt", "5.txt"];
+    let patches: Vec<(&str, &str)> = files.iter().map(|f| (*f, "x\n")).collect();
+    make_series(&r, "feat", &patches);
+    let dir = tempfile::tempdir().unwrap();
+    let counter = dir.path().join("counter");
+    let cmd = counting(&counter);
+
+    let first = json(&r.jules_ok(["--json", "verify", "--cmd", &cmd]));
+    assert_eq!(
+        (first["ran"].as_u64(), first["cached"].as_u64()),
+        (Some(5), Some(0))
+    );
+    assert_eq!(ran(&counter), [1, 2, 3, 4, 5]);
+
+    std::fs::remove_file(&counter).unwrap();
+    let second = json(&r.jules_ok(["--json", "verify", "--cmd", &cmd]));
+    assert_eq!(
+        (second["ran"].as_u64(), second["cached"].as_u64()),
+        (Some(0), Some(5))
+    );
+    assert!(second["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["cached"] == true));
+    assert!(!counter.exists(), "a cached run executed the command");
+    // The cache is a note on each tree, keyed by the command's SHA-256.
+    let tree = r.git(["rev-parse", "HEAD^{tree}"]);
+    let note = json(&r.git(["notes", "--ref=jules/verify", "show", &tree]));
+    assert_eq!(note["version"], 1);
+    let entry = note["results"]
+        .as_object()
+        .unwrap()
+        .values()
+        .next()
+        .unwrap();
+    assert_eq!(entry["command"], cmd.as_str());
+    assert_eq!(entry["result"], "pass");
+
+    // Reroll patch 3 of 5: 1 and 2 keep their trees, 3..5 get new ones.
+    let p2 = r.rev("HEAD~3").unwrap();
+    let p4 = r.rev("HEAD~1").unwrap();
+    let p5 = r.rev("HEAD").unwrap();
+    r.git(["reset", "-q", "--hard", &p2]);
+    r.write("3.txt", "changed\n");
+    r.commit_all("patch 3, rerolled");
+    r.git(["cherry-pick", &p4, &p5]);
+    let third = json(&r.jules_ok(["--json", "verify", "--cmd", &cmd]));
+    assert_eq!(ran(&counter), [3, 4, 5]);
+    assert_eq!(
+        (third["ran"].as_u64(), third["cached"].as_u64()),
+        (Some(3), Some(2))
+    );
+
+    // --force ignores the cache.
+    std::fs::remove_file(&counter).unwrap();
+    r.jules_ok(["verify", "--cmd", &cmd, "--force"]);
+    assert_eq!(ran(&counter), [1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn every_command_sees_exactly_its_commit_whatever_the_previous_one_did() {
+    let r = Repo::new();
+    make_series(
+        &r,
+        "feat",
+        &[
+            ("a.txt", "1\n"),
+            ("b.txt", "2\n"),
+            ("a.txt", "3\n"),
+            ("c.txt", "4\n"),
+        ],
+    );
+    // Each run checks that HEAD is its commit and the checkout is clean (tracked files, and the index
+    // verify wrote for a fresh worktree), then dirties a tracked file and leaves an untracked one.
+    let cmd = "test \"$(git rev-parse HEAD)\" = \"$JULES_VERIFY_COMMIT\" \
+               && test -z \"$(git status --porcelain --untracked-files=no)\" \
+               && git diff --quiet && echo scribble >> README && echo x > untracked-$JULES_VERIFY_INDEX";
+    let report = json(&r.jules_ok(["--json", "verify", "--jobs", "1", "--cmd", cmd]));
+    assert_eq!(results(&report), ["pass", "pass", "pass", "pass"]);
+    let report = json(&r.jules_ok(["--json", "verify", "--jobs", "2", "--force", "--cmd", cmd]));
+    assert_eq!(results(&report), ["pass", "pass", "pass", "pass"]);
+    assert_eq!(r.read("README"), "hello\n");
+}
+
+/// Each commit leaves its marker in `dir`, then waits (at most 2 s) for the other commit's: only two
+/// commits running at the same time both pass.
+fn barrier(dir: &Path) -> String {
+    format!(
+        "m='{}'; touch \"$m/$JULES_VERIFY_INDEX\"; other=$((3 - JULES_VERIFY_INDEX)); n=0; \
+         while [ ! -e \"$m/$other\" ]; do n=$((n + 1)); [ $n -gt 40 ] && exit 1; sleep 0.05; done",
+        dir.display()
+    )
+}
+
+#[test]
+fn two_jobs_really_run_at_once() {
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let marks = tempfile::tempdir().unwrap();
+    let report = json(&r.jules_ok([
+        "--json",
+        "verify",
+        "--jobs",
+        "2",
+        "--cmd",
+        &barrier(marks.path()),
+    ]));
+    assert_eq!(results(&report), ["pass", "pass"]);
+    assert_eq!(report["jobs"], 2);
+
+    // The barrier can fail: one job runs commit 1 alone and it times out.
+    let marks = tempfile::tempdir().unwrap();
+    let out = r.jules([
+        "--json",
+        "verify",
+        "--jobs",
+        "1",
+        "--cmd",
+        &barrier(marks.path()),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(results(&json(&stdout(&out))), ["fail", "skipped"]);
+}
+
+#[test]
+fn the_first_failure_in_series_order_wins_over_the_first_to_finish() {
+    let r = Repo::new();
+    // Patch 2 fails slowly, patch 3 fails at once, patch 4 would pass.
+    make_series(
+        &r,
+        "feat",
+        &[
+            ("verdict", "pass\n"),
+            ("verdict", "slow-fail\n"),
+            ("verdict", "fast-fail\n"),
+            ("verdict", "pass\n"),
+        ],
+    );
+    let cmd = "case $(cat verdict) in pass) exit 0;; slow-fail) sleep 1; exit 7;; *) exit 9;; esac";
+    let out = r.jules(["--json", "verify", "--jobs", "2", "--cmd", cmd]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&stdout(&out));
+    assert_eq!(report["first_failure"], 2);
+    assert_eq!(report["commits"][1]["exit_code"], 7);
+    assert_eq!(results(&report), ["pass", "fail", "fail", "skipped"]);
+
+    // --keep-going runs everything.
+    let out = r.jules(["--json", "verify", "--keep-going", "--force", "--cmd", cmd]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&stdout(&out));
+    assert_eq!(results(&report), ["pass", "fail", "fail", "pass"]);
+    assert_eq!(report["first_failure"], 2);
+}
+
+#[test]
+fn ctrl_c_stops_the_commands_removes_the_worktrees_and_exits_130() {
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let marks = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "touch '{}/started.'$JULES_VERIFY_INDEX; sleep 30",
+        marks.path().display()
+    );
+    let mut child = r
+        .jules_cmd([
+            "verify",
+            "--jobs",
+            "2",
+            "--cmd",
+            &cmd,
+            "--worktree-dir",
+            scratch.path().to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(marks.path()).unwrap().count() < 2 {
+        assert!(Instant::now() < deadline, "the commands never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let started = Instant::now();
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "verify ignored SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(worktrees(&r), 1, "{}", r.git(["worktree", "list"]));
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+    assert!(
+        !r.path().join(".git/worktrees").exists()
+            || std::fs::read_dir(r.path().join(".git/worktrees"))
+                .unwrap()
+                .count()
+                == 0
+    );
+}
+
+#[test]
+fn worktrees_left_by_a_killed_run_are_removed_by_the_next_one() {
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let marks = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "touch '{}/started.'$JULES_VERIFY_INDEX; sleep 2",
+        marks.path().display()
+    );
+    let mut child = r
+        .jules_cmd([
+            "verify",
+            "--jobs",
+            "2",
+            "--cmd",
+            &cmd,
+            "--worktree-dir",
+            scratch.path().to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_dir(marks.path()).unwrap().count() < 2 {
+        assert!(Instant::now() < deadline, "the commands never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL: no cleanup
+    child.wait().unwrap();
+    let list = r.git(["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees(&r), 3, "{list}");
+    assert!(list.contains("locked git-jules verify (pid"), "{list}");
+    // Even a run that needs no worktree (empty range) clears them.
+    r.jules_ok(["verify", "--cmd", "true", "--base", "HEAD"]);
+    assert_eq!(worktrees(&r), 1, "{}", r.git(["worktree", "list"]));
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn an_empty_range_says_so_and_a_missing_command_is_a_usage_error() {
+    let r = Repo::new();
+    let out = r.jules(["verify", "--cmd", "true"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("nothing to verify: main..HEAD is empty"),
+        "{err}"
+    );
+    assert!(err.contains("git jules series start NAME"), "{err}");
+    let out = r.jules(["verify"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("jules.verify.cmd"),
+        "{}",
+        stderr(&out)
+    );
+    let out = r.jules(["--json", "verify", "--markdown", "--cmd", "true"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn results_verified_in_another_clone_arrive_with_fetch() {
+    let origin = Repo::new();
+    let remote = origin.bare_sibling();
+    origin.git(["push", "-q", remote.path().to_str().unwrap(), "main"]);
+    let a = origin.clone_of(remote.path());
+    a.jules_ok(["init"]);
+    make_series(&a, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    // The same command text in both clones, so the same cache key.
+    let dir = tempfile::tempdir().unwrap();
+    let counter = dir.path().join("counter");
+    let cmd = counting(&counter);
+    a.git(["config", "jules.verify.cmd", &cmd]);
+    a.jules_ok(["verify"]);
+    assert_eq!(ran(&counter), [1, 2]);
+    std::fs::remove_file(&counter).unwrap();
+    a.git(["push", "-q", "origin", "jules/staging/feat"]);
+    a.jules_ok(["sync"]); // carries refs/notes/jules/verify
+
+    let b = origin.clone_of(remote.path());
+    b.jules_ok(["init"]);
+    b.git(["fetch", "-q", "origin"]);
+    b.git([
+        "checkout",
+        "-q",
+        "-b",
+        "jules/staging/feat",
+        "origin/jules/staging/feat",
+    ]);
+    b.git(["config", "jules.verify.cmd", &cmd]);
+    let report = json(&b.jules_ok(["--json", "verify"]));
+    assert_eq!(
+        (report["ran"].as_u64(), report["cached"].as_u64()),
+        (Some(0), Some(2))
+    );
+    assert!(
+        !counter.exists(),
+        "a result fetched from the remote was run again"
+    );
+    assert!(
+        b.rev("refs/notes/jules/verify").is_none(),
+        "reading must not copy notes"
+    );
+}
+
+/// Install the hook in a clone of a bare remote whose main has one commit.
+fn hooked_clone() -> (Repo, Repo) {
+    let origin = Repo::new();
+    let remote = origin.bare_sibling();
+    origin.git(["push", "-q", remote.path().to_str().unwrap(), "main"]);
+    let r = origin.clone_of(remote.path());
+    let out = r.jules_ok(["--json", "hooks", "install"]);
+    assert_eq!(json(&out)["action"], "installed");
+    r.git(["config", "jules.verify.cmd", BUILD]);
+    (remote, r)
+}
+
+#[test]
+fn the_pre_push_hook_blocks_a_broken_series_and_lets_a_good_one_through() {
+    let (remote, r) = hooked_clone();
+    make_series(
+        &r,
+        "bad",
+        &[("a.txt", "a\n"), ("b.txt", "BROKEN\n"), ("c.txt", "c\n")],
+    );
+    let push = r.git_output(["push", "origin", "jules/staging/bad"]);
+    assert!(!push.status.success(), "the push went through");
+    let err = stderr(&push);
+    assert!(
+        err.contains("patch 2/3") && err.contains("push refused"),
+        "{err}"
+    );
+    assert!(remote.rev("refs/heads/jules/staging/bad").is_none());
+
+    r.git(["checkout", "-q", "main"]);
+    make_series(&r, "good", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let push = r.git_output(["push", "origin", "jules/staging/good"]);
+    assert!(push.status.success(), "{}", stderr(&push));
+    assert_eq!(
+        remote.rev("refs/heads/jules/staging/good"),
+        r.rev("jules/staging/good")
+    );
+
+    let good_tip = r.rev("HEAD").unwrap();
+
+    // Appending a broken patch to the pushed series: the new commit is checked and refused.
+    r.write("d.txt", "BROKEN\n");
+    r.jules_ok(["series", "commit", "-s", "break it", "-r", "test"]);
+    let push = r.git_output(["push", "origin", "jules/staging/good"]);
+    assert!(!push.status.success());
+    assert!(stderr(&push).contains("patch 1/1"), "{}", stderr(&push));
+
+    // Under the pre-commit framework the hook reads PRE_COMMIT_* instead of stdin.
+    let hook = r.path().join(".git/hooks/pre-push");
+    let bad = r.rev("jules/staging/bad").unwrap();
+    for (tip, ok) in [(bad.as_str(), false), (good_tip.as_str(), true)] {
+        let mut cmd = std::process::Command::new(&hook);
+        r.env.apply(&mut cmd);
+        let out = cmd
+            .current_dir(r.path())
+            .args(["origin", remote.path().to_str().unwrap()])
+            .env(
+                "PRE_COMMIT_FROM_REF",
+                "0000000000000000000000000000000000000000",
+            )
+            .env("PRE_COMMIT_TO_REF", tip)
+            .env("PRE_COMMIT_REMOTE_BRANCH", "refs/heads/jules/staging/x")
+            .env("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/jules/staging/x")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.success(), ok, "{tip}: {}", stderr(&out));
+    }
+
+    // Other branches are not verified by default; with jules.verify.prePush=all they are.
+    r.git(["checkout", "-q", "-b", "topic"]);
+    let push = r.git_output(["push", "origin", "topic"]);
+    assert!(push.status.success(), "{}", stderr(&push));
+    r.git(["config", "jules.verify.prePush", "all"]);
+    let push = r.git_output(["push", "origin", "HEAD:refs/heads/topic2"]);
+    assert!(
+        !push.status.success(),
+        "prePush=all let a broken branch through"
+    );
+    assert!(remote.rev("refs/heads/topic2").is_none());
+}
+
+#[test]
+fn hooks_install_respects_core_hooks_path_and_never_clobbers_silently() {
+    let r = Repo::new();
+    r.git(["config", "core.hooksPath", "my-hooks"]);
+    let out = json(&r.jules_ok(["--json", "hooks", "install"]));
+    let path = r.path().join("my-hooks/pre-push");
+    assert_eq!(Path::new(out["path"].as_str().unwrap()), path);
+    assert!(!r.path().join(".git/hooks/pre-push").exists());
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions());
+    assert_eq!(mode & 0o111, 0o111);
+    assert_eq!(
+        json(&r.jules_ok(["--json", "hooks", "install"]))["action"],
+        "unchanged"
+    );
+
+    std::fs::write(&path, "#!/bin/sh\necho mine\n").unwrap();
+    let out = r.jules(["hooks", "install"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    let out = json(&r.jules_ok(["--json", "hooks", "install", "--force"]));
+    assert_eq!(out["action"], "replaced");
+    assert_eq!(
+        std::fs::read_to_string(r.path().join("my-hooks/pre-push.jules-backup")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        r.jules_ok(["hooks", "show"])
+    );
+}
