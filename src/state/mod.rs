@@ -1,10 +1,10 @@
 //! Sprint state on `refs/jules/state`: the scheduler's cycle history, tracks, sprints, tasks and ticks.
 //!
-//! - [`events`]. the event kinds.
-//! - [`view`]. the projection, and seed 004's `cycle_state.json` shape.
-//! - [`schedules`]. `.jules/schedules.toml`.
-//! - [`tick`]. planning what runs now and recording the decision exactly once.
-//! - [`stats`]. per-sprint metrics.
+//! - [`events`] — the event kinds.
+//! - [`view`] — the projection, and seed 004's `cycle_state.json` shape.
+//! - [`schedules`] — `.jules/schedules.toml`.
+//! - [`tick`] — planning what runs now and recording the decision exactly once.
+//! - [`stats`] — per-sprint metrics.
 
 pub mod events;
 pub mod schedules;
