@@ -67,34 +67,8 @@ impl Log<'_> {
         loop {
             attempt += 1;
             let tip = self.local_tip()?;
-            let base_lamport = match tip {
-                Some(tip) => self.lamport_at(tip)?,
-                None => 0,
-            };
-            let mut parent = tip;
-            let mut out = Vec::with_capacity(prepared.len());
-            for (i, p) in prepared.iter().enumerate() {
-                let lamport = base_lamport + 1 + i as u64;
-                let message = event_message(&p.kind, &p.canonical, &p.id, lamport);
-                let author = crate::repo::persona_signature(&p.actor, committer.time);
-                let commit = gix::objs::Commit {
-                    tree: p.tree,
-                    parents: parent.into_iter().collect(),
-                    author,
-                    committer: committer.clone(),
-                    encoding: None,
-                    message: BString::from(message),
-                    extra_headers: Vec::new(),
-                };
-                let id = self.repo.write_object(&commit)?.detach();
-                parent = Some(id);
-                out.push(Appended {
-                    id: p.id,
-                    commit: id,
-                    lamport,
-                });
-            }
-            let new_tip = parent.expect("at least one event");
+            let out = self.write_chain(&prepared, tip, &committer)?;
+            let new_tip = out.last().expect("at least one event").commit;
             let msg = if out.len() == 1 {
                 format!("jules: append {}", prepared[0].kind)
             } else {
@@ -114,6 +88,58 @@ impl Log<'_> {
             }
             std::thread::sleep(backoff(attempt));
         }
+    }
+
+    /// Write `events` as a chain of commits on top of `parent` without moving any ref: for protocols that
+    /// publish the commits elsewhere first (a mail claim pushed to the remote under a lease) and only then
+    /// bring the local ref along.
+    pub fn write_detached(
+        &self,
+        parent: Option<ObjectId>,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Appended>> {
+        let prepared = events
+            .into_iter()
+            .map(|e| self.prepare(e))
+            .collect::<Result<Vec<_>>>()?;
+        let committer = crate::repo::committer(self.repo);
+        self.write_chain(&prepared, parent, &committer)
+    }
+
+    fn write_chain(
+        &self,
+        prepared: &[Prepared],
+        tip: Option<ObjectId>,
+        committer: &gix::actor::Signature,
+    ) -> Result<Vec<Appended>> {
+        let base_lamport = match tip {
+            Some(tip) => self.lamport_at(tip)?,
+            None => 0,
+        };
+        let mut parent = tip;
+        let mut out = Vec::with_capacity(prepared.len());
+        for (i, p) in prepared.iter().enumerate() {
+            let lamport = base_lamport + 1 + i as u64;
+            let message = event_message(&p.kind, &p.canonical, &p.id, lamport);
+            let author = crate::repo::persona_signature(&p.actor, committer.time);
+            let commit = gix::objs::Commit {
+                tree: p.tree,
+                parents: parent.into_iter().collect(),
+                author,
+                committer: committer.clone(),
+                encoding: None,
+                message: BString::from(message),
+                extra_headers: Vec::new(),
+            };
+            let id = self.repo.write_object(&commit)?.detach();
+            parent = Some(id);
+            out.push(Appended {
+                id: p.id,
+                commit: id,
+                lamport,
+            });
+        }
+        Ok(out)
     }
 
     fn prepare(&self, new: NewEvent) -> Result<Prepared> {
