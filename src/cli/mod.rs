@@ -5,6 +5,7 @@
 
 mod init;
 mod log;
+mod mail;
 mod man;
 mod sync;
 pub mod ui;
@@ -52,6 +53,9 @@ pub enum Command {
     /// Inspect and append to the event logs on refs/jules/*
     #[command(subcommand)]
     Log(log::LogCommand),
+    /// The personas' mailboxes on refs/jules/mail
+    #[command(subcommand)]
+    Mail(mail::MailCommand),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
 }
@@ -84,6 +88,7 @@ pub fn run() -> i32 {
         Command::Init(args) => init::run(&ctx, args),
         Command::Sync(args) => sync::run(&ctx, args),
         Command::Log(cmd) => log::run(&ctx, cmd),
+        Command::Mail(cmd) => mail::run(&ctx, cmd),
         Command::InstallMan(args) => man::run(&ctx, args),
     };
     match result {
