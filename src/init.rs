@@ -59,7 +59,7 @@ pub fn init(repo: &mut gix::Repository, remotes: &[String]) -> Result<Vec<InitRe
         for remote in &names {
             let mut added = Vec::new();
             let existing = |key: &str| -> Vec<String> {
-                tx.strings_by(&"remote", Some(remote.as_str().into()), key)
+                tx.strings_by("remote", Some(remote.as_str().into()), key)
                     .unwrap_or_default()
                     .into_iter()
                     .map(|v| v.to_string())

@@ -63,3 +63,36 @@ impl Log<'_> {
         ))
     }
 }
+
+impl Log<'_> {
+    /// Bring the local ref up to the remote-tracking copies that a plain `git fetch` wrote (fast-forward,
+    /// or join when they diverged), so that an append that follows builds on everything this replica has
+    /// seen and a plain `git push` of it is a fast-forward. Returns the local tip.
+    pub fn catch_up(&self) -> Result<Option<ObjectId>> {
+        let remotes = self.remote_tips()?;
+        for _ in 0..100 {
+            let local = self.local_tip()?;
+            let mut tip = local;
+            for (_, r) in &remotes {
+                tip = Some(match tip {
+                    None => *r,
+                    Some(t) => self.join(t, *r)?.tip(),
+                });
+            }
+            match tip {
+                Some(new) if tip != local => {
+                    if crate::refs::cas(self.repo, &self.name, local, new, "jules: catch up")? {
+                        return Ok(tip);
+                    }
+                }
+                _ => return Ok(tip),
+            }
+        }
+        Err(crate::Error::Race {
+            message: format!(
+                "{} kept moving while catching up with its remote copies",
+                self.name
+            ),
+        })
+    }
+}

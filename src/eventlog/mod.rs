@@ -83,8 +83,10 @@ impl<'r> Log<'r> {
         for r in platform.prefixed("refs/remotes/")? {
             let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
             let name = r.name().as_bstr().to_string();
+            // `refs/remotes/<remote>` has two slashes: this keeps `<remote>` to one component, so
+            // `refs/remotes/a/b/jules/mail` (a copy of log `b/jules/mail`?) is not taken for this log's.
             if name.ends_with(&suffix)
-                && name.matches('/').count() == 3 + suffix.matches('/').count()
+                && name.matches('/').count() == 2 + suffix.matches('/').count()
             {
                 if let Some(id) = r.target().try_id() {
                     out.push((name, id.to_owned()));

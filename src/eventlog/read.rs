@@ -53,7 +53,7 @@ impl Scan {
 
 /// Sort by (lamport, id, commit) and keep the first occurrence of every id.
 pub fn order(mut events: Vec<LoggedEvent>) -> Vec<LoggedEvent> {
-    events.sort_unstable_by(|a, b| (a.lamport, a.id, a.commit).cmp(&(b.lamport, b.id, b.commit)));
+    events.sort_unstable_by_key(|a| (a.lamport, a.id, a.commit));
     let mut seen = HashSet::with_capacity(events.len());
     events.retain(|e| seen.insert(e.id));
     events

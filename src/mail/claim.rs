@@ -104,7 +104,7 @@ pub fn claim(log: &Log<'_>, persona: &str, prefix: &str) -> Result<ClaimReport> 
     if let Some(w) = winner(log, &id)? {
         return Ok(report(outcome_of(persona, w), false));
     }
-    log.append(claim_event(persona, &id, false)?)?;
+    ops::append(log, vec![claim_event(persona, &id, false)?])?;
     let w = winner(log, &id)?.ok_or_else(|| {
         Error::Other("the claim was written but the view does not show it".into())
     })?;

@@ -96,7 +96,7 @@ fn append_new(
     }
     report.appended = fresh.len();
     for chunk in chunks(fresh, 20_000) {
-        log.append_batch(chunk)?;
+        super::ops::append(log, chunk)?;
     }
     Ok(())
 }

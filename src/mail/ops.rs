@@ -147,10 +147,17 @@ pub(crate) fn to_value<T: Serialize>(v: &T) -> Result<serde_json::Value> {
     serde_json::to_value(v).map_err(|e| Error::Other(format!("encoding mail data: {e}")))
 }
 
+/// Append to the mail log on top of everything this replica has seen, fetched copies included, so that
+/// a plain `git push` afterwards is a fast-forward.
+pub fn append(log: &Log<'_>, events: Vec<NewEvent>) -> Result<Vec<Appended>> {
+    log.catch_up()?;
+    log.append_batch(events)
+}
+
 /// Send a message; returns where its event landed (the message id is `Appended::id`).
 pub fn send(log: &Log<'_>, req: SendRequest, groups: &Groups) -> Result<Appended> {
     let event = build_send(req, groups)?;
-    log.append(event)
+    Ok(append(log, vec![event])?.remove(0))
 }
 
 /// A message with everything its send event says.
@@ -309,9 +316,8 @@ pub fn set_mark(
     if mark.is_noop(&current) {
         return Ok(None);
     }
-    Ok(Some(
-        log.append(NewEvent::new(mark.event(persona, message)?))?,
-    ))
+    let event = NewEvent::new(mark.event(persona, message)?);
+    Ok(Some(append(log, vec![event])?.remove(0)))
 }
 
 /// Per-persona counts for `mail stats`.

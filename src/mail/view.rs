@@ -683,9 +683,7 @@ impl MailView {
         let marks = mailbox.marks.entry(data.message.clone()).or_default();
         match e.event.kind.as_str() {
             kinds::READ => {
-                if marks.read.is_none() {
-                    marks.read = Some(e.event.time.clone());
-                }
+                marks.read.get_or_insert_with(|| e.event.time.clone());
             }
             kinds::UNREAD => marks.read = None,
             kinds::TAG | kinds::UNTAG => {
@@ -705,9 +703,7 @@ impl MailView {
             kinds::TRASH => marks.trashed = true,
             kinds::UNTRASH => marks.trashed = false,
             kinds::ARCHIVE => {
-                if marks.archived.is_none() {
-                    marks.archived = Some(e.event.time.clone());
-                }
+                marks.archived.get_or_insert_with(|| e.event.time.clone());
             }
             kinds::UNARCHIVE => marks.archived = None,
             _ => {}

@@ -4,3 +4,4 @@ mod harness;
 
 mod cli;
 mod eventlog;
+mod mail;

@@ -57,14 +57,18 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: ClaimArgs) -> anyhow::Resul
                     (true, None) => " (through the remote lock)".into(),
                     (false, _) => " (provisional: `claim --sync` makes it final)".into(),
                 };
-                ui::out(format!("won: {persona} holds {short}{how}"));
+                ui::out(format!(
+                    "{} {persona} holds {short}{how}",
+                    ctx.ui.green("won:")
+                ));
             }
             0
         }
         Outcome::Lost { winner, lock } => {
             if !ctx.ui.json {
                 ui::out(format!(
-                    "lost: {winner} holds {short}{}",
+                    "{} {winner} holds {short}{}",
+                    ctx.ui.red("lost:"),
                     if *lock { "" } else { " (provisional)" }
                 ));
             }

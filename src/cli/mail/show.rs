@@ -73,7 +73,7 @@ fn print(ctx: &Context, m: &MessageOut) {
     }
     line("To", &to.join(", "));
     line("Date", &m.time);
-    line("Subject", &m.subject);
+    line("Subject", &ctx.ui.bold(&m.subject));
     line("Type", &format!("{}, priority {}", m.msg_type, m.priority));
     if !m.tags.is_empty() {
         line("Tags", &m.tags.join(", "));

@@ -65,6 +65,9 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
                 print_items(ctx, &persona, &items, abbrev, now);
                 return Ok(0);
             }
+            if seen.is_none() && ctx.ui.interactive {
+                ui::status(format!("waiting for mail to {persona}…"));
+            }
             seen = Some(tips);
         }
         if timeout.is_some_and(|t| started.elapsed() >= t) {
