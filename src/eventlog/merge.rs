@@ -68,25 +68,45 @@ impl Log<'_> {
     /// Bring the local ref up to the remote-tracking copies that a plain `git fetch` wrote (fast-forward,
     /// or join when they diverged), so that an append that follows builds on everything this replica has
     /// seen and a plain `git push` of it is a fast-forward. Returns the local tip.
+    ///
+    /// Remote tips already joined are remembered in `.git/jules/caught-up/<log>`, so that the common case
+    /// (nothing fetched since) costs a ref listing, not a merge-base walk over unpushed events.
     pub fn catch_up(&self) -> Result<Option<ObjectId>> {
-        let remotes = self.remote_tips()?;
+        let remotes: Vec<ObjectId> = self.remote_tips()?.into_iter().map(|(_, id)| id).collect();
+        if remotes.is_empty() {
+            return self.local_tip();
+        }
+        let memo = crate::repo::jules_dir(self.repo)
+            .join("caught-up")
+            .join(self.short_name().replace('/', "%"));
+        let known: Vec<ObjectId> = std::fs::read_to_string(&memo)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.parse().ok())
+            .collect();
         for _ in 0..100 {
             let local = self.local_tip()?;
             let mut tip = local;
-            for (_, r) in &remotes {
+            for r in remotes.iter().filter(|r| !known.contains(r)) {
                 tip = Some(match tip {
                     None => *r,
                     Some(t) => self.join(t, *r)?.tip(),
                 });
             }
-            match tip {
-                Some(new) if tip != local => {
-                    if crate::refs::cas(self.repo, &self.name, local, new, "jules: catch up")? {
-                        return Ok(tip);
-                    }
+            if let Some(new) = tip.filter(|_| tip != local) {
+                if !crate::refs::cas(self.repo, &self.name, local, new, "jules: catch up")? {
+                    continue;
                 }
-                _ => return Ok(tip),
             }
+            // Only a hint: losing it costs one merge-base walk next time.
+            if known != remotes {
+                let text: String = remotes.iter().map(|r| format!("{r}\n")).collect();
+                if let Some(dir) = memo.parent() {
+                    let _ = std::fs::create_dir_all(dir)
+                        .and_then(|_| super::cache::write_atomically(&memo, text.as_bytes()));
+                }
+            }
+            return Ok(tip);
         }
         Err(crate::Error::Race {
             message: format!(

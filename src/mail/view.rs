@@ -46,6 +46,50 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// A message id as a map key in the cache: 32 bytes, written as hex, read without allocating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key(pub [u8; 32]);
+
+impl Key {
+    pub fn parse(hex: &str) -> Option<Key> {
+        if hex.len() != 64 {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, pair) in hex.as_bytes().chunks_exact(2).enumerate() {
+            let nibble = |b: u8| (b as char).to_digit(16);
+            out[i] = (nibble(pair[0])? * 16 + nibble(pair[1])?) as u8;
+        }
+        Some(Key(out))
+    }
+
+    pub fn hex(&self) -> String {
+        EventId(self.0).to_hex()
+    }
+}
+
+impl Serialize for Key {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.hex())
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Key;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("64 hex digits")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Key, E> {
+                Key::parse(v).ok_or_else(|| E::custom(format!("not a message id: {v}")))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
 /// Who won the claim on a message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claim {
@@ -74,8 +118,9 @@ pub struct Header {
     pub needs_response: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_reply_to: Option<String>,
-    /// The thread key: a message id or a thread name.
-    pub thread: String,
+    /// The thread key (a message id or a thread name) when it is not the message's own id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -94,8 +139,10 @@ impl Header {
         data: &SendData,
         thread: String,
     ) -> Header {
+        let id = id.to_hex();
         Header {
-            id: id.to_hex(),
+            thread: (thread != id).then_some(thread),
+            id,
             lamport,
             time: event.time.clone(),
             from: event.actor.clone(),
@@ -107,12 +154,16 @@ impl Header {
             tags: data.tags.clone(),
             needs_response: data.needs_response,
             in_reply_to: data.in_reply_to.clone(),
-            thread,
             expires: data.expires.clone(),
             urls: data.urls.clone(),
             files: event.payload.clone(),
             claim: None,
         }
+    }
+
+    /// The thread key: a message id or a thread name.
+    pub fn thread(&self) -> &str {
+        self.thread.as_deref().unwrap_or(&self.id)
     }
 
     pub fn is_expired(&self, now: DateTime<Utc>) -> bool {
@@ -170,9 +221,9 @@ pub struct Received {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Mailbox {
     #[serde(default)]
-    pub received: BTreeMap<String, Received>,
+    pub received: BTreeMap<Key, Received>,
     #[serde(default)]
-    pub marks: BTreeMap<String, Marks>,
+    pub marks: BTreeMap<Key, Marks>,
 }
 
 /// A claim as recorded, in the total order.
@@ -350,8 +401,8 @@ pub struct MailView {
     broken: Option<String>,
     summary: Summary,
     boxes: Parts<String, Mailbox>,
-    sent: Parts<String, BTreeMap<String, Header>>,
-    meta: Parts<u8, BTreeMap<String, MessageMeta>>,
+    sent: Parts<String, BTreeMap<Key, Header>>,
+    meta: Parts<u8, BTreeMap<Key, MessageMeta>>,
     threads: Parts<u8, BTreeMap<String, Vec<String>>>,
     index: Option<Vec<(EventId, ObjectId)>>,
     index_sorted: bool,
@@ -491,31 +542,28 @@ impl MailView {
             .map(|i| index[i].1))
     }
 
-    pub fn mailbox(&mut self, persona: &str) -> Result<Mailbox> {
-        let dir = self.dir.clone();
-        Ok(self
-            .boxes
-            .get(dir.as_deref(), &persona.to_owned())?
-            .cloned()
-            .unwrap_or_default())
-    }
-
     /// A persona's marks on a message.
     pub fn marks(&mut self, persona: &str, id: &str) -> Result<Marks> {
+        let Some(key) = Key::parse(id) else {
+            return Ok(Marks::default());
+        };
         let dir = self.dir.clone();
         Ok(self
             .boxes
             .get(dir.as_deref(), &persona.to_owned())?
-            .and_then(|b| b.marks.get(id).cloned())
+            .and_then(|b| b.marks.get(&key).cloned())
             .unwrap_or_default())
     }
 
     pub fn meta(&mut self, id: &str) -> Result<MessageMeta> {
+        let Some(key) = Key::parse(id) else {
+            return Ok(MessageMeta::default());
+        };
         let dir = self.dir.clone();
         Ok(self
             .meta
-            .get(dir.as_deref(), &bucket_of_id(id))?
-            .and_then(|m| m.get(id).cloned())
+            .get(dir.as_deref(), &key.0[0])?
+            .and_then(|m| m.get(&key).cloned())
             .unwrap_or_default())
     }
 
@@ -524,60 +572,73 @@ impl MailView {
         Ok(self.meta(id)?.thread.unwrap_or_else(|| id.to_owned()))
     }
 
-    /// The messages of a thread, in the total order.
+    /// The messages of a thread, in the total order. Only threads of more than one message, and named
+    /// ones, are indexed: any other message id is a thread of its own.
     pub fn thread(&mut self, key: &str) -> Result<Vec<String>> {
         let dir = self.dir.clone();
         Ok(self
             .threads
             .get(dir.as_deref(), &bucket_of_key(key))?
             .and_then(|t| t.get(key).cloned())
-            .unwrap_or_default())
+            .unwrap_or_else(|| {
+                if Key::parse(key).is_some() {
+                    vec![key.to_owned()]
+                } else {
+                    Vec::new()
+                }
+            }))
     }
 
     /// A persona's mailbox as a listing: urgent first, then newest.
     pub fn inbox(&mut self, persona: &str, f: &Filter, now: DateTime<Utc>) -> Result<Vec<Item>> {
-        let own = self.mailbox(persona)?;
-        let broadcast = if persona == BROADCAST {
-            Mailbox::default()
-        } else {
-            self.mailbox(BROADCAST)?
+        let dir = self.dir.clone();
+        let dir = dir.as_deref();
+        let own_key = persona.to_owned();
+        let broadcast_key = BROADCAST.to_owned();
+        // Load both partitions first, then borrow them: nothing is cloned but what is listed.
+        self.boxes.get(dir, &own_key)?;
+        if persona != BROADCAST {
+            self.boxes.get(dir, &broadcast_key)?;
+        }
+        let empty = Mailbox::default();
+        let own = self.boxes.loaded.get(&own_key).unwrap_or(&empty);
+        let broadcast = match persona {
+            BROADCAST => &empty,
+            _ => self.boxes.loaded.get(&broadcast_key).unwrap_or(&empty),
         };
-        let candidates = own.received.values().chain(
+        let no_marks = Marks::default();
+        let candidates = own.received.iter().chain(
             broadcast
                 .received
-                .values()
-                .filter(|r| r.h.from != persona && !own.received.contains_key(&r.h.id)),
+                .iter()
+                .filter(|(k, r)| r.h.from != persona && !own.received.contains_key(k)),
         );
-        let mut items = Vec::new();
-        for r in candidates {
-            let marks = own.marks.get(&r.h.id).cloned().unwrap_or_default();
-            if !keep(&r.h, &marks, persona, f, now) {
-                continue;
+        let mut picked: Vec<(&Received, &Marks)> = Vec::new();
+        for (k, r) in candidates {
+            let marks = own.marks.get(k).unwrap_or(&no_marks);
+            if keep(&r.h, marks, persona, f, now) {
+                picked.push((r, marks));
             }
-            items.push(Item {
-                header: r.h.clone(),
-                via: r.via.clone(),
-                marks,
-            });
         }
-        items.sort_by(|a, b| {
-            (
-                a.header.priority,
-                &b.header.time,
-                b.header.lamport,
-                &a.header.id,
-            )
-                .cmp(&(
-                    b.header.priority,
-                    &a.header.time,
-                    a.header.lamport,
-                    &b.header.id,
-                ))
+        picked.sort_unstable_by(|(a, _), (b, _)| {
+            (a.h.priority, &b.h.time, b.h.lamport, &a.h.id).cmp(&(
+                b.h.priority,
+                &a.h.time,
+                a.h.lamport,
+                &b.h.id,
+            ))
         });
         if let Some(limit) = f.limit {
-            items.truncate(limit);
+            picked.truncate(limit);
         }
-        Ok(items)
+        Ok(picked
+            .into_iter()
+            .map(|(r, m)| Item {
+                header: r.h.clone(),
+                via: r.via.clone(),
+                marks: m.clone(),
+            })
+            .collect())
     }
 
     /// What a persona sent, newest first.
@@ -612,6 +673,7 @@ impl MailView {
     }
 
     fn apply_send(&mut self, e: &LoggedEvent, data: SendData) -> Result<()> {
+        let key = Key(e.id.0);
         let id = e.id.to_hex();
         let thread = match &data.thread {
             Some(t) => t.clone(),
@@ -629,15 +691,19 @@ impl MailView {
         let dir = dir.as_deref();
         if thread != id {
             self.meta
-                .get_mut(dir, &bucket_of_id(&id))?
-                .entry(id.clone())
+                .get_mut(dir, &key.0[0])?
+                .entry(key)
                 .or_default()
                 .thread = Some(thread.clone());
-        }
-        let members = self.threads.get_mut(dir, &bucket_of_key(&thread))?;
-        let list = members.entry(thread).or_default();
-        if !list.contains(&id) {
-            list.push(id.clone());
+            // A message that starts its own thread is indexed only once another message joins it.
+            let threads = self.threads.get_mut(dir, &bucket_of_key(&thread))?;
+            let list = threads.entry(thread.clone()).or_default();
+            if list.is_empty() && Key::parse(&thread).is_some() {
+                list.push(thread);
+            }
+            if !list.contains(&id) {
+                list.push(id.clone());
+            }
         }
         for p in header.recipients() {
             let via = if header.to.contains(&p) {
@@ -650,7 +716,7 @@ impl MailView {
                     .map(|(g, _)| g.clone())
             };
             self.boxes.get_mut(dir, &p)?.received.insert(
-                id.clone(),
+                key,
                 Received {
                     h: header.clone(),
                     via,
@@ -662,25 +728,29 @@ impl MailView {
                 .get_mut(dir, &BROADCAST.to_owned())?
                 .received
                 .insert(
-                    id.clone(),
+                    key,
                     Received {
                         h: header.clone(),
                         via: Some(BROADCAST.to_owned()),
                     },
                 );
         }
-        self.sent.get_mut(dir, &header.from)?.insert(id, header);
-        self.load_index()?.push((e.id, e.commit));
+        self.sent.get_mut(dir, &header.from)?.insert(key, header);
+        if self.index.is_none() {
+            self.load_index()?;
+        }
+        // Appended unsorted; sorted once when first looked up or saved.
+        self.index.as_mut().expect("loaded").push((e.id, e.commit));
         self.index_sorted = false;
         self.index_dirty = true;
         self.summary.messages += 1;
         Ok(())
     }
 
-    fn apply_mark(&mut self, e: &LoggedEvent, data: MarkData) -> Result<()> {
+    fn apply_mark(&mut self, e: &LoggedEvent, data: MarkData, key: Key) -> Result<()> {
         let dir = self.dir.clone();
         let mailbox = self.boxes.get_mut(dir.as_deref(), &e.event.actor)?;
-        let marks = mailbox.marks.entry(data.message.clone()).or_default();
+        let marks = mailbox.marks.entry(key).or_default();
         match e.event.kind.as_str() {
             kinds::READ => {
                 marks.read.get_or_insert_with(|| e.event.time.clone());
@@ -709,14 +779,14 @@ impl MailView {
             _ => {}
         }
         if marks.is_empty() {
-            mailbox.marks.remove(&data.message);
+            mailbox.marks.remove(&key);
         }
         Ok(())
     }
 
-    fn apply_claim(&mut self, e: &LoggedEvent, data: ClaimData) -> Result<()> {
+    fn apply_claim(&mut self, e: &LoggedEvent, data: ClaimData, key: Key) -> Result<()> {
         let actor = &e.event.actor;
-        let id = &data.message;
+        let id = &key;
         let dir = self.dir.clone();
         let dir = dir.as_deref();
         let header = match self.boxes.get(dir, actor)?.and_then(|b| b.received.get(id)) {
@@ -733,11 +803,7 @@ impl MailView {
             self.summary.skipped += 1;
             return Ok(());
         };
-        let meta = self
-            .meta
-            .get_mut(dir, &bucket_of_id(id))?
-            .entry(id.clone())
-            .or_default();
+        let meta = self.meta.get_mut(dir, &key.0[0])?.entry(key).or_default();
         let event = e.id.to_hex();
         if meta.claims.iter().any(|c| c.event == event) {
             return Ok(());
@@ -791,14 +857,20 @@ impl MailView {
                 }
             },
             kinds::CLAIM => match ClaimData::deserialize(&e.event.data) {
-                Ok(d) => self.apply_claim(e, d),
-                Err(_) => {
+                Ok(d) if Key::parse(&d.message).is_some() => {
+                    let key = Key::parse(&d.message).expect("checked");
+                    self.apply_claim(e, d, key)
+                }
+                _ => {
                     self.summary.skipped += 1;
                     Ok(())
                 }
             },
             k if kinds::ALL.contains(&k) => match MarkData::deserialize(&e.event.data) {
-                Ok(d) if EventId::from_hex(&d.message).is_some() => self.apply_mark(e, d),
+                Ok(d) if Key::parse(&d.message).is_some() => {
+                    let key = Key::parse(&d.message).expect("checked");
+                    self.apply_mark(e, d, key)
+                }
                 _ => {
                     self.summary.skipped += 1;
                     Ok(())
@@ -831,10 +903,6 @@ fn keep(h: &Header, marks: &Marks, persona: &str, f: &Filter, now: DateTime<Utc>
             .is_none_or(|t| h.tags.contains(t) || marks.tags.contains(t))
         && f.since
             .is_none_or(|since| super::when::parse_stored(&h.time).is_some_and(|t| t >= since))
-}
-
-fn bucket_of_id(id: &str) -> u8 {
-    u8::from_str_radix(id.get(..2).unwrap_or("00"), 16).unwrap_or(0)
 }
 
 fn bucket_of_key(key: &str) -> u8 {
@@ -873,7 +941,7 @@ fn unique_len(sorted: &[(EventId, ObjectId)]) -> usize {
 
 impl Projection for MailView {
     const NAME: &'static str = "mail";
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn empty() -> Self {
         let mut v = MailView::with_summary(None, Summary::default());

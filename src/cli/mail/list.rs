@@ -1,5 +1,7 @@
 //! `git jules mail inbox` and `git jules mail sent`.
 
+use std::fmt::Write as _;
+
 use git_jules::mail::view::{Filter, Folder, Item};
 use git_jules::mail::{ops, when, Priority};
 
@@ -110,6 +112,8 @@ pub fn print_items(
         });
         return;
     }
+    // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.
+    let mut text = String::new();
     for i in items {
         let h = &i.header;
         let flag = if i.marks.read.is_none() { "*" } else { " " };
@@ -132,7 +136,8 @@ pub fn print_items(
             Priority::Urgent => ctx.ui.red("urgent"),
             p => p.to_string(),
         };
-        ui::out(format!(
+        let _ = writeln!(
+            text,
             "{flag} {}  {}  {:<6}  {:<9} {:<16} {}{}",
             ctx.ui.yellow(&h.id[..abbrev]),
             short_time(&h.time),
@@ -141,7 +146,10 @@ pub fn print_items(
             h.from,
             h.subject,
             ctx.ui.dim(&extra)
-        ));
+        );
+    }
+    if !text.is_empty() {
+        ui::out(text.trim_end_matches('\n'));
     }
 }
 
@@ -165,13 +173,15 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
         });
         return Ok(0);
     }
+    let mut text = String::new();
     for h in &headers {
         let claim = h
             .claim
             .as_ref()
             .map(|c| format!("  claimed by {}", c.persona))
             .unwrap_or_default();
-        ui::out(format!(
+        let _ = writeln!(
+            text,
             "{}  {}  {:<9} to {:<16} {}{}",
             ctx.ui.yellow(&h.id[..abbrev]),
             short_time(&h.time),
@@ -179,7 +189,10 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
             h.to.join(","),
             h.subject,
             ctx.ui.dim(&claim)
-        ));
+        );
+    }
+    if !text.is_empty() {
+        ui::out(text.trim_end_matches('\n'));
     }
     Ok(0)
 }

@@ -197,7 +197,7 @@ impl MessageOut {
             tags: h.tags.clone(),
             needs_response: h.needs_response,
             in_reply_to: h.in_reply_to.clone(),
-            thread: h.thread.clone(),
+            thread: h.thread().to_owned(),
             expires: h.expires.clone(),
             expired: h.is_expired(now),
             urls: h.urls.clone(),
