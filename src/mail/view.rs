@@ -19,7 +19,7 @@
 //! | `summary.json` | counts and which partitions exist |
 //! | `index.bin` | every message id (32 bytes) and its commit (20 bytes), sorted by id |
 //! | `boxes/<persona>.json` | the headers of the messages the persona received, and its marks |
-//! | `sent/<persona>.json` | the headers of the messages it sent |
+//! | `sent/<persona>.json` | the messages it sent, each with the mailbox that holds its header |
 //! | `meta/<xx>.json` | per message (by the first byte of its id): inherited or named thread, claims |
 //! | `threads/<xx>.json` | per thread (by the first byte of sha256 of its key): its messages in order |
 //!
@@ -401,7 +401,8 @@ pub struct MailView {
     broken: Option<String>,
     summary: Summary,
     boxes: Parts<String, Mailbox>,
-    sent: Parts<String, BTreeMap<Key, Header>>,
+    /// Per sender: each message it sent and the mailbox holding its header.
+    sent: Parts<String, BTreeMap<Key, String>>,
     meta: Parts<u8, BTreeMap<Key, MessageMeta>>,
     threads: Parts<u8, BTreeMap<String, Vec<String>>>,
     index: Option<Vec<(EventId, ObjectId)>>,
@@ -641,26 +642,37 @@ impl MailView {
             .collect())
     }
 
+    /// The header of a message as the mailbox `holder` has it.
+    fn held(&mut self, holder: &str, key: &Key) -> Result<Option<Header>> {
+        let dir = self.dir.clone();
+        Ok(self
+            .boxes
+            .get(dir.as_deref(), &holder.to_owned())?
+            .and_then(|b| b.received.get(key))
+            .map(|r| r.h.clone()))
+    }
+
     /// What a persona sent, newest first.
     pub fn sent(&mut self, persona: &str) -> Result<Vec<Header>> {
         let dir = self.dir.clone();
-        let mut out: Vec<Header> = self
+        let list: Vec<(Key, String)> = self
             .sent
             .get(dir.as_deref(), &persona.to_owned())?
-            .map(|s| s.values().cloned().collect())
+            .map(|s| s.iter().map(|(k, h)| (*k, h.clone())).collect())
             .unwrap_or_default();
+        let mut out = Vec::with_capacity(list.len());
+        for (key, holder) in list {
+            out.extend(self.held(&holder, &key)?);
+        }
         out.sort_by(|a, b| (&b.time, b.lamport).cmp(&(&a.time, a.lamport)));
         Ok(out)
     }
 
-    /// Every message once, with the sender's header: the union of the sent partitions.
+    /// Every message once: the union of the sent lists.
     pub fn all_headers(&mut self) -> Result<Vec<Header>> {
-        let dir = self.dir.clone();
         let mut out = Vec::new();
         for p in self.sent.present.clone() {
-            if let Some(s) = self.sent.get(dir.as_deref(), &p)? {
-                out.extend(s.values().cloned());
-            }
+            out.extend(self.sent(&p)?);
         }
         out.sort_by(|a, b| (a.lamport, &a.id).cmp(&(b.lamport, &b.id)));
         Ok(out)
@@ -735,7 +747,11 @@ impl MailView {
                     },
                 );
         }
-        self.sent.get_mut(dir, &header.from)?.insert(key, header);
+        let holder = match header.recipients().into_iter().next() {
+            Some(p) => p,
+            None => BROADCAST.to_owned(),
+        };
+        self.sent.get_mut(dir, &header.from)?.insert(key, holder);
         if self.index.is_none() {
             self.load_index()?;
         }
@@ -825,9 +841,6 @@ impl MailView {
             if let Some(r) = self.boxes.get_mut(dir, &p)?.received.get_mut(id) {
                 r.h.claim = winner.clone();
             }
-        }
-        if let Some(h) = self.sent.get_mut(dir, &header.from)?.get_mut(id) {
-            h.claim = winner;
         }
         Ok(())
     }
@@ -941,7 +954,7 @@ fn unique_len(sorted: &[(EventId, ObjectId)]) -> usize {
 
 impl Projection for MailView {
     const NAME: &'static str = "mail";
-    const VERSION: u32 = 2;
+    const VERSION: u32 = 3;
 
     fn empty() -> Self {
         let mut v = MailView::with_summary(None, Summary::default());
@@ -1004,6 +1017,192 @@ impl Projection for MailView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eventlog::Event;
+
+    fn ev(lamport: u64, kind: &str, actor: &str, data: serde_json::Value) -> LoggedEvent {
+        let mut event = Event::new(kind, actor, data);
+        event.nonce = Some(format!("{lamport}"));
+        event.time = format!("2026-01-28T15:{:02}:00.000Z", lamport % 60);
+        LoggedEvent {
+            id: event.id().unwrap(),
+            lamport,
+            commit: ObjectId::null(gix::hash::Kind::Sha1),
+            event,
+        }
+    }
+
+    fn send(lamport: u64, from: &str, to: &[&str], groups: serde_json::Value) -> LoggedEvent {
+        ev(
+            lamport,
+            kinds::SEND,
+            from,
+            serde_json::json!({"to": to, "groups": groups, "subject": format!("s{lamport}"),
+                               "body": "", "type": "task", "priority": "normal"}),
+        )
+    }
+
+    fn fold(events: &[LoggedEvent]) -> MailView {
+        let mut v = MailView::empty();
+        for e in crate::eventlog::order(events.to_vec()) {
+            v.apply(&e);
+        }
+        assert!(v.broken.is_none());
+        v
+    }
+
+    #[test]
+    fn claims_first_lock_wins_else_first_claim_and_only_recipients_count() {
+        let m = send(
+            1,
+            "orch",
+            &["workers"],
+            serde_json::json!({"workers": ["w1", "w2"]}),
+        );
+        let id = m.id.to_hex();
+        let claim = |l, who: &str, lock| {
+            ev(
+                l,
+                kinds::CLAIM,
+                who,
+                serde_json::json!({"message": id, "lock": lock}),
+            )
+        };
+        let now = Utc::now();
+        // Provisional claims: the first in the order wins, whatever order they are folded in.
+        let mut v = fold(&[claim(3, "w2", false), m.clone(), claim(2, "w1", false)]);
+        assert_eq!(v.meta(&id).unwrap().winner().unwrap().persona, "w1");
+        // A lock claim beats a provisional one that sorts before it; outsiders do not count.
+        let mut v = fold(&[
+            m.clone(),
+            claim(2, "outsider", true),
+            claim(3, "w1", false),
+            claim(4, "w2", true),
+        ]);
+        assert_eq!(
+            v.meta(&id).unwrap().winner(),
+            Some(Claim {
+                persona: "w2".into(),
+                lock: true
+            })
+        );
+        assert_eq!(v.skipped(), 1);
+        // The loser's inbox no longer lists it; the winner's does.
+        assert!(v.inbox("w1", &Filter::default(), now).unwrap().is_empty());
+        assert_eq!(v.inbox("w2", &Filter::default(), now).unwrap().len(), 1);
+        // A claim that comes before its message in the order does not count.
+        let mut v = fold(&[
+            ev(0, kinds::CLAIM, "w1", serde_json::json!({"message": id})),
+            m,
+        ]);
+        assert_eq!(v.meta(&id).unwrap().winner(), None);
+    }
+
+    #[test]
+    fn marks_are_per_persona_last_wins_and_threads_are_inherited() {
+        let a = send(
+            1,
+            "weaver",
+            &["curator", "__broadcast"],
+            serde_json::json!({}),
+        );
+        let id = a.id.to_hex();
+        let mark = |l, kind, who: &str| ev(l, kind, who, serde_json::json!({"message": id}));
+        let reply = ev(
+            5,
+            kinds::SEND,
+            "curator",
+            serde_json::json!({"to": ["weaver"], "subject": "re", "body": "", "type": "response",
+                               "priority": "normal", "in_reply_to": id}),
+        );
+        let mut v = fold(&[
+            a,
+            mark(2, kinds::READ, "curator"),
+            mark(3, kinds::UNREAD, "curator"),
+            mark(4, kinds::READ, "refactor"),
+            reply.clone(),
+            ev(
+                6,
+                kinds::READ,
+                "x",
+                serde_json::json!({"message": "not-an-id"}),
+            ),
+            ev(
+                7,
+                kinds::READ,
+                "bad name",
+                serde_json::json!({"message": id}),
+            ),
+        ]);
+        let now = Utc::now();
+        assert_eq!(v.marks("curator", &id).unwrap().read, None);
+        assert!(v.marks("refactor", &id).unwrap().read.is_some());
+        // The broadcast reaches everyone but its sender, and curator directly.
+        let f = Filter {
+            unread: true,
+            ..Filter::default()
+        };
+        assert_eq!(v.inbox("curator", &f, now).unwrap().len(), 1);
+        assert_eq!(v.inbox("curator", &f, now).unwrap()[0].via, None);
+        assert!(v.inbox("refactor", &f, now).unwrap().is_empty());
+        assert_eq!(v.inbox("anyone", &f, now).unwrap().len(), 1);
+        assert_eq!(v.inbox("weaver", &f, now).unwrap().len(), 1);
+        assert_eq!(v.thread_of(&reply.id.to_hex()).unwrap(), id);
+        assert_eq!(v.thread(&id).unwrap(), vec![id.clone(), reply.id.to_hex()]);
+        assert_eq!(v.skipped(), 2);
+        assert_eq!(v.messages(), 2);
+        assert_eq!(v.sent("curator").unwrap()[0].id, reply.id.to_hex());
+    }
+
+    #[test]
+    fn saved_partitions_load_lazily_and_fold_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = send(1, "weaver", &["curator"], serde_json::json!({}));
+        let b = send(2, "weaver", &["refactor"], serde_json::json!({}));
+        let v = fold(&[a.clone(), b.clone()]);
+        v.save(dir.path()).unwrap();
+        let mut loaded = MailView::load(dir.path()).unwrap();
+        assert_eq!(loaded.messages(), 2);
+        assert!(
+            loaded.boxes.loaded.is_empty(),
+            "nothing read before it is asked for"
+        );
+        let read = ev(
+            3,
+            kinds::READ,
+            "curator",
+            serde_json::json!({"message": a.id.to_hex()}),
+        );
+        loaded.apply(&read);
+        assert_eq!(
+            loaded.boxes.loaded.len(),
+            1,
+            "only curator's box was touched"
+        );
+        loaded.save(dir.path()).unwrap();
+        let mut again = MailView::load(dir.path()).unwrap();
+        let now = Utc::now();
+        assert!(again
+            .marks("curator", &a.id.to_hex())
+            .unwrap()
+            .read
+            .is_some());
+        assert_eq!(
+            again
+                .inbox("refactor", &Filter::default(), now)
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(again.resolve(&b.id.to_hex()[..10]).unwrap().0, b.id);
+        assert_eq!(again.sent("weaver").unwrap().len(), 2);
+        // A damaged partition is an error the caller can rebuild from, not a wrong answer.
+        std::fs::write(dir.path().join("boxes/curator.json"), b"{").unwrap();
+        let mut broken = MailView::load(dir.path()).unwrap();
+        assert!(matches!(
+            broken.marks("curator", &a.id.to_hex()),
+            Err(Error::Corrupt { .. })
+        ));
+    }
 
     #[test]
     fn unique_len_counts_nibbles() {
