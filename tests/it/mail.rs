@@ -1451,3 +1451,41 @@ fn export_is_stable_and_round_trips_through_import() {
     assert_eq!(before["messages"], after["messages"]);
     assert_eq!(before["personas"], after["personas"]);
 }
+
+#[test]
+fn concurrent_writers_and_readers_leave_a_cache_that_matches_a_rebuild() {
+    let r = Repo::new();
+    send(&r, "weaver", "curator", "seed", &[]);
+    let mut children = Vec::new();
+    for w in 0..3 {
+        let mut cmd = r.jules_cmd([
+            "mail",
+            "send",
+            "--from",
+            "weaver",
+            "--to",
+            "curator",
+            "--body",
+            "x",
+            "--subject",
+        ]);
+        cmd.arg(format!("writer {w}")).stdout(Stdio::null());
+        for _ in 0..4 {
+            children.push(cmd.spawn().unwrap());
+        }
+        let mut reader = r.jules_cmd(["mail", "inbox", "--persona", "curator"]);
+        reader.stdout(Stdio::null());
+        for _ in 0..4 {
+            children.push(reader.spawn().unwrap());
+        }
+    }
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let cached = r.jules_ok(["--json", "mail", "inbox", "--persona", "curator"]);
+    std::fs::remove_dir_all(r.path().join(".git/jules")).unwrap();
+    let rebuilt = r.jules_ok(["--json", "mail", "inbox", "--persona", "curator"]);
+    assert_eq!(cached, rebuilt);
+    let doc: ListDoc = serde_json::from_str(&rebuilt).unwrap();
+    assert_eq!(doc.messages.len(), 13);
+}
