@@ -62,9 +62,7 @@ impl Log<'_> {
             self.repo.write_object(&commit)?.detach(),
         ))
     }
-}
 
-impl Log<'_> {
     /// Bring the local ref up to the remote-tracking copies that a plain `git fetch` wrote (fast-forward,
     /// or join when they diverged), so that an append that follows builds on everything this replica has
     /// seen and a plain `git push` of it is a fast-forward. Returns the local tip.
