@@ -8,6 +8,7 @@ mod hooks;
 mod init;
 mod interrupt;
 mod log;
+mod mail;
 mod man;
 mod series;
 mod state;
@@ -67,6 +68,9 @@ pub enum Command {
     /// Sprint tasks: todo, done, canceled
     #[command(subcommand)]
     Task(state::TaskCommand),
+    /// The personas' mailboxes on refs/jules/mail
+    #[command(subcommand)]
+    Mail(mail::MailCommand),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -112,6 +116,7 @@ pub fn run() -> i32 {
         Command::State(cmd) => state::run_state(&ctx, cmd),
         Command::Sprint(cmd) => state::run_sprint(&ctx, cmd),
         Command::Task(cmd) => state::run_task(&ctx, cmd),
+        Command::Mail(cmd) => mail::run(&ctx, cmd),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Series(cmd) => series::run(&ctx, cmd),

@@ -4,6 +4,7 @@ mod harness;
 
 mod cli;
 mod eventlog;
+mod mail;
 mod series;
 mod state;
 mod verify;
