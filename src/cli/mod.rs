@@ -13,6 +13,7 @@ mod man;
 mod series;
 mod state;
 mod sync;
+mod tick;
 pub mod ui;
 mod verify;
 
@@ -71,6 +72,10 @@ pub enum Command {
     /// The personas' mailboxes on refs/jules/mail
     #[command(subcommand)]
     Mail(mail::MailCommand),
+    /// Decide what runs now (sequential cycle, parallel batch, cron, mailbox consolidation) and record it
+    Tick(tick::TickArgs),
+    /// Print the mailbox-check preamble for a persona's prompt, with its unread messages
+    Prompt(tick::PromptArgs),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -117,6 +122,8 @@ pub fn run() -> i32 {
         Command::Sprint(cmd) => state::run_sprint(&ctx, cmd),
         Command::Task(cmd) => state::run_task(&ctx, cmd),
         Command::Mail(cmd) => mail::run(&ctx, cmd),
+        Command::Tick(args) => tick::run_tick(&ctx, args),
+        Command::Prompt(args) => tick::run_prompt(&ctx, args),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Series(cmd) => series::run(&ctx, cmd),

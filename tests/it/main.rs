@@ -7,4 +7,5 @@ mod eventlog;
 mod mail;
 mod series;
 mod state;
+mod tick;
 mod verify;
