@@ -9,6 +9,7 @@ pub mod eventlog;
 pub mod gitcli;
 pub mod hooks;
 pub mod init;
+pub mod mail;
 pub mod names;
 pub mod notes;
 pub mod refs;

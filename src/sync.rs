@@ -250,13 +250,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
         if push(repo, remote, &pushes)? {
             // Record what the remote now has, as a fetch would, so readers see one tip.
             for (name, new, _) in &pushes {
-                let tracking = name
-                    .replacen("refs/jules/", &format!("refs/remotes/{remote}/jules/"), 1)
-                    .replacen(
-                        "refs/notes/jules/",
-                        &format!("refs/remotes/{remote}/notes/jules/"),
-                        1,
-                    );
+                let tracking = tracking_name(remote, name);
                 let old = refs::target(repo, &tracking)?;
                 let _ = refs::cas(repo, &tracking, old, *new, "jules: sync push");
             }
@@ -273,6 +267,37 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             "sync with {remote} did not settle after {MAX_ROUNDS} rounds: others keep pushing"
         ),
     })
+}
+
+/// Push `new` to the remote's `name` only if the remote still has `expected` there (`None`: absent), then
+/// record it in the remote-tracking ref as a fetch would. `Ok(false)` when the lease was stale.
+///
+/// This is the compare-and-swap on the remote ref that protocols such as mail claims build on; unlike
+/// [`sync`] it never joins, so the remote accepts exactly the commit it is given or nothing.
+pub fn push_leased(
+    repo: &gix::Repository,
+    remote: &str,
+    name: &str,
+    new: ObjectId,
+    expected: Option<ObjectId>,
+) -> Result<bool> {
+    if !push(repo, remote, &[(name.to_owned(), new, expected)])? {
+        return Ok(false);
+    }
+    let tracking = tracking_name(remote, name);
+    let old = refs::target(repo, &tracking)?;
+    let _ = refs::cas(repo, &tracking, old, new, "jules: push");
+    Ok(true)
+}
+
+/// The remote-tracking ref of a local jules log or notes ref.
+pub fn tracking_name(remote: &str, name: &str) -> String {
+    name.replacen("refs/jules/", &format!("refs/remotes/{remote}/jules/"), 1)
+        .replacen(
+            "refs/notes/jules/",
+            &format!("refs/remotes/{remote}/notes/jules/"),
+            1,
+        )
 }
 
 fn join_notes(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Result<MergeOutcome> {

@@ -8,10 +8,12 @@ mod hooks;
 mod init;
 mod interrupt;
 mod log;
+mod mail;
 mod man;
 mod series;
 mod state;
 mod sync;
+mod tick;
 pub mod ui;
 mod verify;
 
@@ -67,6 +69,13 @@ pub enum Command {
     /// Sprint tasks: todo, done, canceled
     #[command(subcommand)]
     Task(state::TaskCommand),
+    /// The personas' mailboxes on refs/jules/mail
+    #[command(subcommand)]
+    Mail(mail::MailCommand),
+    /// Decide what runs now (sequential cycle, parallel batch, cron, mailbox consolidation) and record it
+    Tick(tick::TickArgs),
+    /// Print the mailbox-check preamble for a persona's prompt, with its unread messages
+    Prompt(tick::PromptArgs),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -112,6 +121,9 @@ pub fn run() -> i32 {
         Command::State(cmd) => state::run_state(&ctx, cmd),
         Command::Sprint(cmd) => state::run_sprint(&ctx, cmd),
         Command::Task(cmd) => state::run_task(&ctx, cmd),
+        Command::Mail(cmd) => mail::run(&ctx, cmd),
+        Command::Tick(args) => tick::run_tick(&ctx, args),
+        Command::Prompt(args) => tick::run_prompt(&ctx, args),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Series(cmd) => series::run(&ctx, cmd),

@@ -93,46 +93,16 @@ impl Log<'_> {
             }
             // What this replica has seen (fetched remote-tracking copies included) happened before the new
             // events: join it in first, so the new clocks are above it and a plain push is a fast-forward.
-            let mut parent = tip;
-            for (_, seen) in self.remote_tips()? {
-                parent = Some(match parent {
-                    None => seen,
-                    Some(p) => self.join(p, seen)?.tip(),
-                });
-            }
-            let base_lamport = match parent {
-                Some(p) => self.lamport_at(p)?,
-                None => 0,
-            };
-            let mut out = Vec::with_capacity(prepared.len());
-            for (i, p) in prepared.iter().enumerate() {
-                let lamport = base_lamport + 1 + i as u64;
-                let message = event_message(&p.kind, &p.canonical, &p.id, lamport);
-                let author = crate::repo::persona_signature(&p.actor, committer.time);
-                let commit = gix::objs::Commit {
-                    tree: p.tree,
-                    parents: parent.into_iter().collect(),
-                    author,
-                    committer: committer.clone(),
-                    encoding: None,
-                    message: BString::from(message),
-                    extra_headers: Vec::new(),
-                };
-                let id = self.repo.write_object(&commit)?.detach();
-                parent = Some(id);
-                out.push(Appended {
-                    id: p.id,
-                    commit: id,
-                    lamport,
-                });
-            }
-            let new_tip = parent.expect("at least one event");
+            let (parent, absorbed) = self.joined_with_remotes(tip)?;
+            let out = self.write_chain(&prepared, parent, &committer)?;
+            let new_tip = out.last().expect("at least one event").commit;
             let msg = if out.len() == 1 {
                 format!("jules: append {}", prepared[0].kind)
             } else {
                 format!("jules: append {} events", out.len())
             };
             if crate::refs::cas(self.repo, &self.name, tip, new_tip, &msg)? {
+                self.remember_absorbed(&absorbed);
                 return Ok(Some(out));
             }
             if attempt >= MAX_ATTEMPTS || started.elapsed() > MAX_TOTAL_WAIT {
@@ -146,6 +116,58 @@ impl Log<'_> {
             }
             std::thread::sleep(backoff(attempt));
         }
+    }
+
+    /// Write `events` as a chain of commits on top of `parent` without moving any ref: for protocols that
+    /// publish the commits elsewhere first (a mail claim pushed to the remote under a lease) and only then
+    /// bring the local ref along.
+    pub fn write_detached(
+        &self,
+        parent: Option<ObjectId>,
+        events: Vec<NewEvent>,
+    ) -> Result<Vec<Appended>> {
+        let prepared = events
+            .into_iter()
+            .map(|e| self.prepare(e))
+            .collect::<Result<Vec<_>>>()?;
+        let committer = crate::repo::committer(self.repo);
+        self.write_chain(&prepared, parent, &committer)
+    }
+
+    fn write_chain(
+        &self,
+        prepared: &[Prepared],
+        tip: Option<ObjectId>,
+        committer: &gix::actor::Signature,
+    ) -> Result<Vec<Appended>> {
+        let base_lamport = match tip {
+            Some(tip) => self.lamport_at(tip)?,
+            None => 0,
+        };
+        let mut parent = tip;
+        let mut out = Vec::with_capacity(prepared.len());
+        for (i, p) in prepared.iter().enumerate() {
+            let lamport = base_lamport + 1 + i as u64;
+            let message = event_message(&p.kind, &p.canonical, &p.id, lamport);
+            let author = crate::repo::persona_signature(&p.actor, committer.time);
+            let commit = gix::objs::Commit {
+                tree: p.tree,
+                parents: parent.into_iter().collect(),
+                author,
+                committer: committer.clone(),
+                encoding: None,
+                message: BString::from(message),
+                extra_headers: Vec::new(),
+            };
+            let id = self.repo.write_object(&commit)?.detach();
+            parent = Some(id);
+            out.push(Appended {
+                id: p.id,
+                commit: id,
+                lamport,
+            });
+        }
+        Ok(out)
     }
 
     fn prepare(&self, new: NewEvent) -> Result<Prepared> {

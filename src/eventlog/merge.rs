@@ -62,4 +62,57 @@ impl Log<'_> {
             self.repo.write_object(&commit)?.detach(),
         ))
     }
+
+    /// `tip` joined with every remote-tracking copy a plain `git fetch` wrote that it does not hold yet,
+    /// and the remote tips that result contains. Nothing is written but merge commits; the caller moves the
+    /// ref and then calls [`Log::remember_absorbed`].
+    ///
+    /// Remote tips already joined are remembered in `.git/jules/caught-up/<log>`, so the common case
+    /// (nothing fetched since) costs a ref listing, not a merge-base walk over unpushed events. The memo is
+    /// only a hint: the local ref only ever moves to descendants, so a remembered tip stays contained.
+    pub(crate) fn joined_with_remotes(
+        &self,
+        tip: Option<ObjectId>,
+    ) -> Result<(Option<ObjectId>, Vec<ObjectId>)> {
+        let remotes: Vec<ObjectId> = self.remote_tips()?.into_iter().map(|(_, id)| id).collect();
+        if remotes.is_empty() {
+            return Ok((tip, remotes));
+        }
+        let known: Vec<ObjectId> = std::fs::read_to_string(self.memo_path())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.parse().ok())
+            .collect();
+        let mut joined = tip;
+        for r in remotes.iter().filter(|r| !known.contains(r)) {
+            joined = Some(match joined {
+                None => *r,
+                Some(t) => self.join(t, *r)?.tip(),
+            });
+        }
+        Ok((joined, remotes))
+    }
+
+    /// Record that the local ref now contains these remote tips (see [`Log::joined_with_remotes`]).
+    pub(crate) fn remember_absorbed(&self, remotes: &[ObjectId]) {
+        if remotes.is_empty() {
+            return;
+        }
+        let memo = self.memo_path();
+        let text: String = remotes.iter().map(|r| format!("{r}\n")).collect();
+        if std::fs::read_to_string(&memo).ok().as_deref() == Some(text.as_str()) {
+            return;
+        }
+        if let Some(dir) = memo.parent() {
+            // Only a hint: losing it costs one merge-base walk next time.
+            let _ = std::fs::create_dir_all(dir)
+                .and_then(|_| super::cache::write_atomically(&memo, text.as_bytes()));
+        }
+    }
+
+    fn memo_path(&self) -> std::path::PathBuf {
+        crate::repo::jules_dir(self.repo)
+            .join("caught-up")
+            .join(self.short_name().replace('/', "%"))
+    }
 }

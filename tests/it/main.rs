@@ -4,6 +4,8 @@ mod harness;
 
 mod cli;
 mod eventlog;
+mod mail;
 mod series;
 mod state;
+mod tick;
 mod verify;

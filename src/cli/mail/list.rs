@@ -1,0 +1,198 @@
+//! `git jules mail inbox` and `git jules mail sent`.
+
+use std::fmt::Write as _;
+
+use git_jules::mail::view::{Filter, Folder, Item};
+use git_jules::mail::{ops, when, Priority};
+
+use super::{short_time, Context, ListOut, MessageOut, PersonaArg, StateOut, JSON_VERSION};
+use crate::cli::ui;
+
+#[derive(Debug, clap::Args)]
+pub struct InboxArgs {
+    #[command(flatten)]
+    pub persona: PersonaArg,
+    /// Only unread messages
+    #[arg(long)]
+    pub unread: bool,
+    /// Only messages of this type
+    #[arg(long = "type", value_name = "TYPE")]
+    pub msg_type: Option<String>,
+    #[arg(long, value_parser = ["urgent", "normal", "low"], value_name = "PRIORITY")]
+    pub priority: Option<String>,
+    /// Only messages with this tag (the sender's or the persona's own)
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+    /// Only messages from this sender
+    #[arg(long, value_name = "PERSONA")]
+    pub from: Option<String>,
+    /// Only messages sent at or after WHEN: a duration ago (2h, 3d) or a time
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+    /// At most N messages
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// The archive instead of the inbox
+    #[arg(long, conflicts_with_all = ["trash", "all"])]
+    pub archived: bool,
+    /// The trash instead of the inbox
+    #[arg(long, conflicts_with = "all")]
+    pub trash: bool,
+    /// Everything received: archived, trashed, expired and claimed by others included
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SentArgs {
+    #[command(flatten)]
+    pub persona: PersonaArg,
+    /// At most N messages
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Result<i32> {
+    let persona = a.persona.required()?;
+    let now = chrono::Utc::now();
+    let filter = Filter {
+        folder: if a.all {
+            Folder::All
+        } else if a.trash {
+            Folder::Trash
+        } else if a.archived {
+            Folder::Archive
+        } else {
+            Folder::Inbox
+        },
+        unread: a.unread,
+        msg_type: a.msg_type.clone(),
+        priority: a.priority.as_deref().map(Priority::parse).transpose()?,
+        tag: a.tag.clone(),
+        from: a.from.clone(),
+        since: a
+            .since
+            .as_deref()
+            .map(|s| when::parse_when(s, now, when::Direction::Past))
+            .transpose()?,
+        limit: a.limit,
+    };
+    let log = ops::log(repo)?;
+    let (items, abbrev) = ops::with_view(&log, |view| {
+        Ok((view.inbox(&persona, &filter, now)?, view.abbrev()?))
+    })?;
+    print_items(ctx, &persona, &items, abbrev, now);
+    Ok(0)
+}
+
+pub fn print_items(
+    ctx: &Context,
+    persona: &str,
+    items: &[Item],
+    abbrev: usize,
+    now: chrono::DateTime<chrono::Utc>,
+) {
+    if ctx.ui.json {
+        ui::json(&ListOut {
+            version: JSON_VERSION,
+            persona: Some(persona.to_owned()),
+            messages: items
+                .iter()
+                .map(|i| {
+                    MessageOut::new(
+                        &i.header,
+                        i.via.clone(),
+                        Some(StateOut::new(persona, &i.marks)),
+                        None,
+                        abbrev,
+                        now,
+                    )
+                })
+                .collect(),
+        });
+        return;
+    }
+    // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.
+    let mut text = String::new();
+    for i in items {
+        let h = &i.header;
+        let flag = if i.marks.read.is_none() { "*" } else { " " };
+        let mut extra = String::new();
+        if let Some(v) = &i.via {
+            extra.push_str(&format!("  (via {v})"));
+        }
+        let mut tags: Vec<&str> = h.tags.iter().map(String::as_str).collect();
+        tags.extend(i.marks.tags.iter().map(String::as_str));
+        if !tags.is_empty() {
+            extra.push_str(&format!("  [{}]", tags.join(", ")));
+        }
+        if let Some(c) = &h.claim {
+            extra.push_str(&format!("  claimed by {}", c.persona));
+        }
+        if h.is_expired(now) {
+            extra.push_str("  (expired)");
+        }
+        let prio = match h.priority {
+            Priority::Urgent => ctx.ui.red("urgent"),
+            p => p.to_string(),
+        };
+        let _ = writeln!(
+            text,
+            "{flag} {}  {}  {:<6}  {:<9} {:<16} {}{}",
+            ctx.ui.yellow(&h.id[..abbrev]),
+            short_time(&h.time),
+            prio,
+            h.msg_type,
+            h.from,
+            h.subject,
+            ctx.ui.dim(&extra)
+        );
+    }
+    if !text.is_empty() {
+        ui::out(text.trim_end_matches('\n'));
+    }
+}
+
+pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Result<i32> {
+    let persona = a.persona.required()?;
+    let now = chrono::Utc::now();
+    let log = ops::log(repo)?;
+    let (mut headers, abbrev) =
+        ops::with_view(&log, |view| Ok((view.sent(&persona)?, view.abbrev()?)))?;
+    if let Some(l) = a.limit {
+        headers.truncate(l);
+    }
+    if ctx.ui.json {
+        ui::json(&ListOut {
+            version: JSON_VERSION,
+            persona: Some(persona),
+            messages: headers
+                .iter()
+                .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
+                .collect(),
+        });
+        return Ok(0);
+    }
+    let mut text = String::new();
+    for h in &headers {
+        let claim = h
+            .claim
+            .as_ref()
+            .map(|c| format!("  claimed by {}", c.persona))
+            .unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "{}  {}  {:<9} to {:<16} {}{}",
+            ctx.ui.yellow(&h.id[..abbrev]),
+            short_time(&h.time),
+            h.msg_type,
+            h.to.join(","),
+            h.subject,
+            ctx.ui.dim(&claim)
+        );
+    }
+    if !text.is_empty() {
+        ui::out(text.trim_end_matches('\n'));
+    }
+    Ok(0)
+}

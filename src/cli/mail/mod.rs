@@ -1,0 +1,232 @@
+//! `git jules mail …`: the personas' mailboxes. This module only dispatches and holds what the commands
+//! share: the persona argument and the JSON shapes (documented in docs/mail.md, version 1).
+
+mod claim;
+mod list;
+mod mark;
+mod send;
+mod show;
+mod transfer;
+mod wait;
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use git_jules::eventlog::PayloadRef;
+use git_jules::mail::view::{Claim, Header, Marks};
+use git_jules::mail::{message, when};
+use serde::Serialize;
+
+use super::Context;
+
+/// The version of every `git jules mail … --json` document.
+pub const JSON_VERSION: u32 = 1;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum MailCommand {
+    /// Send a message; prints its id
+    Send(send::SendArgs),
+    /// Answer a message: to its sender (with --all, to everyone it went to), in its thread
+    Reply(send::ReplyArgs),
+    /// List a persona's mailbox: urgent first, then newest; `*` marks unread
+    Inbox(list::InboxArgs),
+    /// Show a message and mark it read for the persona
+    Read(show::ReadArgs),
+    /// Show a message without marking it
+    Show(show::ShowArgs),
+    /// List what a persona sent, newest first
+    Sent(list::SentArgs),
+    /// Show a whole conversation in order
+    Thread(show::ThreadArgs),
+    /// Add, remove or list a persona's tags on a message
+    #[command(subcommand)]
+    Tag(mark::TagCommand),
+    /// Mark a message unread again
+    Unread(mark::MarkArgs),
+    /// Move a message to the persona's trash
+    Trash(mark::MarkArgs),
+    /// Take a message out of the trash
+    Untrash(mark::MarkArgs),
+    /// Archive a message (it leaves the inbox)
+    Archive(mark::MarkArgs),
+    /// Bring an archived message back to the inbox
+    Unarchive(mark::MarkArgs),
+    /// Claim a group message: exactly one recipient wins
+    Claim(claim::ClaimArgs),
+    /// Block until the persona has unread mail; exit 1 on timeout
+    Wait(wait::WaitArgs),
+    /// Messages and unread messages per persona, the oldest unanswered request
+    Stats,
+    /// Import a seed-000 events.jsonl or a seed-003 maildir; importing twice adds nothing
+    Import(transfer::ImportArgs),
+    /// Export the mailboxes as a seed-003 maildir, byte-for-byte stable
+    Export(transfer::ExportArgs),
+    /// Write a message's file attachment to stdout or a file
+    Attachment(transfer::AttachmentArgs),
+}
+
+pub fn run(ctx: &Context, cmd: MailCommand) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    match cmd {
+        MailCommand::Send(a) => send::send(ctx, &repo, a),
+        MailCommand::Reply(a) => send::reply(ctx, &repo, a),
+        MailCommand::Inbox(a) => list::inbox(ctx, &repo, a),
+        MailCommand::Read(a) => show::read(ctx, &repo, a),
+        MailCommand::Show(a) => show::show(ctx, &repo, a),
+        MailCommand::Sent(a) => list::sent(ctx, &repo, a),
+        MailCommand::Thread(a) => show::thread(ctx, &repo, a),
+        MailCommand::Tag(c) => mark::tag(ctx, &repo, c),
+        MailCommand::Unread(a) => mark::mark(ctx, &repo, a, mark::Simple::Unread),
+        MailCommand::Trash(a) => mark::mark(ctx, &repo, a, mark::Simple::Trash),
+        MailCommand::Untrash(a) => mark::mark(ctx, &repo, a, mark::Simple::Untrash),
+        MailCommand::Archive(a) => mark::mark(ctx, &repo, a, mark::Simple::Archive),
+        MailCommand::Unarchive(a) => mark::mark(ctx, &repo, a, mark::Simple::Unarchive),
+        MailCommand::Claim(a) => claim::run(ctx, &repo, a),
+        MailCommand::Wait(a) => wait::run(ctx, &repo, a),
+        MailCommand::Stats => transfer::stats(ctx, &repo),
+        MailCommand::Import(a) => transfer::import(ctx, &repo, a),
+        MailCommand::Export(a) => transfer::export(ctx, &repo, a),
+        MailCommand::Attachment(a) => transfer::attachment(ctx, &repo, a),
+    }
+}
+
+/// `--persona P`, else `$JULES_PERSONA`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PersonaArg {
+    /// The persona whose mailbox this is (default: $JULES_PERSONA)
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub persona: Option<String>,
+}
+
+impl PersonaArg {
+    pub fn required(&self) -> anyhow::Result<String> {
+        let p = self.persona.clone().ok_or_else(|| {
+            git_jules::Error::usage("no persona: pass --persona or set JULES_PERSONA")
+        })?;
+        message::validate_persona(&p)?;
+        Ok(p)
+    }
+
+    pub fn optional(&self) -> anyhow::Result<Option<String>> {
+        match &self.persona {
+            Some(_) => Ok(Some(self.required()?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A persona's state of a message, in JSON.
+#[derive(Debug, Serialize)]
+pub struct StateOut {
+    pub persona: String,
+    pub unread: bool,
+    pub read_at: Option<String>,
+    pub tags: Vec<String>,
+    pub trashed: bool,
+    pub archived: bool,
+}
+
+impl StateOut {
+    pub fn new(persona: &str, m: &Marks) -> Self {
+        StateOut {
+            persona: persona.to_owned(),
+            unread: m.read.is_none(),
+            read_at: m.read.clone(),
+            tags: m.tags.iter().cloned().collect(),
+            trashed: m.trashed,
+            archived: m.archived.is_some(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct FileOut {
+    pub name: String,
+    pub size: u64,
+}
+
+/// A message in JSON: the same shape in every listing; `body` only where the body is shown.
+#[derive(Debug, Serialize)]
+pub struct MessageOut {
+    pub id: String,
+    pub short: String,
+    pub from: String,
+    pub to: Vec<String>,
+    pub groups: BTreeMap<String, Vec<String>>,
+    /// The group or `__broadcast` it reached the persona through (listings of a mailbox only).
+    pub via: Option<String>,
+    pub subject: String,
+    #[serde(rename = "type")]
+    pub msg_type: String,
+    pub priority: String,
+    pub time: String,
+    pub tags: Vec<String>,
+    pub needs_response: bool,
+    pub in_reply_to: Option<String>,
+    pub thread: String,
+    pub expires: Option<String>,
+    pub expired: bool,
+    pub urls: Vec<String>,
+    pub files: Vec<FileOut>,
+    pub claim: Option<Claim>,
+    pub state: Option<StateOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+impl MessageOut {
+    pub fn new(
+        h: &Header,
+        via: Option<String>,
+        state: Option<StateOut>,
+        body: Option<String>,
+        abbrev: usize,
+        now: DateTime<Utc>,
+    ) -> Self {
+        MessageOut {
+            id: h.id.clone(),
+            short: h.id[..abbrev.min(64)].to_owned(),
+            from: h.from.clone(),
+            to: h.to.clone(),
+            groups: h.groups.clone(),
+            via,
+            subject: h.subject.clone(),
+            msg_type: h.msg_type.clone(),
+            priority: h.priority.to_string(),
+            time: h.time.clone(),
+            tags: h.tags.clone(),
+            needs_response: h.needs_response,
+            in_reply_to: h.in_reply_to.clone(),
+            thread: h.thread().to_owned(),
+            expires: h.expires.clone(),
+            expired: h.is_expired(now),
+            urls: h.urls.clone(),
+            files: h.files.iter().map(file_out).collect(),
+            claim: h.claim.clone(),
+            state,
+            body,
+        }
+    }
+}
+
+fn file_out(p: &PayloadRef) -> FileOut {
+    FileOut {
+        name: p.name.clone(),
+        size: p.size,
+    }
+}
+
+/// A listing document: `inbox`, `sent`, `thread`, `wait`.
+#[derive(Debug, Serialize)]
+pub struct ListOut {
+    pub version: u32,
+    pub persona: Option<String>,
+    pub messages: Vec<MessageOut>,
+}
+
+/// `2026-01-28 15:30` from a stored time.
+pub fn short_time(stored: &str) -> String {
+    when::parse_stored(stored)
+        .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| stored.to_owned())
+}

@@ -1,0 +1,209 @@
+//! `git jules mail read`, `show` and `thread`.
+
+use git_jules::mail::ops::{self, Mark};
+use git_jules::mail::view::MailView;
+use serde::Serialize;
+
+use super::{Context, ListOut, MessageOut, PersonaArg, StateOut, JSON_VERSION};
+use crate::cli::ui;
+
+#[derive(Debug, clap::Args)]
+pub struct ReadArgs {
+    /// The message (an id or unique prefix)
+    pub id: String,
+    #[command(flatten)]
+    pub persona: PersonaArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The message (an id or unique prefix)
+    pub id: String,
+    /// Also show this persona's state of the message (default: $JULES_PERSONA)
+    #[command(flatten)]
+    pub persona: PersonaArg,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ThreadArgs {
+    /// Any message of the thread (an id or unique prefix)
+    pub id: String,
+    #[command(flatten)]
+    pub persona: PersonaArg,
+}
+
+#[derive(Serialize)]
+struct OneOut {
+    version: u32,
+    message: MessageOut,
+}
+
+fn detail(
+    view: &mut MailView,
+    msg: &ops::Message,
+    persona: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> git_jules::Result<MessageOut> {
+    let h = msg.header(view)?;
+    let state = match persona {
+        Some(p) => Some(StateOut::new(p, &view.marks(p, &h.id)?)),
+        None => None,
+    };
+    let abbrev = view.abbrev()?;
+    Ok(MessageOut::new(
+        &h,
+        None,
+        state,
+        Some(msg.data.body.clone()),
+        abbrev,
+        now,
+    ))
+}
+
+fn print(ctx: &Context, m: &MessageOut) {
+    let line = |k: &str, v: &str| ui::out(format!("{:<18}{v}", format!("{k}:")));
+    ui::out(ctx.ui.yellow(&format!("message {}", m.id)));
+    line("From", &m.from);
+    let mut to = Vec::new();
+    for r in &m.to {
+        match m.groups.get(r) {
+            Some(members) => to.push(format!("{r} ({})", members.join(", "))),
+            None => to.push(r.clone()),
+        }
+    }
+    line("To", &to.join(", "));
+    line("Date", &m.time);
+    line("Subject", &ctx.ui.bold(&m.subject));
+    line("Type", &format!("{}, priority {}", m.msg_type, m.priority));
+    if !m.tags.is_empty() {
+        line("Tags", &m.tags.join(", "));
+    }
+    if m.needs_response {
+        line("Needs-Response", "yes");
+    }
+    if let Some(r) = &m.in_reply_to {
+        line("In-Reply-To", r);
+    }
+    if m.thread != m.id {
+        line("Thread", &m.thread);
+    }
+    if let Some(e) = &m.expires {
+        line(
+            "Expires",
+            &format!("{e}{}", if m.expired { " (expired)" } else { "" }),
+        );
+    }
+    if let Some(c) = &m.claim {
+        line(
+            "Claimed-By",
+            &format!(
+                "{}{}",
+                c.persona,
+                if c.lock { "" } else { " (provisional)" }
+            ),
+        );
+    }
+    for u in &m.urls {
+        line("Attachment", u);
+    }
+    for f in &m.files {
+        line("Attachment", &format!("{} ({} bytes)", f.name, f.size));
+    }
+    if let Some(s) = &m.state {
+        let mut st = vec![if s.unread { "unread" } else { "read" }.to_owned()];
+        if s.archived {
+            st.push("archived".into());
+        }
+        if s.trashed {
+            st.push("trashed".into());
+        }
+        if !s.tags.is_empty() {
+            st.push(format!("tags {}", s.tags.join(", ")));
+        }
+        line(&format!("State ({})", s.persona), &st.join(", "));
+    }
+    ui::out("");
+    if let Some(b) = &m.body {
+        ui::out(b.trim_end_matches('\n'));
+    }
+}
+
+pub fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i32> {
+    let persona = a.persona.optional()?;
+    let log = ops::log(repo)?;
+    let now = chrono::Utc::now();
+    let out = ops::with_view(&log, |view| {
+        let msg = ops::find(&log, view, &a.id)?;
+        detail(view, &msg, persona.as_deref(), now)
+    })?;
+    emit(ctx, out);
+    Ok(0)
+}
+
+fn emit(ctx: &Context, out: MessageOut) {
+    if ctx.ui.json {
+        ui::json(&OneOut {
+            version: JSON_VERSION,
+            message: out,
+        });
+    } else {
+        print(ctx, &out);
+    }
+}
+
+pub fn read(ctx: &Context, repo: &gix::Repository, a: ReadArgs) -> anyhow::Result<i32> {
+    let persona = a.persona.required()?;
+    let log = ops::log(repo)?;
+    let now = chrono::Utc::now();
+    let out = ops::with_view(&log, |view| {
+        let msg = ops::find(&log, view, &a.id)?;
+        // Show the state as it is after reading.
+        let mut out = detail(view, &msg, Some(&persona), now)?;
+        ops::set_mark(&log, view, &persona, &msg.id, Mark::Read)?;
+        if let Some(s) = &mut out.state {
+            if s.unread {
+                s.unread = false;
+                s.read_at = Some(git_jules::eventlog::event::now_rfc3339());
+            }
+        }
+        Ok(out)
+    })?;
+    emit(ctx, out);
+    Ok(0)
+}
+
+pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::Result<i32> {
+    let persona = a.persona.optional()?;
+    let log = ops::log(repo)?;
+    let now = chrono::Utc::now();
+    let messages = ops::with_view(&log, |view| {
+        let (id, _) = view.resolve(&a.id)?;
+        let key = view.thread_of(&id.to_hex())?;
+        let mut out = Vec::new();
+        for m in view.thread(&key)? {
+            let Some(commit) =
+                view.commit_of(&git_jules::eventlog::EventId::from_hex(&m).expect("hex"))?
+            else {
+                continue;
+            };
+            let msg = ops::load_message(log.repo(), commit)?;
+            out.push(detail(view, &msg, persona.as_deref(), now)?);
+        }
+        Ok(out)
+    })?;
+    if ctx.ui.json {
+        ui::json(&ListOut {
+            version: JSON_VERSION,
+            persona,
+            messages,
+        });
+    } else {
+        for (i, m) in messages.iter().enumerate() {
+            if i > 0 {
+                ui::out(ctx.ui.dim(&"-".repeat(60)));
+            }
+            print(ctx, m);
+        }
+    }
+    Ok(0)
+}

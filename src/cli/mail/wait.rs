@@ -1,0 +1,86 @@
+//! `git jules mail wait`: block until a persona has unread mail, for watchdogs.
+//!
+//! It polls the mail ref and its remote-tracking copies (a few file reads) and refreshes the view only
+//! when one of them moved; with `--fetch` it fetches the remote's logs before each look.
+
+use std::time::{Duration, Instant};
+
+use git_jules::mail::ops;
+
+use super::list::print_items;
+use super::{Context, PersonaArg};
+use crate::cli::{ui, EXIT_CHECK_FAILED};
+
+#[derive(Debug, clap::Args)]
+pub struct WaitArgs {
+    #[command(flatten)]
+    pub persona: PersonaArg,
+    /// Give up after SECONDS (fractions allowed) and exit 1; default: wait for ever
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+    /// How often to look, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    pub interval: u64,
+    /// Fetch the remote's logs before each look (see --remote)
+    #[arg(long)]
+    pub fetch: bool,
+    /// The remote for --fetch (default: the current branch's push remote, else `origin`)
+    #[arg(long, value_name = "REMOTE", requires = "fetch")]
+    pub remote: Option<String>,
+}
+
+pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result<i32> {
+    let persona = a.persona.required()?;
+    let log = ops::log(repo)?;
+    let remote = match (a.fetch, &a.remote) {
+        (false, _) => None,
+        (true, Some(r)) => Some(r.clone()),
+        (true, None) => Some(git_jules::sync::default_remote(repo)?),
+    };
+    let timeout = match a.timeout {
+        Some(t) if !(t.is_finite() && t >= 0.0) => {
+            return Err(git_jules::Error::usage(format!(
+                "--timeout {t} is not a number of seconds"
+            ))
+            .into())
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+    let started = Instant::now();
+    let mut seen = None;
+    loop {
+        if let Some(r) = &remote {
+            if let Err(e) = git_jules::sync::fetch(repo, r) {
+                ui::warn(format!("fetching from {r}: {e}"));
+            }
+        }
+        let tips = log.tips()?;
+        if seen.as_ref() != Some(&tips) {
+            let now = chrono::Utc::now();
+            let (items, abbrev) = ops::with_view(&log, |view| {
+                Ok((ops::unread(view, &persona, now)?, view.abbrev()?))
+            })?;
+            if !items.is_empty() {
+                print_items(ctx, &persona, &items, abbrev, now);
+                return Ok(0);
+            }
+            if seen.is_none() && ctx.ui.interactive {
+                ui::status(format!("waiting for mail to {persona}…"));
+            }
+            seen = Some(tips);
+        }
+        if timeout.is_some_and(|t| started.elapsed() >= t) {
+            ui::status(format!(
+                "no unread mail for {persona} after {:.1} s",
+                started.elapsed().as_secs_f64()
+            ));
+            return Ok(EXIT_CHECK_FAILED);
+        }
+        let mut nap = Duration::from_millis(a.interval.max(10));
+        if let Some(t) = timeout {
+            nap = nap.min(t.saturating_sub(started.elapsed()));
+        }
+        std::thread::sleep(nap);
+    }
+}

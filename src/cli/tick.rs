@@ -1,0 +1,342 @@
+//! `git jules tick` and `git jules prompt PERSONA`: the scheduler's decisions and a persona's preamble.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use anyhow::{bail, Context as _};
+use chrono::{DateTime, Utc};
+use git_jules::mail::{self, message::SendRequest, recipients::Groups};
+use git_jules::state::schedules::Schedules;
+use git_jules::state::tick::{self, Plan, TickInput, DEFAULT_MAX_RETRIES};
+use git_jules::state::State;
+use serde::Serialize;
+
+use super::{ui, Context};
+
+#[derive(Debug, clap::Args)]
+pub struct TickArgs {
+    /// Decide and print, record nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Run CMD (with `sh -c`) once per decision with JULES_PERSONA, JULES_SPRINT, JULES_TRACK, JULES_CONTEXT,
+    /// JULES_REASON and JULES_RUN set; the first line it prints is recorded as the session id
+    #[arg(long, value_name = "CMD")]
+    pub launch: Option<String>,
+    /// The schedules file (default: .jules/schedules.toml in the work tree)
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Decide as of this time (RFC 3339), for replays and tests (default: now)
+    #[arg(long, value_name = "WHEN")]
+    pub now: Option<String>,
+    /// Mail relaunches per persona per sprint (default: git config jules.maxRetries, else 3)
+    #[arg(long)]
+    pub max_retries: Option<u32>,
+    #[arg(long, default_value = "scheduler")]
+    pub actor: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PromptArgs {
+    pub persona: String,
+}
+
+#[derive(Serialize)]
+struct Launch {
+    run: String,
+    persona: String,
+    track: String,
+    reason: String,
+    session_id: Option<String>,
+    exit: Option<i32>,
+}
+
+#[derive(Serialize)]
+struct TickReport<'a> {
+    recorded: bool,
+    #[serde(flatten)]
+    plan: &'a Plan,
+    runs: Vec<Launch>,
+}
+
+fn load_schedules(repo: &gix::Repository, config: Option<PathBuf>) -> anyhow::Result<Schedules> {
+    let path = match config {
+        Some(p) => p,
+        None => {
+            let wd = repo
+                .workdir()
+                .context("a bare repository has no .jules/schedules.toml: pass --config FILE")?;
+            Schedules::default_path(wd)
+        }
+    };
+    if !path.exists() {
+        bail!(
+            "no schedules at {}: write one (see docs/cli.md) or pass --config FILE",
+            path.display()
+        );
+    }
+    Ok(Schedules::load(&path)?)
+}
+
+/// Unread messages for each persona the schedules know, from the mail view.
+fn unread_counts(
+    repo: &gix::Repository,
+    schedules: &Schedules,
+    now: DateTime<Utc>,
+) -> anyhow::Result<BTreeMap<String, usize>> {
+    let mut personas = schedules.cycle_personas();
+    personas.push(schedules.weaver.clone());
+    personas.extend(schedules.schedules.values().map(|s| s.persona.clone()));
+    personas.sort();
+    personas.dedup();
+    let log = mail::ops::log(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let mut out = BTreeMap::new();
+    mail::ops::with_view(&log, |view| {
+        out.clear();
+        for p in &personas {
+            out.insert(p.clone(), mail::ops::unread(view, p, now)?.len());
+        }
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
+    git_jules::names::validate_name("actor", &a.actor)?;
+    let repo = ctx.open()?;
+    let schedules = load_schedules(&repo, a.config)?;
+    let now = match &a.now {
+        Some(w) => DateTime::parse_from_rfc3339(w)
+            .with_context(|| format!("--now {w:?} is not an RFC 3339 time"))?
+            .with_timezone(&Utc),
+        None => Utc::now(),
+    };
+    let max_retries = match a.max_retries {
+        Some(n) => n,
+        None => repo
+            .config_snapshot()
+            .integer("jules.maxRetries")
+            .map(|n| n.clamp(0, u32::MAX as i64) as u32)
+            .unwrap_or(DEFAULT_MAX_RETRIES),
+    };
+    let state = State::open(&repo)?;
+    // Plan, then record the plan only if the state is still the one it was made from; else plan again.
+    let mut recorded = None;
+    for _ in 0..50 {
+        let tip = state.log.local_tip()?;
+        let view = state.view()?.view;
+        let unread = unread_counts(&repo, &schedules, now)?;
+        let plan = tick::plan(&TickInput {
+            schedules: &schedules,
+            view: &view,
+            unread: &unread,
+            now,
+            max_retries,
+        });
+        if a.dry_run {
+            print_plan(ctx, &plan, false, Vec::new());
+            return Ok(0);
+        }
+        let events = tick::plan_events(&plan, &a.actor);
+        if let Some(appended) = state.log.append_batch_if(tip, events)? {
+            recorded = Some((plan, appended));
+            break;
+        }
+    }
+    let Some((plan, appended)) = recorded else {
+        bail!("the state kept moving under this tick; run it again");
+    };
+    for alert in &plan.alerts {
+        match &schedules.alert_group {
+            Some(group) => {
+                let log = mail::ops::log(&repo)?;
+                let groups = Groups::load(&repo)?;
+                mail::ops::send(
+                    &log,
+                    SendRequest {
+                        from: a.actor.clone(),
+                        to: vec![group.clone()],
+                        subject: format!("{} skipped: retries exhausted in sprint {}", alert.persona, alert.sprint),
+                        body: format!(
+                            "{} still has {} unread message(s) after {max_retries} mail relaunches in sprint {}.\n\
+                             It will not be relaunched for mail again this sprint. Look at its mailbox:\n\n    \
+                             git jules mail inbox --persona {}\n",
+                            alert.persona, alert.unread, alert.sprint, alert.persona
+                        ),
+                        msg_type: "alert".into(),
+                        priority: mail::message::Priority::Urgent,
+                        ..Default::default()
+                    },
+                    &groups,
+                )?;
+            }
+            None => ui::warn(format!(
+                "{} exhausted its retries; set [alerts] group in the schedules to be mailed about it",
+                alert.persona
+            )),
+        }
+    }
+    let mut runs = Vec::new();
+    for (d, app) in plan.decisions.iter().zip(&appended) {
+        let run = app.id.to_hex();
+        let mut launch = Launch {
+            run: run.clone(),
+            persona: d.persona.clone(),
+            track: d.track.clone(),
+            reason: d.reason.clone(),
+            session_id: None,
+            exit: None,
+        };
+        if let Some(cmd) = &a.launch {
+            let mut child = Command::new("sh")
+                .arg("-c")
+                .arg(cmd)
+                .current_dir(repo.workdir().unwrap_or(repo.git_dir()))
+                .env("JULES_PERSONA", &d.persona)
+                .env(
+                    "JULES_SPRINT",
+                    plan.sprint.map(|s| s.to_string()).unwrap_or_default(),
+                )
+                .env("JULES_TRACK", &d.track)
+                .env("JULES_CONTEXT", &d.context)
+                .env("JULES_REASON", &d.reason)
+                .env("JULES_RUN", &run)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .spawn()
+                .with_context(|| format!("launching {cmd:?}"))?;
+            let mut out = String::new();
+            let _ = child.stdout.take().map(|mut o| o.read_to_string(&mut out));
+            let status = child.wait()?;
+            launch.exit = status.code();
+            let session = out
+                .lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_owned);
+            if !status.success() {
+                state.done(&a.actor, &run, "failed", None)?;
+                ui::warn(format!("launching {} failed ({status})", d.persona));
+            } else if let Some(s) = session {
+                state.set_session(&a.actor, &run, &s)?;
+                launch.session_id = Some(s);
+            }
+        }
+        runs.push(launch);
+    }
+    print_plan(ctx, &plan, true, runs);
+    Ok(0)
+}
+
+fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>) {
+    if ctx.ui.json {
+        ui::json(&TickReport {
+            recorded,
+            plan,
+            runs,
+        });
+        return;
+    }
+    let sprint = plan
+        .sprint
+        .map(|s| format!("sprint {s}"))
+        .unwrap_or_else(|| "no sprint".into());
+    ui::status(format!(
+        "tick ({sprint}, {}){}",
+        plan.mode,
+        if recorded {
+            ""
+        } else {
+            ", dry run: nothing recorded"
+        }
+    ));
+    for d in &plan.decisions {
+        let run = runs.iter().find(|r| r.persona == d.persona);
+        ui::out(format!(
+            "launch {:<12} {:<8} {:<8} {}{}",
+            d.persona,
+            d.track,
+            d.reason,
+            d.context,
+            run.and_then(|r| r.session_id.as_ref())
+                .map(|s| format!(" [session {s}]"))
+                .unwrap_or_default()
+        ));
+    }
+    for w in &plan.waiting {
+        ui::out(format!(
+            "wait   {:<12} {:<8} running {}",
+            w.persona,
+            w.track,
+            w.session_id.as_deref().unwrap_or(&w.run[..12])
+        ));
+    }
+    for s in &plan.skipped {
+        ui::out(format!("skip   {:<12} {}", s.persona, s.why));
+    }
+    if plan.complete {
+        ui::out("sprint complete: every persona woven, no unread mail left");
+    }
+}
+
+pub fn run_prompt(ctx: &Context, a: PromptArgs) -> anyhow::Result<i32> {
+    mail::message::validate_persona(&a.persona)?;
+    let repo = ctx.open()?;
+    let log = mail::ops::log(&repo)?;
+    let now = Utc::now();
+    let items = if log.tips()?.is_empty() {
+        Vec::new()
+    } else {
+        mail::ops::with_view(&log, |view| mail::ops::unread(view, &a.persona, now))?
+    };
+    if ctx.ui.json {
+        let headers: Vec<_> = items.iter().map(|i| &i.header).collect();
+        ui::json(&serde_json::json!({ "persona": a.persona, "unread": headers }));
+        return Ok(0);
+    }
+    let p = &a.persona;
+    let mut text = format!(
+        "## Mailbox Check (IMPORTANT)\n\n\
+         Before starting your work, check your mailbox for messages:\n\n\
+         ```bash\ngit jules mail inbox --persona {p}\n```\n\n"
+    );
+    if items.is_empty() {
+        text.push_str("You have no unread messages.\n\n");
+    } else {
+        text.push_str(&format!("You have {} unread message(s):\n\n", items.len()));
+        for i in &items {
+            let h = &i.header;
+            text.push_str(&format!(
+                "- * {} | {} | {} | {}{}\n",
+                &h.id[..12.min(h.id.len())],
+                h.from,
+                h.msg_type,
+                h.subject,
+                if h.priority == mail::message::Priority::Urgent {
+                    " (urgent)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "If you have messages:\n\
+         1. Read each message: `git jules mail read <message_id> --persona {p}`\n\
+         2. Address the feedback (e.g., fix conflicts, rebase, etc.)\n\
+         3. Mark as read: Messages are auto-marked read when you read them\n\
+         4. Proceed with your work\n\n\
+         Common message types:\n\
+         - **Conflict Reports**: Your patch couldn't be woven due to conflicts\n\
+         - **Feedback**: Requested changes or improvements\n\
+         - **Coordination**: Other personas need your input\n\n\
+         ## Your Work\n"
+    ));
+    ui::out(text.trim_end());
+    Ok(0)
+}

@@ -1,0 +1,32 @@
+//! Mail: the personas' mailboxes, stored as events on `refs/jules/mail`.
+//!
+//! A message is a `mail.send` event; its id is that event's id. Everything that happens to a message
+//! afterwards (read, unread, tags, trash, archive, claims) is another event naming the message, made by the
+//! persona it concerns. The mailboxes are a projection folded over the log's total order, so every replica
+//! holding the same events shows the same mailboxes. `docs/mail.md` is the normative description.
+//!
+//! - [`kinds`]: the event kinds and their data.
+//! - [`message`]: types, priorities, limits and the validation of what a sender gives.
+//! - [`when`]: times given by people (`2h`, `2026-01-28T15:30:00Z`) and times stored in events.
+//! - [`recipients`]: personas, groups (`.jules/schedules.toml`, `jules.group.<name>.member`), `__broadcast`.
+//! - [`view`]: the projection, cached per persona for fast warm reads.
+//! - [`ops`]: sending, marking, looking messages up.
+//! - [`claim`]: who handles a group message, with the remote ref as the lock.
+//! - [`frontmatter`], [`import`], [`export`]: the seed-000 JSONL log and the seed-003 Markdown maildir.
+
+pub mod claim;
+pub mod export;
+pub mod frontmatter;
+pub mod import;
+pub mod kinds;
+pub mod message;
+pub mod ops;
+pub mod recipients;
+pub mod view;
+pub mod when;
+
+/// The log mail lives on, below `refs/jules/`.
+pub const LOG: &str = "mail";
+
+pub use message::{Priority, SendRequest};
+pub use view::MailView;

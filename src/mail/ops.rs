@@ -1,0 +1,468 @@
+//! Mail operations on a repository: send, mark, look up, read attachments, count.
+//!
+//! Every write is checked before anything is written; a rejected request leaves the log untouched.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use gix::objs::FindExt;
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use super::kinds::{self, MarkData, SendData};
+use super::message::{self, SendRequest};
+use super::recipients::Groups;
+use super::view::{Filter, Folder, Header, Item, MailView, Marks};
+use crate::error::{Error, Result};
+use crate::eventlog::cache::Loaded;
+use crate::eventlog::event::{decode_event, parse_message, Framed};
+use crate::eventlog::{Appended, Event, EventId, Log, NewEvent};
+use crate::names;
+
+/// The mail log of `repo`.
+pub fn log(repo: &gix::Repository) -> Result<Log<'_>> {
+    Log::open(repo, super::LOG)
+}
+
+/// The mailboxes as this replica sees them, refreshing the cache; a cache that cannot be read or brought
+/// up to date is thrown away and rebuilt. Callers hold the cache lock (see [`with_view`]).
+fn open_view(log: &Log<'_>) -> Result<Loaded<MailView>> {
+    match log.project::<MailView>() {
+        Ok(l) => Ok(l),
+        Err(_) if cache_dir(log).exists() => {
+            clear_cache(log);
+            log.project::<MailView>()
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn cache_dir(log: &Log<'_>) -> std::path::PathBuf {
+    log.cache_dir(<MailView as crate::eventlog::cache::Projection>::NAME)
+}
+
+fn clear_cache(log: &Log<'_>) {
+    let _ = std::fs::remove_dir_all(cache_dir(log));
+}
+
+/// An exclusive hold on the mail cache: the view is split in partitions that are loaded lazily and
+/// rewritten separately, so two processes refreshing it at once could otherwise leave partitions of two
+/// different states behind one `meta.json`. Held for a whole command's reading; released on drop.
+struct CacheLock(Option<std::path::PathBuf>);
+
+impl Drop for CacheLock {
+    fn drop(&mut self) {
+        if let Some(p) = &self.0 {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// A lock older than this was left by a killed process.
+const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
+
+fn lock_cache(log: &Log<'_>) -> CacheLock {
+    let dir = cache_dir(log);
+    let path = dir.with_extension("lock");
+    if let Some(parent) = path.parent() {
+        if std::fs::create_dir_all(parent).is_err() {
+            // A read-only repository: nobody else can be writing the cache either.
+            return CacheLock(None);
+        }
+    }
+    let started = std::time::Instant::now();
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(_) => return CacheLock(Some(path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let age = std::fs::metadata(&path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok());
+                if age.is_some_and(|a| a > STALE_LOCK) {
+                    let _ = std::fs::remove_file(&path);
+                } else if started.elapsed() > STALE_LOCK {
+                    return CacheLock(None);
+                } else {
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                }
+            }
+            Err(_) => return CacheLock(None),
+        }
+    }
+}
+
+/// Run `f` on the view, holding the cache lock; when a cache partition turns out unreadable, rebuild
+/// once and run again. Do not call it from inside `f`.
+pub fn with_view<T>(log: &Log<'_>, mut f: impl FnMut(&mut MailView) -> Result<T>) -> Result<T> {
+    let _lock = lock_cache(log);
+    let mut loaded = open_view(log)?;
+    match f(&mut loaded.view) {
+        Err(Error::Corrupt { .. }) => {
+            clear_cache(log);
+            let mut loaded = log.project::<MailView>()?;
+            f(&mut loaded.view)
+        }
+        other => other,
+    }
+}
+
+/// Check a request and turn it into the send event (nothing is written).
+pub fn build_send(req: SendRequest, groups: &Groups) -> Result<NewEvent> {
+    message::validate_persona(&req.from)?;
+    let resolved = groups.resolve(&req.to)?;
+    message::validate_subject(&req.subject)?;
+    message::validate_body(&req.body)?;
+    message::validate_type(&req.msg_type)?;
+    let mut tags: Vec<String> = Vec::new();
+    for t in req.tags {
+        names::validate_name("tag", &t)?;
+        if !tags.contains(&t) {
+            tags.push(t);
+        }
+    }
+    if tags.len() > message::MAX_TAGS {
+        return Err(Error::usage(format!(
+            "{} tags, over the limit of {}",
+            tags.len(),
+            message::MAX_TAGS
+        )));
+    }
+    for u in &req.urls {
+        message::validate_url(u)?;
+    }
+    if req.files.len() + req.urls.len() > message::MAX_ATTACHMENTS {
+        return Err(Error::usage(format!(
+            "more than {} attachments",
+            message::MAX_ATTACHMENTS
+        )));
+    }
+    let mut seen = BTreeSet::new();
+    for (name, bytes) in &req.files {
+        names::validate_file_name(name)?;
+        if !seen.insert(name.as_str()) {
+            return Err(Error::usage(format!(
+                "two attachments are named {name:?}: rename one"
+            )));
+        }
+        if bytes.len() > message::MAX_ATTACHMENT_BYTES {
+            return Err(Error::usage(format!(
+                "attachment {name} is {} bytes, over the limit of {} bytes (8 MiB)",
+                bytes.len(),
+                message::MAX_ATTACHMENT_BYTES
+            )));
+        }
+    }
+    if let Some(r) = &req.in_reply_to {
+        if EventId::from_hex(r).is_none() {
+            return Err(Error::usage(format!(
+                "in-reply-to {r:?} is not a full message id"
+            )));
+        }
+    }
+    if let Some(t) = &req.thread {
+        if EventId::from_hex(t).is_none() {
+            names::validate_name("thread", t)?;
+        }
+    }
+    let data = SendData {
+        to: resolved.to,
+        groups: resolved.groups,
+        subject: req.subject,
+        body: req.body,
+        msg_type: req.msg_type,
+        priority: req.priority,
+        tags,
+        needs_response: req.needs_response,
+        in_reply_to: req.in_reply_to,
+        thread: req.thread,
+        expires: req.expires,
+        urls: req.urls,
+        headers: BTreeMap::new(),
+        source: None,
+    };
+    let event = Event::new(kinds::SEND, &req.from, to_value(&data)?);
+    // Fail on an oversized event now, with the limit in the message, rather than halfway through writing.
+    event.canonical()?;
+    Ok(NewEvent {
+        event,
+        files: req.files,
+    })
+}
+
+pub(crate) fn to_value<T: Serialize>(v: &T) -> Result<serde_json::Value> {
+    serde_json::to_value(v).map_err(|e| Error::Other(format!("encoding mail data: {e}")))
+}
+
+/// Append to the mail log; the log joins everything this replica has seen (fetched copies included)
+/// first, so a plain `git push` afterwards is a fast-forward.
+pub fn append(log: &Log<'_>, events: Vec<NewEvent>) -> Result<Vec<Appended>> {
+    log.append_batch(events)
+}
+
+/// Send a message; returns where its event landed (the message id is `Appended::id`).
+pub fn send(log: &Log<'_>, req: SendRequest, groups: &Groups) -> Result<Appended> {
+    let event = build_send(req, groups)?;
+    Ok(append(log, vec![event])?.remove(0))
+}
+
+/// A message with everything its send event says.
+#[derive(Debug, Clone)]
+pub struct Message {
+    pub id: EventId,
+    pub commit: ObjectId,
+    pub lamport: u64,
+    pub event: Event,
+    pub data: SendData,
+}
+
+impl Message {
+    /// The header the views show, with the thread and claim the fold computed.
+    pub fn header(&self, view: &mut MailView) -> Result<Header> {
+        let id = self.id.to_hex();
+        let thread = view.thread_of(&id)?;
+        let mut h = Header::from_send(&self.id, self.lamport, &self.event, &self.data, thread);
+        h.claim = view.meta(&id)?.winner();
+        Ok(h)
+    }
+}
+
+/// Read the send event of a message from its commit.
+pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message> {
+    let mut buf = Vec::new();
+    let c = repo
+        .objects
+        .find_commit(&commit, &mut buf)
+        .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+    let corrupt = |m: String| Error::Corrupt {
+        path: format!("commit {commit}").into(),
+        message: m,
+    };
+    let Ok(Framed::Event {
+        json,
+        lamport,
+        claimed_id,
+    }) = parse_message(c.message)
+    else {
+        return Err(corrupt("not an event commit".into()));
+    };
+    let (id, event) = decode_event(json, claimed_id, false).map_err(|e| corrupt(e.to_string()))?;
+    if event.kind != kinds::SEND {
+        return Err(corrupt(format!("{} is not a message", id.to_hex())));
+    }
+    let data = SendData::deserialize(&event.data).map_err(|e| corrupt(e.to_string()))?;
+    Ok(Message {
+        id,
+        commit,
+        lamport,
+        event,
+        data,
+    })
+}
+
+/// Resolve a user-given id or prefix and read the message.
+pub fn find(log: &Log<'_>, view: &mut MailView, prefix: &str) -> Result<Message> {
+    let (_, commit) = view.resolve(prefix)?;
+    load_message(log.repo(), commit)
+}
+
+/// The bytes of a file attachment.
+pub fn attachment(repo: &gix::Repository, msg: &Message, name: &str) -> Result<Vec<u8>> {
+    let p = msg
+        .event
+        .payload
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = msg.event.payload.iter().map(|p| p.name.as_str()).collect();
+            Error::not_found(
+                "attachment",
+                if names.is_empty() {
+                    format!("{name} (the message has no file attachments)")
+                } else {
+                    format!("{name} (it has {})", names.join(", "))
+                },
+            )
+        })?;
+    let blob: ObjectId = p
+        .blob
+        .parse()
+        .map_err(|_| Error::Other(format!("bad blob id {}", p.blob)))?;
+    Ok(repo.find_object(blob)?.detach().data)
+}
+
+/// A per-persona mark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mark {
+    Read,
+    Unread,
+    Tag(String),
+    Untag(String),
+    Trash,
+    Untrash,
+    Archive,
+    Unarchive,
+}
+
+impl Mark {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Mark::Read => kinds::READ,
+            Mark::Unread => kinds::UNREAD,
+            Mark::Tag(_) => kinds::TAG,
+            Mark::Untag(_) => kinds::UNTAG,
+            Mark::Trash => kinds::TRASH,
+            Mark::Untrash => kinds::UNTRASH,
+            Mark::Archive => kinds::ARCHIVE,
+            Mark::Unarchive => kinds::UNARCHIVE,
+        }
+    }
+
+    /// Whether the mark would change nothing.
+    pub fn is_noop(&self, m: &Marks) -> bool {
+        match self {
+            Mark::Read => m.read.is_some(),
+            Mark::Unread => m.read.is_none(),
+            Mark::Tag(t) => m.tags.contains(t),
+            Mark::Untag(t) => !m.tags.contains(t),
+            Mark::Trash => m.trashed,
+            Mark::Untrash => !m.trashed,
+            Mark::Archive => m.archived.is_some(),
+            Mark::Unarchive => m.archived.is_none(),
+        }
+    }
+
+    pub fn event(&self, persona: &str, message: &EventId) -> Result<Event> {
+        let tag = match self {
+            Mark::Tag(t) | Mark::Untag(t) => {
+                names::validate_name("tag", t)?;
+                Some(t.clone())
+            }
+            _ => None,
+        };
+        let data = MarkData {
+            message: message.to_hex(),
+            tag,
+            source: None,
+        };
+        Ok(Event::new(self.kind(), persona, to_value(&data)?))
+    }
+}
+
+/// Record `mark` for `persona` unless it is already so; `None` when nothing needed writing.
+pub fn set_mark(
+    log: &Log<'_>,
+    view: &mut MailView,
+    persona: &str,
+    message: &EventId,
+    mark: Mark,
+) -> Result<Option<Appended>> {
+    message::validate_persona(persona)?;
+    let current = view.marks(persona, &message.to_hex())?;
+    if mark.is_noop(&current) {
+        return Ok(None);
+    }
+    let event = NewEvent::new(mark.event(persona, message)?);
+    Ok(Some(append(log, vec![event])?.remove(0)))
+}
+
+/// Per-persona counts for `mail stats`.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct PersonaStats {
+    /// Messages delivered to the persona (broadcasts included), whatever their state.
+    pub received: u64,
+    /// What `inbox --unread` lists.
+    pub unread: u64,
+    pub sent: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Unanswered {
+    pub id: String,
+    pub from: String,
+    pub to: Vec<String>,
+    pub subject: String,
+    pub time: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Stats {
+    pub messages: u64,
+    pub personas: BTreeMap<String, PersonaStats>,
+    /// Messages with `needs_response` that nobody answered (no message has them as `in_reply_to`),
+    /// expired ones excluded.
+    pub unanswered: u64,
+    pub oldest_unanswered: Option<Unanswered>,
+}
+
+pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
+    let mut personas = BTreeMap::new();
+    for p in view.personas() {
+        let all = view.inbox(
+            &p,
+            &Filter {
+                folder: Folder::All,
+                ..Filter::default()
+            },
+            now,
+        )?;
+        let unread = view.inbox(
+            &p,
+            &Filter {
+                unread: true,
+                ..Filter::default()
+            },
+            now,
+        )?;
+        let sent = view.sent(&p)?.len() as u64;
+        personas.insert(
+            p,
+            PersonaStats {
+                received: all.len() as u64,
+                unread: unread.len() as u64,
+                sent,
+            },
+        );
+    }
+    let headers = view.all_headers()?;
+    let answered: BTreeSet<&str> = headers
+        .iter()
+        .filter_map(|h| h.in_reply_to.as_deref())
+        .collect();
+    let open: Vec<&Header> = headers
+        .iter()
+        .filter(|h| h.needs_response && !answered.contains(h.id.as_str()) && !h.is_expired(now))
+        .collect();
+    let oldest = open
+        .iter()
+        .min_by(|a, b| (&a.time, a.lamport).cmp(&(&b.time, b.lamport)))
+        .map(|h| Unanswered {
+            id: h.id.clone(),
+            from: h.from.clone(),
+            to: h.to.clone(),
+            subject: h.subject.clone(),
+            time: h.time.clone(),
+        });
+    Ok(Stats {
+        messages: view.messages(),
+        personas,
+        unanswered: open.len() as u64,
+        oldest_unanswered: oldest,
+    })
+}
+
+/// What `inbox --unread` shows for `persona`.
+pub fn unread(view: &mut MailView, persona: &str, now: DateTime<Utc>) -> Result<Vec<Item>> {
+    view.inbox(
+        persona,
+        &Filter {
+            unread: true,
+            ..Filter::default()
+        },
+        now,
+    )
+}
