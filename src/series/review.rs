@@ -332,6 +332,84 @@ pub fn store(repo: &gix::Repository, r: &Review) -> Result<()> {
     )
 }
 
+/// The review as the text of a mail: the commented patches' headers and their `R:` comments.
+pub fn mail_body(r: &Review) -> String {
+    let mut s = format!(
+        "Review of series {} ({}): {} comment{} on {} of its {} patches.\n\
+         Address a comment on patch N by changing the files and running `git jules series reroll N`.\n\
+         The comments are also in the notes {NOTES_REF} of each patch's commit.\n",
+        r.series,
+        r.branch,
+        r.comment_count(),
+        if r.comment_count() == 1 { "" } else { "s" },
+        r.patches.len(),
+        r.total
+    );
+    for p in &r.patches {
+        s.push_str(&format!(
+            "\n{} {} {}\n",
+            header(p.index, p.total),
+            p.commit.to_hex_with_len(7),
+            p.summary
+        ));
+        for c in &p.comments {
+            let mut lines = c.text.lines();
+            s.push_str(&format!("R: {}\n", lines.next().unwrap_or_default()));
+            for l in lines {
+                s.push_str(&format!("   {l}\n"));
+            }
+            if let Some(path) = &c.path {
+                match &c.line {
+                    Some(l) => s.push_str(&format!("   (in {path}, after the line {l:?})\n")),
+                    None => s.push_str(&format!("   (in {path})\n")),
+                }
+            }
+        }
+    }
+    s
+}
+
+/// The review as a mail event (type `task`, tag `review`, thread `review-<series>`) from persona `from` to the
+/// personas or groups `to`, checked but not written: build it before storing anything, so that a bad
+/// recipient changes nothing.
+pub fn mail_event(
+    repo: &gix::Repository,
+    r: &Review,
+    from: &str,
+    to: &[String],
+) -> Result<crate::eventlog::NewEvent> {
+    use crate::mail::{ops, recipients::Groups, SendRequest};
+    let groups = Groups::load(repo)?;
+    let req = SendRequest {
+        from: from.to_owned(),
+        to: to.to_vec(),
+        subject: format!(
+            "Review of series {}: {} comment{} on {} patch{}",
+            r.series,
+            r.comment_count(),
+            if r.comment_count() == 1 { "" } else { "s" },
+            r.patches.len(),
+            if r.patches.len() == 1 { "" } else { "es" }
+        ),
+        body: mail_body(r),
+        msg_type: "task".into(),
+        tags: vec!["review".into()],
+        needs_response: true,
+        thread: Some(format!("review-{}", r.series)),
+        ..SendRequest::default()
+    };
+    ops::build_send(req, &groups)
+}
+
+/// Append a mail event built by [`mail_event`] to the mail log.
+pub fn send_mail(
+    repo: &gix::Repository,
+    event: crate::eventlog::NewEvent,
+) -> Result<crate::eventlog::Appended> {
+    let log = crate::mail::ops::log(repo)?;
+    Ok(crate::mail::ops::append(&log, vec![event])?.remove(0))
+}
+
 /// The review notes of `commit`, oldest first (lines that are not this JSON are skipped).
 pub fn notes_of(repo: &gix::Repository, commit: ObjectId) -> Result<Vec<NoteLine>> {
     let Some(bytes) = crate::notes::read(repo, NOTES_REF, commit)? else {

@@ -28,6 +28,13 @@ pub struct ReviewArgs {
     /// Print the buffer to review on stdout and exit (to edit it elsewhere, then pass it to --from-file)
     #[arg(long, conflicts_with = "from_file")]
     pub print: bool,
+    /// Also send the comments as a mail message (type task, tag review) to PERSONA (a persona or a group;
+    /// repeatable)
+    #[arg(long, value_name = "PERSONA")]
+    pub mail_to: Vec<String>,
+    /// The persona sending the mail (default: $JULES_PERSONA)
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub from: Option<String>,
     /// The series (default: the one HEAD is on)
     #[arg(long, value_name = "NAME")]
     pub series: Option<String>,
@@ -80,6 +87,14 @@ fn edit(editor: &str, file: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The `--json` document: the review, and the id of the mail message sent (`null` without `--mail-to`).
+#[derive(serde::Serialize)]
+struct Out<'a> {
+    #[serde(flatten)]
+    review: &'a review::Review,
+    mail: Option<String>,
+}
+
 pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     let f = format::collect(&repo, a.series.as_deref(), a.base.as_deref(), a.patch)?;
@@ -119,11 +134,28 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
     let me = git_jules::repo::committer(&repo);
     let reviewer = format!("{} <{}>", me.name, me.email);
     let r = review::review(&f, parsed, reviewer);
+    let sender = match (&a.mail_to[..], &a.from) {
+        ([], _) => None,
+        (_, Some(from)) => Some(from.clone()),
+        (_, None) => bail!(Error::usage(
+            "--mail-to needs a sender: pass --from PERSONA or set JULES_PERSONA"
+        )),
+    };
+    let event = match sender {
+        Some(from) if r.comment_count() > 0 => {
+            Some(review::mail_event(&repo, &r, &from, &a.mail_to)?)
+        }
+        _ => None,
+    };
     if r.comment_count() > 0 {
         review::store(&repo, &r)?;
     }
+    let mail = match event {
+        Some(e) => Some(review::send_mail(&repo, e)?.id.to_hex()),
+        None => None,
+    };
     if ctx.ui.json {
-        ui::json(&r);
+        ui::json(&Out { review: &r, mail });
         return Ok(0);
     }
     if r.patches.is_empty() {
@@ -153,6 +185,9 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
                 ui::out(ctx.ui.dim(&format!("   ({path}{at})")));
             }
         }
+    }
+    if let Some(id) = &mail {
+        ui::status(format!("mailed to {}: message {id}", a.mail_to.join(", ")));
     }
     ui::status(format!(
         "stored {} comment{} on {} patch{} in {}",
