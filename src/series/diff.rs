@@ -564,15 +564,17 @@ fn render(repo: &gix::Repository, part: Part, opts: Options) -> Result<FileDiff>
         file.text = out;
         return Ok(file);
     }
+    // git ends a `---`/`+++` label with a tab when the path has a space (so that `patch` can find its end).
+    let tab = |p: &BString| if p.contains(&b' ') { "\t" } else { "" };
     let label_a = if file.status == Status::Added {
         "/dev/null".to_owned()
     } else {
-        a.clone()
+        format!("{a}{}", tab(&file.old_path))
     };
     let label_b = if file.status == Status::Deleted {
         "/dev/null".to_owned()
     } else {
-        b.clone()
+        format!("{b}{}", tab(&file.new_path))
     };
     if binary {
         if opts.binary {
@@ -580,7 +582,13 @@ fn render(repo: &gix::Repository, part: Part, opts: Options) -> Result<FileDiff>
             binary_literal(&mut out, &new_data)?;
             binary_literal(&mut out, &old_data)?;
         } else {
-            let _ = writeln!(out, "Binary files {label_a} and {label_b} differ");
+            let plain = |l: &str| l.trim_end_matches('\t').to_owned();
+            let _ = writeln!(
+                out,
+                "Binary files {} and {} differ",
+                plain(&label_a),
+                plain(&label_b)
+            );
         }
         file.text = out;
         return Ok(file);

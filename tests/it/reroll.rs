@@ -65,7 +65,10 @@ fn walk(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 }
 
 fn assert_clean(r: &Repo) {
-    assert_eq!(r.git(["status", "--porcelain", "--untracked-files=all"]), "");
+    assert_eq!(
+        r.git(["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
 }
 
 /// The seed's case: three patches, a fix for patch 1 in the working tree, `reroll 1`.
@@ -77,11 +80,7 @@ fn reroll_folds_the_working_tree_into_patch_1_and_keeps_2_and_3() {
     let old = make_series(
         &r,
         "feat",
-        &[
-            ("a.txt", "a\n"),
-            ("b.txt", "b\n"),
-            ("c.txt", "c\n"),
-        ],
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
     );
     let old_diffs: Vec<String> = old.iter().map(|c| patch_diff(&r, c)).collect();
     let old_meta = r.git(["log", "--format=%an|%ae|%ad|%B", "main..HEAD"]);
@@ -234,7 +233,9 @@ fn undo_restores_the_backup_and_backs_up_what_it_replaces() {
         "?? untracked.txt",
         "only the untracked file"
     );
-    assert!(r.git(["reflog", "-1", "HEAD"]).contains("jules series undo"));
+    assert!(r
+        .git(["reflog", "-1", "HEAD"])
+        .contains("jules series undo"));
 
     // Undo twice is a redo; an explicit number restores that backup.
     r.jules_ok(["series", "undo"]);
@@ -254,7 +255,11 @@ fn undo_restores_the_backup_and_backs_up_what_it_replaces() {
 #[test]
 fn message_summary_and_rationale_reword_patch_n() {
     let r = Repo::new();
-    let old = make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]);
+    let old = make_series(
+        &r,
+        "feat",
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+    );
     let out = json(&r.jules_ok([
         "--json",
         "series",
@@ -319,7 +324,11 @@ fn message_summary_and_rationale_reword_patch_n() {
 #[test]
 fn drop_and_move_replay_the_rest() {
     let r = Repo::new();
-    let old = make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")]);
+    let old = make_series(
+        &r,
+        "feat",
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+    );
     let old_diffs: Vec<String> = old.iter().map(|c| patch_diff(&r, c)).collect();
     r.write("notes.txt", "an untracked file survives both\n");
 
@@ -367,7 +376,11 @@ fn refusals_change_nothing() {
     // Nothing to fold, out of range, drop/move on a dirty tree.
     check(&["series", "reroll", "1"], 2, "nothing to fold");
     check(&["series", "reroll", "3"], 2, "patches 1 to 2");
-    check(&["series", "reroll", "--move", "1:1"], 2, "already at position");
+    check(
+        &["series", "reroll", "--move", "1:1"],
+        2,
+        "already at position",
+    );
     check(&["series", "reroll", "--move", "x"], 2, "FROM:TO");
     r.write("a.txt", "changed\n");
     check(&["series", "reroll", "2", "--drop"], 2, "a.txt");
@@ -376,7 +389,11 @@ fn refusals_change_nothing() {
     // A staged deletion the working tree undoes (`git rm --cached`): the index is dirty but there is
     // nothing to fold, and folding would silently drop the staged change.
     r.git(["rm", "-q", "--cached", "a.txt"]);
-    check(&["series", "reroll", "1", "-s", "reworded"], 2, "staged changes");
+    check(
+        &["series", "reroll", "1", "-s", "reworded"],
+        2,
+        "staged changes",
+    );
     r.git(["reset", "-q"]);
     // A lock held by another git process.
     std::fs::write(r.path().join(".git/index.lock"), b"").unwrap();
@@ -384,7 +401,10 @@ fn refusals_change_nothing() {
     let out = r.jules(["series", "reroll", "2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("index.lock"), "{}", stderr(&out));
-    assert!(r.path().join(".git/index.lock").exists(), "someone else's lock stays");
+    assert!(
+        r.path().join(".git/index.lock").exists(),
+        "someone else's lock stays"
+    );
     std::fs::remove_file(r.path().join(".git/index.lock")).unwrap();
     // Not on a series.
     r.git(["stash", "-q"]);
