@@ -466,7 +466,7 @@ fn is_binary(data: &[u8]) -> bool {
 pub fn quote_path(prefix: &str, path: &BStr) -> String {
     let needs = path
         .iter()
-        .any(|&b| b < 0x20 || b >= 0x7f || b == b'"' || b == b'\\');
+        .any(|&b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\');
     if !needs {
         return format!("{prefix}{path}");
     }
@@ -483,7 +483,7 @@ pub fn quote_path(prefix: &str, path: &BStr) -> String {
             0x0b => s.push_str("\\v"),
             0x0c => s.push_str("\\f"),
             b'\r' => s.push_str("\\r"),
-            b if b < 0x20 || b >= 0x7f => s.push_str(&format!("\\{b:03o}")),
+            b if !(0x20..0x7f).contains(&b) => s.push_str(&format!("\\{b:03o}")),
             b => s.push(b as char),
         }
     }
