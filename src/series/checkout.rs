@@ -97,6 +97,27 @@ impl Checkout {
             .map_err(|e| Error::Other(format!("`git write-tree` printed {hex:?}: {e}")))
     }
 
+    /// The tree of the index as it was when it was locked (the copy may have changed since): written from
+    /// another copy, so neither the index nor the locked copy changes.
+    pub fn original_tree(&self) -> Result<ObjectId> {
+        let dir = self.index.parent().unwrap_or(&self.workdir);
+        let tmp = tempfile::Builder::new()
+            .prefix("jules-index-")
+            .tempfile_in(dir)
+            .map_err(|e| {
+                Error::io(
+                    format!("creating a temporary index in {}", dir.display()),
+                    e,
+                )
+            })?;
+        std::fs::copy(&self.index, tmp.path())
+            .map_err(|e| Error::io(format!("copying {}", self.index.display()), e))?;
+        let out = gitcli::run_on_index(&self.workdir, tmp.path(), ["write-tree"])?;
+        let hex = String::from_utf8_lossy(&out.stdout);
+        ObjectId::from_hex(hex.trim().as_bytes())
+            .map_err(|e| Error::Other(format!("`git write-tree` printed {hex:?}: {e}")))
+    }
+
     /// Stage everything in the copy: new, modified and deleted files, `.gitignore` respected (`git add -A`).
     pub fn add_all(&self) -> Result<()> {
         self.git(["add", "-A"]).map(|_| ())

@@ -331,40 +331,20 @@ fn merge_into_base(
     let tree_of =
         |c: ObjectId| -> Result<ObjectId> { Ok(repo.find_commit(c)?.tree_id()?.detach()) };
     let mut mem = repo.clone().with_object_memory();
-    let labels = gix::merge::blob::builtin_driver::text::Labels {
-        ancestor: None,
-        current: None,
-        other: None,
-    };
-    let tree = {
-        let mut out = mem.merge_trees(
-            tree_of(merge_base)?,
-            tree_of(cur.base.commit)?,
-            cur.tip_tree,
-            labels,
-            mem.tree_merge_options()?,
-        )?;
-        let how = gix::merge::tree::TreatAsUnresolved::git();
-        if out.has_unresolved_conflicts(how) {
-            let mut paths: Vec<String> = out
-                .conflicts
-                .iter()
-                .filter(|c| c.is_unresolved(how))
-                .flat_map(|c| {
-                    let (a, b) = c.changes_in_resolution();
-                    [a.location().to_string(), b.location().to_string()]
-                })
-                .collect();
-            paths.sort();
-            paths.dedup();
+    let tree = match rewrite::Merger::new(&mem)?.merge(
+        tree_of(merge_base)?,
+        tree_of(cur.base.commit)?,
+        cur.tip_tree,
+    )? {
+        Ok(tree) => tree,
+        Err(paths) => {
             return Err(Error::Conflict(format!(
                 "the series no longer merges into its base ({} moved to {}): conflict in {}; nothing was changed",
                 cur.base.name,
                 cur.base.commit.to_hex_with_len(7),
                 paths.join(", ")
-            )));
+            )))
         }
-        out.tree.write()?.detach()
     };
     let mut message = format!("Merge series '{}' into {}\n\n", cur.series, cur.base.name);
     for p in &cur.patches {

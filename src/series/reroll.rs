@@ -191,11 +191,20 @@ pub fn reroll(
     let (first, steps, operation, from_tree, expect_final) = match &action {
         Action::Fold { patch, message } => {
             check_index(*patch, n, "patch")?;
-            let staged = lock.write_tree()?;
+            let msg = new_message(&originals[patch - 1], message)?;
+            let unmerged = unmerged_paths(repo)?;
+            if !unmerged.is_empty() {
+                return Err(Error::usage(format!(
+                    "the index has unmerged paths ({}); resolve the conflicts first",
+                    shown(&unmerged)
+                )));
+            }
             lock.add_all()?;
             let worktree = lock.write_tree()?;
-            let msg = new_message(&originals[patch - 1], message)?;
             let (operation, squash) = if worktree == cur.tip_tree {
+                // Nothing to fold; but a staged change the working tree undoes (`git rm --cached`) would be
+                // lost when the index is replaced.
+                let staged = lock.original_tree()?;
                 if staged != cur.tip_tree {
                     let paths = changed_paths(repo, cur.tip_tree, staged)?;
                     return Err(Error::usage(format!(
@@ -421,6 +430,20 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>) -> Result<Rerolled> {
     })
 }
 
+/// Paths with conflict stages in the index (a `git stash pop` or `git apply -3` that stopped, say): `git add -A`
+/// would stage their conflict markers.
+fn unmerged_paths(repo: &gix::Repository) -> Result<Vec<String>> {
+    let index = repo.index_or_empty()?;
+    let mut paths: Vec<String> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage() != gix::index::entry::Stage::Unconflicted)
+        .map(|e| e.path(&index).to_string())
+        .collect();
+    paths.dedup();
+    Ok(paths)
+}
+
 fn shown(paths: &[String]) -> String {
     let head: Vec<&str> = paths.iter().take(10).map(String::as_str).collect();
     if paths.len() > head.len() {
@@ -483,39 +506,48 @@ type RawChange = (BString, u16, ObjectId, u16, ObjectId);
 /// The file-level changes between two trees, without rename detection or line diffs: cheap, and equal for
 /// two patches that change the same files from the same blobs to the same blobs.
 fn raw_changes(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<RawChange>> {
-    use gix::object::tree::diff::ChangeDetached as C;
+    use gix::diff::tree::recorder::Change as C;
     if a == b {
         return Ok(Vec::new());
     }
     let zero = ObjectId::null(repo.object_hash());
     let (ta, tb) = (repo.find_tree(a)?, repo.find_tree(b)?);
+    let mut recorder = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&ta.data, a.kind()),
+        gix::objs::TreeRefIter::from_bytes(&tb.data, b.kind()),
+        gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut recorder,
+    )
+    .map_err(|e| Error::Other(format!("comparing trees {a} and {b}: {e}")))?;
     let mut out = Vec::new();
-    for ch in repo.diff_tree_to_tree(&ta, &tb, gix::diff::Options::default())? {
+    for ch in recorder.records {
         match ch {
             C::Addition {
-                location,
+                path,
                 entry_mode,
-                id,
+                oid,
                 ..
-            } if !entry_mode.is_tree() => out.push((location, 0, zero, entry_mode.value(), id)),
+            } if !entry_mode.is_tree() => out.push((path, 0, zero, entry_mode.value(), oid)),
             C::Deletion {
-                location,
+                path,
                 entry_mode,
-                id,
+                oid,
                 ..
-            } if !entry_mode.is_tree() => out.push((location, entry_mode.value(), id, 0, zero)),
+            } if !entry_mode.is_tree() => out.push((path, entry_mode.value(), oid, 0, zero)),
             C::Modification {
-                location,
+                path,
                 previous_entry_mode,
-                previous_id,
+                previous_oid,
                 entry_mode,
-                id,
+                oid,
             } if !(previous_entry_mode.is_tree() && entry_mode.is_tree()) => out.push((
-                location,
+                path,
                 previous_entry_mode.value(),
-                previous_id,
+                previous_oid,
                 entry_mode.value(),
-                id,
+                oid,
             )),
             _ => {}
         }

@@ -126,7 +126,7 @@ pub fn replay(
     steps: &[Step],
     committer: &gix::actor::Signature,
 ) -> Result<std::result::Result<Vec<Picked>, Stop>> {
-    let options = repo.tree_merge_options()?;
+    let mut merger = Merger::new(repo)?;
     let (mut cur, mut cur_tree) = (onto, onto_tree);
     let mut out = Vec::with_capacity(steps.len());
     for (position, step) in steps.iter().enumerate() {
@@ -134,7 +134,7 @@ pub fn replay(
         let mut tree = if cur_tree == o.parent_tree {
             o.tree
         } else {
-            match merge(repo, o.parent_tree, cur_tree, o.tree, options.clone())? {
+            match merger.merge(o.parent_tree, cur_tree, o.tree)? {
                 Ok(t) => t,
                 Err(paths) => {
                     return Ok(Err(Stop::Conflict {
@@ -150,7 +150,7 @@ pub fn replay(
             tree = if tree == sq.base {
                 sq.tree
             } else {
-                match merge(repo, sq.base, tree, sq.tree, options.clone())? {
+                match merger.merge(sq.base, tree, sq.tree)? {
                     Ok(t) => t,
                     Err(paths) => {
                         return Ok(Err(Stop::Conflict {
@@ -197,42 +197,81 @@ pub fn replay(
     Ok(Ok(out))
 }
 
-/// A three-way merge of trees: the new tree, or the unresolved paths (sorted, deduplicated).
-fn merge(
-    repo: &gix::Repository,
-    base: ObjectId,
-    ours: ObjectId,
-    theirs: ObjectId,
-    options: gix::merge::tree::Options,
-) -> Result<std::result::Result<ObjectId, Vec<String>>> {
-    if ours == base {
-        return Ok(Ok(theirs));
+/// Three-way tree merges with the diff and blob-merge caches (and their attribute stacks) set up once for a
+/// whole rewrite, rather than once per merge as `Repository::merge_trees` does. Merged trees are written
+/// without gix's per-entry validation: every name in them comes from trees already in the repository.
+pub struct Merger<'r> {
+    repo: &'r gix::Repository,
+    diff_state: gix::diff::tree::State,
+    diff_cache: gix::diff::blob::Platform,
+    blob_merge: gix::merge::blob::Platform,
+    options: gix::merge::plumbing::tree::Options,
+}
+
+impl<'r> Merger<'r> {
+    pub fn new(repo: &'r gix::Repository) -> Result<Self> {
+        Ok(Merger {
+            repo,
+            diff_state: Default::default(),
+            diff_cache: repo.diff_resource_cache_for_tree_diff()?,
+            blob_merge: repo.merge_resource_cache(Default::default())?,
+            options: repo.tree_merge_options()?.into(),
+        })
     }
-    if theirs == base || theirs == ours {
-        return Ok(Ok(ours));
-    }
-    let labels = gix::merge::blob::builtin_driver::text::Labels {
-        ancestor: None,
-        current: None,
-        other: None,
-    };
-    let mut outcome = repo.merge_trees(base, ours, theirs, labels, options)?;
-    let how = TreatAsUnresolved::git();
-    if outcome.has_unresolved_conflicts(how) {
-        let mut paths: Vec<String> = Vec::new();
-        for c in outcome.conflicts.iter().filter(|c| c.is_unresolved(how)) {
-            let (a, b) = c.changes_in_resolution();
-            for p in [a.location(), b.location()] {
-                let p = p.to_string();
-                if !paths.contains(&p) {
-                    paths.push(p);
+
+    /// Merge `theirs` into `ours` with `base` as their ancestor: the new tree, or the unresolved paths
+    /// (sorted, deduplicated).
+    pub fn merge(
+        &mut self,
+        base: ObjectId,
+        ours: ObjectId,
+        theirs: ObjectId,
+    ) -> Result<std::result::Result<ObjectId, Vec<String>>> {
+        if ours == base {
+            return Ok(Ok(theirs));
+        }
+        if theirs == base || theirs == ours {
+            return Ok(Ok(ours));
+        }
+        let labels = gix::merge::blob::builtin_driver::text::Labels {
+            ancestor: None,
+            current: None,
+            other: None,
+        };
+        let repo = self.repo;
+        let mut outcome = gix::merge::plumbing::tree(
+            &base,
+            &ours,
+            &theirs,
+            labels,
+            repo,
+            |buf| repo.write_blob(buf).map(|id| id.detach()),
+            &mut self.diff_state,
+            &mut self.diff_cache,
+            &mut self.blob_merge,
+            self.options.clone(),
+        )
+        .map_err(|e| Error::Other(format!("merging trees {base}, {ours} and {theirs}: {e:#}")))?;
+        let how = TreatAsUnresolved::git();
+        if outcome.has_unresolved_conflicts(how) {
+            let mut paths: Vec<String> = Vec::new();
+            for c in outcome.conflicts.iter().filter(|c| c.is_unresolved(how)) {
+                let (a, b) = c.changes_in_resolution();
+                for p in [a.location(), b.location()] {
+                    let p = p.to_string();
+                    if !paths.contains(&p) {
+                        paths.push(p);
+                    }
                 }
             }
+            paths.sort();
+            return Ok(Err(paths));
         }
-        paths.sort();
-        return Ok(Err(paths));
+        let tree = outcome
+            .tree
+            .write(|tree| repo.write_object(tree).map(|id| id.detach()))?;
+        Ok(Ok(tree))
     }
-    Ok(Ok(outcome.tree.write()?.detach()))
 }
 
 /// Write every object kept in `mem`'s object memory to `disk`'s object database.
