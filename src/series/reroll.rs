@@ -21,7 +21,7 @@ use super::backup::{self, Backup};
 use super::checkout::Checkout;
 use super::commit::{message, rationale_of};
 use super::diff;
-use super::rewrite::{self, Original, Squash, Step, Stop};
+use super::rewrite::{self, raw_changes, Original, RawChange, Squash, Step, Stop};
 use super::{ser_id, Current, Patch};
 use crate::error::{Error, Result};
 
@@ -284,17 +284,24 @@ pub fn reroll(
     drop(mem);
 
     // The new series: the untouched prefix, then the picked commits.
-    let mut new: Vec<(usize, ObjectId, ObjectId, Option<usize>)> = originals[..first - 1]
+    let mut new: Vec<NewPatch> = originals[..first - 1]
         .iter()
-        .map(|o| (o.index, o.commit, o.tree, Some(o.index)))
+        .map(|o| NewPatch {
+            index: o.index,
+            commit: o.commit,
+            tree: o.tree,
+            from: Some(o.index),
+            same_change: true,
+        })
         .collect();
     let base_len = new.len();
-    new.extend(
-        picked
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (base_len + i + 1, p.commit, p.tree, Some(p.from))),
-    );
+    new.extend(picked.iter().enumerate().map(|(i, p)| NewPatch {
+        index: base_len + i + 1,
+        commit: p.commit,
+        tree: p.tree,
+        from: Some(p.from),
+        same_change: p.same_change,
+    }));
     let patches = summarize(repo, &cur.patches, &new)?;
     let dropped = match action {
         Action::Drop { patch } => vec![DroppedPatch {
@@ -386,9 +393,15 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>) -> Result<Rerolled> {
     let lock = Checkout::lock(repo)?;
     lock.require_clean("series undo")?;
     let restored = super::patches(repo, cur.base.commit, target.commit)?;
-    let new: Vec<(usize, ObjectId, ObjectId, Option<usize>)> = restored
+    let new: Vec<NewPatch> = restored
         .iter()
-        .map(|p| (p.index, p.commit, p.tree, None))
+        .map(|p| NewPatch {
+            index: p.index,
+            commit: p.commit,
+            tree: p.tree,
+            from: None,
+            same_change: false,
+        })
         .collect();
     let patches = summarize(repo, &cur.patches, &new)?;
     let matched: Vec<usize> = patches.iter().filter_map(|p| p.old_index).collect();
@@ -501,61 +514,6 @@ fn changed_paths(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec
         .collect())
 }
 
-type RawChange = (BString, u16, ObjectId, u16, ObjectId);
-
-/// The file-level changes between two trees, without rename detection or line diffs: cheap, and equal for
-/// two patches that change the same files from the same blobs to the same blobs.
-fn raw_changes(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<RawChange>> {
-    use gix::diff::tree::recorder::Change as C;
-    if a == b {
-        return Ok(Vec::new());
-    }
-    let zero = ObjectId::null(repo.object_hash());
-    let (ta, tb) = (repo.find_tree(a)?, repo.find_tree(b)?);
-    let mut recorder = gix::diff::tree::Recorder::default();
-    gix::diff::tree(
-        gix::objs::TreeRefIter::from_bytes(&ta.data, a.kind()),
-        gix::objs::TreeRefIter::from_bytes(&tb.data, b.kind()),
-        gix::diff::tree::State::default(),
-        &repo.objects,
-        &mut recorder,
-    )
-    .map_err(|e| Error::Other(format!("comparing trees {a} and {b}: {e}")))?;
-    let mut out = Vec::new();
-    for ch in recorder.records {
-        match ch {
-            C::Addition {
-                path,
-                entry_mode,
-                oid,
-                ..
-            } if !entry_mode.is_tree() => out.push((path, 0, zero, entry_mode.value(), oid)),
-            C::Deletion {
-                path,
-                entry_mode,
-                oid,
-                ..
-            } if !entry_mode.is_tree() => out.push((path, entry_mode.value(), oid, 0, zero)),
-            C::Modification {
-                path,
-                previous_entry_mode,
-                previous_oid,
-                entry_mode,
-                oid,
-            } if !(previous_entry_mode.is_tree() && entry_mode.is_tree()) => out.push((
-                path,
-                previous_entry_mode.value(),
-                previous_oid,
-                entry_mode.value(),
-                oid,
-            )),
-            _ => {}
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// Whether the change from `a0` to `a1` is the change from `b0` to `b1`: the same files, blobs and modes,
 /// or else the same [fingerprint](diff::PatchDiff::fingerprint).
 fn same_change(
@@ -583,14 +541,21 @@ fn same_change(
     )
 }
 
-/// Compare the new series (index, commit, tree, known old index) with the old one, like `git range-diff`:
+/// A patch of the rewritten series, as [`summarize`] sees it.
+struct NewPatch {
+    index: usize,
+    commit: ObjectId,
+    tree: ObjectId,
+    /// The old patch it was picked from, when known.
+    from: Option<usize>,
+    /// It is known to make the same change as that old patch.
+    same_change: bool,
+}
+
+/// Compare the new series with the old one, like `git range-diff`:
 /// a new patch is matched with the old patch it was picked from, else with the old patch of the same
 /// commit, then of the same change, then of the same summary.
-fn summarize(
-    repo: &gix::Repository,
-    old: &[Patch],
-    new: &[(usize, ObjectId, ObjectId, Option<usize>)],
-) -> Result<Vec<PatchChange>> {
+fn summarize(repo: &gix::Repository, old: &[Patch], new: &[NewPatch]) -> Result<Vec<PatchChange>> {
     let parent_tree = |commit: ObjectId| -> Result<ObjectId> {
         let c = repo.find_commit(commit)?;
         let parent = c
@@ -605,8 +570,8 @@ fn summarize(
     };
     let mut used: Vec<usize> = Vec::new();
     let mut out = Vec::with_capacity(new.len());
-    for &(index, commit, tree, known) in new {
-        let new_parent_tree = parent_tree(commit)?;
+    for np in new {
+        let (index, commit, tree, known) = (np.index, np.commit, np.tree, np.from);
         let summary = repo.find_commit(commit)?.message()?.summary().to_string();
         let mut old_index = known;
         if old_index.is_none() {
@@ -616,6 +581,7 @@ fn summarize(
                 .map(|o| o.index);
         }
         if old_index.is_none() {
+            let new_parent_tree = parent_tree(commit)?;
             for o in old.iter().filter(|o| !used.contains(&o.index)) {
                 if same_change(
                     repo,
@@ -651,11 +617,12 @@ fn summarize(
         let change = if o.commit == commit {
             ChangeKind::Unchanged
         } else {
-            let same_diff = same_change(
-                repo,
-                (parent_tree(o.commit)?, o.tree),
-                (new_parent_tree, tree),
-            )?;
+            let same_diff = np.same_change
+                || same_change(
+                    repo,
+                    (parent_tree(o.commit)?, o.tree),
+                    (parent_tree(commit)?, tree),
+                )?;
             let same_msg = message_of(o.commit)? == message_of(commit)?;
             match (same_diff, same_msg) {
                 (true, true) => ChangeKind::Rebased,

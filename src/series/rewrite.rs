@@ -98,6 +98,9 @@ pub struct Picked {
     pub tree: ObjectId,
     /// The original commit was kept as is.
     pub reused: bool,
+    /// It makes exactly the change the original made (same files, same blobs before and after), known without
+    /// comparing diffs.
+    pub same_change: bool,
 }
 
 /// Why a rewrite stopped. Nothing was written anywhere but to the caller's object memory.
@@ -118,6 +121,11 @@ pub enum Stop {
 
 /// Replay `steps` onto commit `onto` (whose tree is `onto_tree`). `originals` are all the series' patches,
 /// indexed by `Step::index - 1`.
+///
+/// A pick whose patch touches none of the paths in which the new parent differs from the patch's old parent
+/// (file by file, a directory counting as the files below it) is applied as a tree edit: the patch's tree
+/// with those differences carried over. That is the result the three-way merge would compute, without its
+/// rename tracking and caches; anything else goes through [`Merger::merge`].
 pub fn replay(
     repo: &gix::Repository,
     onto: ObjectId,
@@ -126,31 +134,56 @@ pub fn replay(
     steps: &[Step],
     committer: &gix::actor::Signature,
 ) -> Result<std::result::Result<Vec<Picked>, Stop>> {
-    let mut merger = Merger::new(repo)?;
+    let mut merger: Option<Merger<'_>> = None;
     let (mut cur, mut cur_tree) = (onto, onto_tree);
+    // The difference between the current tree and the original tree of the previous step's patch, when known.
+    let mut carried: Option<(ObjectId, Vec<RawChange>)> = None;
     let mut out = Vec::with_capacity(steps.len());
     for (position, step) in steps.iter().enumerate() {
         let o = &originals[step.index - 1];
+        let mut same_change = true;
         let mut tree = if cur_tree == o.parent_tree {
             o.tree
         } else {
-            match merger.merge(o.parent_tree, cur_tree, o.tree)? {
-                Ok(t) => t,
-                Err(paths) => {
-                    return Ok(Err(Stop::Conflict {
-                        position,
-                        from: o.index,
-                        squash: false,
-                        paths,
-                    }))
+            let delta = match carried.take() {
+                Some((from, delta)) if from == o.parent_tree => delta,
+                _ => raw_changes(repo, o.parent_tree, cur_tree)?,
+            };
+            let change = raw_changes(repo, o.parent_tree, o.tree)?;
+            if disjoint(&delta, &change) {
+                let t = apply(repo, o.tree, &delta)?;
+                carried = Some((o.tree, delta));
+                t
+            } else {
+                same_change = false;
+                let m = match merger.as_mut() {
+                    Some(m) => m,
+                    None => merger.insert(Merger::new(repo)?),
+                };
+                match m.merge(o.parent_tree, cur_tree, o.tree)? {
+                    Ok(t) => t,
+                    Err(paths) => {
+                        return Ok(Err(Stop::Conflict {
+                            position,
+                            from: o.index,
+                            squash: false,
+                            paths,
+                        }))
+                    }
                 }
             }
         };
         if let Some(sq) = step.squash {
+            same_change = false;
+            carried = None;
             tree = if tree == sq.base {
                 sq.tree
             } else {
-                match merger.merge(sq.base, tree, sq.tree)? {
+                let m = match merger.as_mut() {
+                    Some(m) => m,
+                    None => merger.insert(Merger::new(repo)?),
+                };
+                match m.merge(sq.base, tree, sq.tree)? {
                     Ok(t) => t,
                     Err(paths) => {
                         return Ok(Err(Stop::Conflict {
@@ -190,11 +223,50 @@ pub fn replay(
             commit,
             tree,
             reused: reuse,
+            same_change,
         });
         cur = commit;
         cur_tree = tree;
     }
     Ok(Ok(out))
+}
+
+/// No path of `a` is a path of `b`, or a directory above or below one.
+fn disjoint(a: &[RawChange], b: &[RawChange]) -> bool {
+    let nested = |x: &[u8], y: &[u8]| x.len() > y.len() && x.starts_with(y) && x[y.len()] == b'/';
+    a.iter().all(|(p, ..)| {
+        b.iter()
+            .all(|(q, ..)| p != q && !nested(p, q) && !nested(q, p))
+    })
+}
+
+/// `tree` with the new side of `changes` written over it.
+fn apply(repo: &gix::Repository, tree: ObjectId, changes: &[RawChange]) -> Result<ObjectId> {
+    use gix::objs::tree::{EntryKind, EntryMode};
+    let root = repo.find_tree(tree)?.decode()?.into();
+    let mut editor = gix::objs::tree::Editor::new(root, &repo.objects, repo.object_hash());
+    let components =
+        |p: &BString| -> Vec<BString> { p.split(|b| *b == b'/').map(BString::from).collect() };
+    // Removals first: a file that becomes a directory (or the other way round) is removed before its
+    // replacement goes in.
+    let ordered = changes
+        .iter()
+        .filter(|c| c.3 == 0)
+        .chain(changes.iter().filter(|c| c.3 != 0));
+    for (path, _, _, mode, id) in ordered {
+        let edit = if *mode == 0 {
+            editor.remove(components(path))
+        } else {
+            let kind: EntryKind = EntryMode::try_from(u32::from(*mode))
+                .map_err(|m| Error::Other(format!("bad tree entry mode {m:o} at {path}")))?
+                .kind();
+            editor.upsert(components(path), kind, *id)
+        };
+        edit.map_err(|e| Error::Other(format!("editing tree {tree} at {path}: {e}")))?;
+    }
+    editor
+        .write(|t| repo.write_object(t).map(|id| id.detach()))
+        .map_err(|e| Error::Other(format!("writing the edited tree {tree}: {e:#}")))
 }
 
 /// Three-way tree merges with the diff and blob-merge caches (and their attribute stacks) set up once for a
@@ -272,6 +344,65 @@ impl<'r> Merger<'r> {
             .write(|tree| repo.write_object(tree).map(|id| id.detach()))?;
         Ok(Ok(tree))
     }
+}
+
+/// A file-level change: path, old mode and id, new mode and id (mode 0 and the null id for a side that does
+/// not exist).
+pub type RawChange = (BString, u16, ObjectId, u16, ObjectId);
+
+/// The file-level changes between two trees, without rename detection or line diffs: cheap, and equal for
+/// two patches that change the same files from the same blobs to the same blobs.
+/// The file-level changes between two trees, without rename detection or line diffs: cheap, and equal for
+/// two patches that change the same files from the same blobs to the same blobs.
+pub fn raw_changes(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<RawChange>> {
+    use gix::diff::tree::recorder::Change as C;
+    if a == b {
+        return Ok(Vec::new());
+    }
+    let zero = ObjectId::null(repo.object_hash());
+    let (ta, tb) = (repo.find_tree(a)?, repo.find_tree(b)?);
+    let mut recorder = gix::diff::tree::Recorder::default();
+    gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&ta.data, a.kind()),
+        gix::objs::TreeRefIter::from_bytes(&tb.data, b.kind()),
+        gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut recorder,
+    )
+    .map_err(|e| Error::Other(format!("comparing trees {a} and {b}: {e}")))?;
+    let mut out = Vec::new();
+    for ch in recorder.records {
+        match ch {
+            C::Addition {
+                path,
+                entry_mode,
+                oid,
+                ..
+            } if !entry_mode.is_tree() => out.push((path, 0, zero, entry_mode.value(), oid)),
+            C::Deletion {
+                path,
+                entry_mode,
+                oid,
+                ..
+            } if !entry_mode.is_tree() => out.push((path, entry_mode.value(), oid, 0, zero)),
+            C::Modification {
+                path,
+                previous_entry_mode,
+                previous_oid,
+                entry_mode,
+                oid,
+            } if !(previous_entry_mode.is_tree() && entry_mode.is_tree()) => out.push((
+                path,
+                previous_entry_mode.value(),
+                previous_oid,
+                entry_mode.value(),
+                oid,
+            )),
+            _ => {}
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Write every object kept in `mem`'s object memory to `disk`'s object database.

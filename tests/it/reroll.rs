@@ -445,3 +445,85 @@ fn a_fold_that_would_empty_a_patch_is_refused() {
     assert!(stderr(&out).contains("empty"), "{}", stderr(&out));
     assert_eq!(snapshot(&r), before);
 }
+
+/// The same fold done by `git commit --fixup` + `git rebase -i --autosquash` gives the same trees: through the
+/// tree-edit fast path (patches that do not touch the fix) and through three-way merges (patches that do,
+/// including a rename of a fixed file, a deletion and a file becoming a directory).
+#[test]
+fn reroll_gives_the_trees_git_rebase_autosquash_gives() {
+    let r = Repo::new();
+    r.jules_ok(["series", "start", "feat"]);
+    let steps: Vec<Box<dyn Fn(&Repo)>> = vec![
+        Box::new(|r: &Repo| {
+            r.write("dir/x.txt", "x1\nx2\nx3\nx4\nx5\nx6\nx7\nx8\n");
+            r.write("dir/y.txt", "y\n");
+            r.write(
+                "top.txt",
+                &(1..=20).map(|i| format!("top {i}\n")).collect::<String>(),
+            );
+            r.write("thing", "a file that becomes a directory\n");
+        }),
+        Box::new(|r: &Repo| r.write("top.txt", &r.read("top.txt").replace("top 1\n", "TOP 1\n"))),
+        Box::new(|r: &Repo| {
+            std::fs::remove_file(r.path().join("dir/y.txt")).unwrap();
+            r.write("other/z.txt", "z\n");
+        }),
+        Box::new(|r: &Repo| {
+            r.git(["mv", "dir/x.txt", "moved-x.txt"]);
+        }),
+        Box::new(|r: &Repo| {
+            std::fs::remove_file(r.path().join("thing")).unwrap();
+            r.write("thing/inside.txt", "now a directory\n");
+        }),
+        Box::new(|r: &Repo| r.write("last.txt", "untouched by the fix\n")),
+    ];
+    for (i, step) in steps.iter().enumerate() {
+        step(&r);
+        r.jules_ok([
+            "series",
+            "commit",
+            "-s",
+            &format!("step {}", i + 1),
+            "-r",
+            "r",
+        ]);
+    }
+    let tip = r.rev("HEAD").unwrap();
+    let p1 = series_commits(&r)[0].clone();
+    // The fix for patch 1: edit the file patch 4 renames, a line of top.txt away from patch 2's, a new file.
+    r.write("moved-x.txt", "x1\nx2\nx3\nx4\nx5\nx6\nx7\nX8 fixed\n");
+    r.write(
+        "top.txt",
+        &r.read("top.txt").replace("top 15\n", "top fifteen\n"),
+    );
+    r.write("n.txt", "new\n");
+
+    // git's way, in a clone of the same state.
+    r.git(["branch", "rebase-copy", &tip]);
+    let wt = r.path().join("../rebase-wt");
+    r.git(["worktree", "add", "-q", wt.to_str().unwrap(), "rebase-copy"]);
+    for f in ["moved-x.txt", "top.txt", "n.txt"] {
+        std::fs::copy(r.path().join(f), wt.join(f)).unwrap();
+    }
+    let in_wt = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("git");
+        r.env.apply(&mut cmd);
+        let out = cmd
+            .current_dir(&wt)
+            .env("GIT_SEQUENCE_EDITOR", "true")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    in_wt(&["add", "-A"]);
+    in_wt(&["commit", "-q", "--fixup", &p1]);
+    in_wt(&["rebase", "-q", "-i", "--autosquash", "main"]);
+    let git_trees = in_wt(&["log", "--format=%T", "main..HEAD"]);
+
+    r.jules_ok(["series", "reroll", "1"]);
+    let ours = r.git(["log", "--format=%T", "main..HEAD"]);
+    assert_eq!(ours, git_trees.trim_end());
+    assert_clean(&r);
+}
