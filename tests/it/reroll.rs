@@ -453,41 +453,29 @@ fn a_fold_that_would_empty_a_patch_is_refused() {
 fn reroll_gives_the_trees_git_rebase_autosquash_gives() {
     let r = Repo::new();
     r.jules_ok(["series", "start", "feat"]);
-    let steps: Vec<Box<dyn Fn(&Repo)>> = vec![
-        Box::new(|r: &Repo| {
-            r.write("dir/x.txt", "x1\nx2\nx3\nx4\nx5\nx6\nx7\nx8\n");
-            r.write("dir/y.txt", "y\n");
-            r.write(
-                "top.txt",
-                &(1..=20).map(|i| format!("top {i}\n")).collect::<String>(),
-            );
-            r.write("thing", "a file that becomes a directory\n");
-        }),
-        Box::new(|r: &Repo| r.write("top.txt", &r.read("top.txt").replace("top 1\n", "TOP 1\n"))),
-        Box::new(|r: &Repo| {
-            std::fs::remove_file(r.path().join("dir/y.txt")).unwrap();
-            r.write("other/z.txt", "z\n");
-        }),
-        Box::new(|r: &Repo| {
-            r.git(["mv", "dir/x.txt", "moved-x.txt"]);
-        }),
-        Box::new(|r: &Repo| {
-            std::fs::remove_file(r.path().join("thing")).unwrap();
-            r.write("thing/inside.txt", "now a directory\n");
-        }),
-        Box::new(|r: &Repo| r.write("last.txt", "untouched by the fix\n")),
-    ];
-    for (i, step) in steps.iter().enumerate() {
-        step(&r);
-        r.jules_ok([
-            "series",
-            "commit",
-            "-s",
-            &format!("step {}", i + 1),
-            "-r",
-            "r",
-        ]);
-    }
+    let commit = |n: u32| {
+        r.jules_ok(["series", "commit", "-s", &format!("step {n}"), "-r", "r"]);
+    };
+    r.write("dir/x.txt", "x1\nx2\nx3\nx4\nx5\nx6\nx7\nx8\n");
+    r.write("dir/y.txt", "y\n");
+    r.write(
+        "top.txt",
+        &(1..=20).map(|i| format!("top {i}\n")).collect::<String>(),
+    );
+    r.write("thing", "a file that becomes a directory\n");
+    commit(1);
+    r.write("top.txt", &r.read("top.txt").replace("top 1\n", "TOP 1\n"));
+    commit(2);
+    std::fs::remove_file(r.path().join("dir/y.txt")).unwrap();
+    r.write("other/z.txt", "z\n");
+    commit(3);
+    r.git(["mv", "dir/x.txt", "moved-x.txt"]);
+    commit(4);
+    std::fs::remove_file(r.path().join("thing")).unwrap();
+    r.write("thing/inside.txt", "now a directory\n");
+    commit(5);
+    r.write("last.txt", "untouched by the fix\n");
+    commit(6);
     let tip = r.rev("HEAD").unwrap();
     let p1 = series_commits(&r)[0].clone();
     // The fix for patch 1: edit the file patch 4 renames, a line of top.txt away from patch 2's, a new file.
