@@ -66,13 +66,14 @@ fn rich_series(r: &Repo) -> Vec<String> {
 #[test]
 fn mbox_applies_with_git_am_and_recreates_every_tree() {
     let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
     let ids = rich_series(&r);
     let out = r
         .jules_cmd(["series", "format", "--mbox"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let mbox = r.path().join("../series.mbox");
+    let mbox = side.path().join("series.mbox");
     std::fs::write(&mbox, &out.stdout).unwrap();
 
     r.git(["checkout", "-q", "-b", "applied", "main"]);
@@ -139,6 +140,7 @@ fn diffs_are_exactly_gits() {
 #[test]
 fn markdown_and_json_carry_the_whole_rationale() {
     let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
     let ids = rich_series(&r);
     let md = r.jules_ok(["series", "format"]);
     assert!(
@@ -176,7 +178,7 @@ fn markdown_and_json_carry_the_whole_rationale() {
     assert!(numstat(&ids[0]).contains("1 insertion(+), 1 deletion(-)"));
 
     // -o DIR writes files like git format-patch.
-    let dir = r.path().join("../out");
+    let dir = side.path().join("out");
     let listed = r.jules_ok(["series", "format", "--mbox", "-o", dir.to_str().unwrap()]);
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()

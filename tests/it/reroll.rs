@@ -452,6 +452,7 @@ fn a_fold_that_would_empty_a_patch_is_refused() {
 #[test]
 fn reroll_gives_the_trees_git_rebase_autosquash_gives() {
     let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
     r.jules_ok(["series", "start", "feat"]);
     let commit = |n: u32| {
         r.jules_ok(["series", "commit", "-s", &format!("step {n}"), "-r", "r"]);
@@ -488,7 +489,7 @@ fn reroll_gives_the_trees_git_rebase_autosquash_gives() {
 
     // git's way, in a clone of the same state.
     r.git(["branch", "rebase-copy", &tip]);
-    let wt = r.path().join("../rebase-wt");
+    let wt = side.path().join("rebase-wt");
     r.git(["worktree", "add", "-q", wt.to_str().unwrap(), "rebase-copy"]);
     for f in ["moved-x.txt", "top.txt", "n.txt"] {
         std::fs::copy(r.path().join(f), wt.join(f)).unwrap();

@@ -57,6 +57,7 @@ fn comments(doc: &Value, patch: usize) -> Vec<String> {
 #[test]
 fn comments_under_patches_1_and_3_round_trip_through_a_file() {
     let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
     let ids = three(&r);
     let buffer = r.jules_ok(["series", "review", "--print"]);
     for i in 1..=3 {
@@ -77,7 +78,7 @@ fn comments_under_patches_1_and_3_round_trip_through_a_file() {
         "> +gamma",
         "R: gamma needs a test,\nespecially for empty input.\n\nSecond paragraph of the same comment.\n",
     );
-    let file = r.path().join("../review.txt");
+    let file = side.path().join("review.txt");
     std::fs::write(&file, &edited).unwrap();
     let doc = json(&r.jules_ok([
         "--json",
@@ -121,9 +122,10 @@ fn comments_under_patches_1_and_3_round_trip_through_a_file() {
 #[test]
 fn the_editor_is_chosen_like_git_and_sees_the_buffer() {
     let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
     three(&r);
     // A scripted editor: it adds comments under patches 1 and 3 with awk, as a person would.
-    let script = r.path().join("../editor.sh");
+    let script = side.path().join("editor.sh");
     std::fs::write(
         &script,
         "#!/bin/sh\n\
@@ -167,9 +169,10 @@ fn the_editor_is_chosen_like_git_and_sees_the_buffer() {
 #[test]
 fn malformed_buffers_are_usage_errors() {
     let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
     three(&r);
     let bad = |text: &str, args: &[&str], needle: &str| {
-        let file = r.path().join("../bad.txt");
+        let file = side.path().join("bad.txt");
         std::fs::write(&file, text).unwrap();
         let mut all = vec!["series", "review"];
         all.extend_from_slice(args);
@@ -205,10 +208,11 @@ fn malformed_buffers_are_usage_errors() {
 #[test]
 fn mail_to_sends_the_comments_as_a_task() {
     let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
     three(&r);
     let buffer = r.jules_ok(["series", "review", "2", "--print"]);
     assert!(buffer.contains("### Patch [2/3] ###") && !buffer.contains("[1/3]"));
-    let file = r.path().join("../r.txt");
+    let file = side.path().join("r.txt");
     std::fs::write(
         &file,
         insert_after(
