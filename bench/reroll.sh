@@ -103,6 +103,9 @@ for x in r:
     print("| %s | %.1f ms | %.1f ± %.1f ms | %.1f ms |" % (
         x["command"], x["median"] * 1000, x["mean"] * 1000, x["stddev"] * 1000, x["min"] * 1000))
 print()
+for x in r:
+    print("%s: runs %s ms" % (x["command"], " ".join("%.0f" % (t * 1000) for t in x["times"])))
+print()
 print("git-jules is %.1fx faster than fixup + rebase (target 5x: %s) and %.1fx faster than fixup + git revise (target 3x: %s)" % (
     rb / j, "met" if rb / j >= 5 else "MISSED", rv / j, "met" if rv / j >= 3 else "MISSED"))
 PY

@@ -149,8 +149,7 @@ pub fn replay(
                 Some((from, delta)) if from == o.parent_tree => delta,
                 _ => raw_changes(repo, o.parent_tree, cur_tree)?,
             };
-            let change = raw_changes(repo, o.parent_tree, o.tree)?;
-            if disjoint(&delta, &change) {
+            if untouched(repo, o.parent_tree, o.tree, &delta)? {
                 let t = apply(repo, o.tree, &delta)?;
                 carried = Some((o.tree, delta));
                 t
@@ -216,7 +215,7 @@ pub fn replay(
                 message: step.message.clone().unwrap_or_else(|| src.message.clone()),
                 extra_headers: Vec::new(),
             };
-            repo.write_object(&new)?.detach()
+            write(repo, &new)?
         };
         out.push(Picked {
             from: o.index,
@@ -231,13 +230,58 @@ pub fn replay(
     Ok(Ok(out))
 }
 
-/// No path of `a` is a path of `b`, or a directory above or below one.
-fn disjoint(a: &[RawChange], b: &[RawChange]) -> bool {
-    let nested = |x: &[u8], y: &[u8]| x.len() > y.len() && x.starts_with(y) && x[y.len()] == b'/';
-    a.iter().all(|(p, ..)| {
-        b.iter()
-            .all(|(q, ..)| p != q && !nested(p, q) && !nested(q, p))
-    })
+/// The patch from `before` to `after` leaves every path of `changes` alone: the same entry (or none) at each,
+/// and no file in the way of one (a file where the path needs a directory, or the other way round).
+fn untouched(
+    repo: &gix::Repository,
+    before: ObjectId,
+    after: ObjectId,
+    changes: &[RawChange],
+) -> Result<bool> {
+    for (path, ..) in changes {
+        if !same_at(repo, before, after, path)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Trees `a` and `b` hold the same entry at `path`, or neither holds one. Walks down only while the
+/// subtrees differ.
+fn same_at(repo: &gix::Repository, a: ObjectId, b: ObjectId, path: &BString) -> Result<bool> {
+    let names: Vec<&[u8]> = path.split(|c| *c == b'/').collect();
+    let (mut ta, mut tb) = (a, b);
+    for (i, name) in names.iter().enumerate() {
+        if ta == tb {
+            return Ok(true);
+        }
+        match (entry(repo, ta, name)?, entry(repo, tb, name)?) {
+            (None, None) => return Ok(true),
+            (Some(x), Some(y)) if x == y => return Ok(true),
+            (Some((ma, ia)), Some((mb, ib)))
+                if ma.is_tree() && mb.is_tree() && i + 1 < names.len() =>
+            {
+                ta = ia;
+                tb = ib;
+            }
+            _ => return Ok(false),
+        }
+    }
+    Ok(false)
+}
+
+fn entry(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    name: &[u8],
+) -> Result<Option<(gix::objs::tree::EntryMode, ObjectId)>> {
+    let t = repo.find_tree(tree)?;
+    let decoded = t.decode()?;
+    Ok(decoded
+        .entries
+        .iter()
+        .find(|e| e.filename == name)
+        .map(|e| (e.mode, e.oid.to_owned())))
 }
 
 /// `tree` with the new side of `changes` written over it.
@@ -265,7 +309,7 @@ fn apply(repo: &gix::Repository, tree: ObjectId, changes: &[RawChange]) -> Resul
         edit.map_err(|e| Error::Other(format!("editing tree {tree} at {path}: {e}")))?;
     }
     editor
-        .write(|t| repo.write_object(t).map(|id| id.detach()))
+        .write(|t| write(repo, t))
         .map_err(|e| Error::Other(format!("writing the edited tree {tree}: {e:#}")))
 }
 
@@ -339,11 +383,18 @@ impl<'r> Merger<'r> {
             paths.sort();
             return Ok(Err(paths));
         }
-        let tree = outcome
-            .tree
-            .write(|tree| repo.write_object(tree).map(|id| id.detach()))?;
+        let tree = outcome.tree.write(|tree| write(repo, tree))?;
         Ok(Ok(tree))
     }
+}
+
+/// Write `object` through the repository's object database, which holds it in memory during a rewrite;
+/// unlike `Repository::write_object` this does not first look the object up on disk (every lookup of a new
+/// tree would stat a loose-object path), and an object that exists on disk is still kept in memory, where
+/// the next steps read it cheaply.
+fn write(repo: &gix::Repository, object: &dyn gix::objs::WriteTo) -> gix::Result<ObjectId> {
+    use gix::objs::Write as _;
+    repo.objects.write(object)
 }
 
 /// A file-level change: path, old mode and id, new mode and id (mode 0 and the null id for a side that does
@@ -412,7 +463,10 @@ pub fn flush(mem: &mut gix::Repository, disk: &gix::Repository) -> Result<usize>
         return Ok(0);
     };
     let mut n = 0;
-    for (_, (kind, data)) in storage.iter() {
+    for (id, (kind, data)) in storage.iter() {
+        if disk.has_object(id) {
+            continue;
+        }
         disk.objects
             .write_buf(*kind, data)
             .map_err(|e| Error::Other(format!("writing rewritten objects: {e}")))?;
