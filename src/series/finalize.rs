@@ -223,19 +223,21 @@ fn head_reflog(repo: &gix::Repository, old: ObjectId, new: ObjectId, from: &str,
 /// Refuse to move a branch that another worktree has checked out: its index and files would no longer
 /// match its HEAD.
 fn checked_out_elsewhere(repo: &gix::Repository, branch: &str) -> Result<()> {
-    for wt in repo.worktrees()? {
-        let Ok(other) = wt.clone().into_repo_with_possibly_inaccessible_worktree() else {
-            continue;
-        };
+    // Our own HEAD is on the series branch, so any worktree with `branch` checked out is another one.
+    for other in repo.worktrees_including_main()? {
+        let Ok(other) = other else { continue };
         if other
             .head_name()
             .ok()
             .flatten()
             .is_some_and(|h| h.as_bstr() == branch)
         {
+            let place = other.workdir().map_or_else(
+                || other.git_dir().display().to_string(),
+                |p| p.display().to_string(),
+            );
             return Err(Error::usage(format!(
-                "{branch} is checked out in the worktree {}; moving it would leave that worktree out of step",
-                wt.base().map(|p| p.display().to_string()).unwrap_or_else(|_| "(unknown)".to_owned())
+                "{branch} is checked out in the worktree {place}; moving it would leave that worktree out of step"
             )));
         }
     }

@@ -189,3 +189,33 @@ fn abort_returns_to_the_base_and_keeps_the_tip() {
     assert!(r.rev("refs/heads/jules/staging/other").is_none());
     assert!(r.rev("refs/jules/backup/other/1").is_some());
 }
+
+#[test]
+fn finalize_refuses_to_move_a_base_checked_out_in_another_worktree() {
+    let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
+    let wt = side.path().join("wt");
+    r.git(["worktree", "add", "-q", "--detach", wt.to_str().unwrap()]);
+    let wt_s = wt.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = vec!["-C", wt_s];
+        all.extend_from_slice(args);
+        r.jules(&all)
+    };
+    assert!(run(&["series", "start", "feat", "--base", "main"])
+        .status
+        .success());
+    std::fs::write(wt.join("a.txt"), "a\n").unwrap();
+    assert!(run(&["series", "commit", "-s", "a", "-r", "r"])
+        .status
+        .success());
+    // main is checked out in the main worktree: moving it from here would leave that one out of step.
+    let out = run(&["series", "finalize", "--no-verify"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("checked out in the worktree"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(r.rev("refs/heads/jules/staging/feat").is_some());
+}
