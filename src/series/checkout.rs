@@ -85,6 +85,8 @@ impl Checkout {
     }
 
     /// The tree of the (copied) index. Unmerged paths are refused.
+    ///
+    /// Through `git write-tree`: gix 0.90 has no index-to-tree writer (nor one that reuses the cache-tree).
     pub fn write_tree(&self) -> Result<ObjectId> {
         let out = self.git(["write-tree"]).map_err(|e| match e {
             Error::GitCommand { stderr, .. } if stderr.contains("unmerged") => Error::usage(
@@ -99,6 +101,8 @@ impl Checkout {
 
     /// The tree of the index as it was when it was locked (the copy may have changed since): written from
     /// another copy, so neither the index nor the locked copy changes.
+    ///
+    /// Through `git write-tree`, for the reason given at [`Checkout::write_tree`].
     pub fn original_tree(&self) -> Result<ObjectId> {
         let dir = self.index.parent().unwrap_or(&self.workdir);
         let tmp = tempfile::Builder::new()
@@ -119,11 +123,17 @@ impl Checkout {
     }
 
     /// Stage everything in the copy: new, modified and deleted files, `.gitignore` respected (`git add -A`).
+    ///
+    /// Through git: gix 0.90 cannot add paths to an index with git's ignore, attribute (filters, `eol`) and
+    /// racy-stat rules, which decide what "the working tree" is.
     pub fn add_all(&self) -> Result<()> {
         self.git(["add", "-A"]).map(|_| ())
     }
 
     /// Tracked paths with staged or unstaged changes (`git status`, on the copy).
+    ///
+    /// Through `git status`: the `status` feature of gix is not compiled in, and git's index refresh and
+    /// racy-file handling are exactly what a user means by "clean".
     pub fn tracked_changes(&self) -> Result<Vec<String>> {
         let out = self.git(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
         let mut paths = Vec::new();
@@ -162,6 +172,9 @@ impl Checkout {
     /// Move the working tree and the (copied) index from tree `from` to tree `to`, touching only the paths
     /// that differ (`git read-tree -m -u`). git refuses, before writing anything, when that would overwrite
     /// local changes or untracked (also ignored) files; that refusal is a conflict.
+    ///
+    /// Through `git read-tree -m -u`: gix 0.90 can check a tree out into an empty directory, but has no two-tree
+    /// switch of a populated working tree that writes only what differs and protects local files.
     pub fn switch(&self, from: ObjectId, to: ObjectId) -> Result<()> {
         if from == to {
             return Ok(());
