@@ -277,8 +277,13 @@ pub(crate) fn commit_message<'b>(
         Ok(None) => return Err(crate::Error::Other(format!("commit {id} is missing"))),
         Err(e) => return Err(crate::Error::Other(format!("reading commit {id}: {e}"))),
     };
-    Ok(data
-        .windows(2)
-        .position(|w| w == b"\n\n")
-        .map_or(&data[data.len()..], |i| &data[i + 2..]))
+    // A plain byte loop: `windows(2).position(|w| w == b"\n\n")` may call memcmp once per header byte.
+    let mut i = 0;
+    while i + 1 < data.len() {
+        if data[i] == b'\n' && data[i + 1] == b'\n' {
+            return Ok(&data[i + 2..]);
+        }
+        i += 1;
+    }
+    Ok(&data[data.len()..])
 }

@@ -8,7 +8,22 @@ fn version_and_help_list_every_subcommand() {
     let v = r.jules_ok(["--version"]);
     assert!(v.starts_with("git-jules "), "{v}");
     let help = r.jules_ok(["--help"]);
-    for sub in ["init", "sync", "log", "install-man"] {
+    for sub in [
+        "init",
+        "sync",
+        "log",
+        "mail",
+        "state",
+        "sprint",
+        "task",
+        "tick",
+        "prompt",
+        "series",
+        "verify",
+        "hooks",
+        "install-man",
+        "demo",
+    ] {
         assert!(help.contains(sub), "help lacks {sub}: {help}");
     }
 }
