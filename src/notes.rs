@@ -81,6 +81,58 @@ pub fn write_many(
     })
 }
 
+/// Rewrite the notes on several objects in one notes commit: `update` gets each object's current note (read
+/// again at every attempt, so a concurrent writer's note is never lost) and returns the new text. Retries when
+/// a concurrent writer moved the ref.
+pub fn update_many(
+    repo: &gix::Repository,
+    notes_ref: &str,
+    objects: &[ObjectId],
+    update: impl Fn(ObjectId, Option<&[u8]>) -> Vec<u8>,
+    message: &str,
+) -> Result<()> {
+    if objects.is_empty() {
+        return Ok(());
+    }
+    for attempt in 0..100u32 {
+        let tip = ref_target(repo, notes_ref)?;
+        let tree = match tip {
+            Some(t) => repo.find_commit(t)?.tree_id()?.detach(),
+            None => crate::repo::empty_tree(repo)?,
+        };
+        let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
+            .map_err(|e| Error::Other(format!("reading notes tree: {e}")))?;
+        for object in objects {
+            let current = state
+                .get(object, &repo.objects)
+                .map_err(|e| Error::Other(format!("reading notes: {e}")))?;
+            let current = match current {
+                Some(blob) => Some(repo.find_blob(blob)?.data.clone()),
+                None => None,
+            };
+            let text = update(*object, current.as_deref());
+            let blob = repo.write_blob(&text)?.detach();
+            state
+                .edit(*object, Some(blob), &repo.objects)
+                .map_err(|e| Error::Other(format!("editing notes: {e}")))?;
+        }
+        let new_tree = state
+            .write(&repo.objects)
+            .map_err(|e| Error::Other(format!("writing notes tree: {e}")))?;
+        let commit = notes_commit(repo, new_tree, tip.into_iter().collect(), message)?;
+        match crate::refs::cas(repo, notes_ref, tip, commit, message) {
+            Ok(true) => return Ok(()),
+            Ok(false) => std::thread::sleep(std::time::Duration::from_millis(
+                1 + u64::from(attempt % 10),
+            )),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::Race {
+        message: format!("gave up writing {notes_ref}: it keeps moving"),
+    })
+}
+
 /// Join two notes commits: every note of both, ours where both annotate the same object.
 pub fn union(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Result<ObjectId> {
     let our_tree = repo.find_commit(ours)?.tree_id()?.detach();

@@ -64,26 +64,8 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
             "no verify command: pass --cmd CMD or set one with `git config jules.verify.cmd CMD`"
         )),
     };
-    let jobs = match a.jobs {
-        Some(j) => j as usize,
-        None => match config.integer("jules.verify.jobs") {
-            Some(j) if j >= 1 => j as usize,
-            Some(j) => bail!(Error::usage(format!(
-                "jules.verify.jobs must be at least 1, not {j}"
-            ))),
-            None => std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-        },
-    };
-    let configured_dir = config
-        .trusted_path("jules.verify.worktreeDir")
-        .map_err(|e| {
-            Error::usage(format!(
-                "jules.verify.worktreeDir is not a usable path: {e}"
-            ))
-        })?;
-    let scratch_dirs = scratch_dirs(a.worktree_dir.clone().or(configured_dir));
+    let jobs = jobs(&repo, a.jobs)?;
+    let scratch_dirs = worktree_dirs(&repo, a.worktree_dir.clone())?;
 
     let tip = series::resolve_tip(&repo, Some(&a.rev))?;
     let base = series::base::resolve(&repo, a.base.as_deref(), tip.branch.as_deref())?;
@@ -126,6 +108,38 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     })
 }
 
+/// `--jobs`, else `jules.verify.jobs`, else the number of cores.
+pub(super) fn jobs(repo: &gix::Repository, explicit: Option<u32>) -> anyhow::Result<usize> {
+    Ok(match explicit {
+        Some(j) => j as usize,
+        None => match repo.config_snapshot().integer("jules.verify.jobs") {
+            Some(j) if j >= 1 => j as usize,
+            Some(j) => bail!(Error::usage(format!(
+                "jules.verify.jobs must be at least 1, not {j}"
+            ))),
+            None => std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        },
+    })
+}
+
+/// Where verify worktrees go: `--worktree-dir`, else `jules.verify.worktreeDir`, else tmpfs or the temp dir.
+pub(super) fn worktree_dirs(
+    repo: &gix::Repository,
+    explicit: Option<PathBuf>,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let configured_dir = repo
+        .config_snapshot()
+        .trusted_path("jules.verify.worktreeDir")
+        .map_err(|e| {
+            Error::usage(format!(
+                "jules.verify.worktreeDir is not a usable path: {e}"
+            ))
+        })?;
+    Ok(scratch_dirs(explicit.or(configured_dir)))
+}
+
 /// Candidate directories for the worktrees, best first.
 fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
@@ -154,7 +168,7 @@ fn free_bytes(path: &std::path::Path) -> Option<u64> {
     }
 }
 
-fn line(ctx: &Context, r: &CommitResult) -> String {
+pub(super) fn line(ctx: &Context, r: &CommitResult) -> String {
     let word = match r.result {
         Outcome::Pass => ctx.ui.green("pass"),
         Outcome::Fail => ctx.ui.red("FAIL"),
@@ -171,7 +185,7 @@ fn line(ctx: &Context, r: &CommitResult) -> String {
     )
 }
 
-fn human(ctx: &Context, report: &Report, base: &str, rev: &str, on_base: bool) {
+pub(super) fn human(ctx: &Context, report: &Report, base: &str, rev: &str, on_base: bool) {
     let n = report.commits.len();
     if n == 0 {
         ui::status(format!("nothing to verify: {base}..{rev} is empty"));

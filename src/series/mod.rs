@@ -5,9 +5,17 @@
 //! `branch.<branch>.julesBase`, so several series live side by side. Everything that needs a base goes through
 //! [`base::resolve`].
 
+pub mod backup;
 pub mod base;
+pub mod checkout;
 pub mod commit;
+pub mod diff;
+pub mod finalize;
+pub mod format;
 pub mod range;
+pub mod reroll;
+pub mod review;
+pub mod rewrite;
 pub mod start;
 pub mod status;
 
@@ -85,6 +93,57 @@ pub fn patches(repo: &gix::Repository, base: ObjectId, tip: ObjectId) -> Result<
         .collect()
 }
 
+/// The series HEAD is on, with its base and patches: what every command that rewrites a series starts from.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub series: String,
+    /// `jules/staging/NAME`.
+    pub branch: String,
+    pub tip: ObjectId,
+    pub tip_tree: ObjectId,
+    pub base: Base,
+    pub patches: Vec<Patch>,
+}
+
+/// The series HEAD is on. `what` names the command for messages. Refuses a bare repository, an operation
+/// in progress (merge, rebase, …) and a HEAD that is not on a series branch.
+pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) -> Result<Current> {
+    if repo.workdir().is_none() {
+        return Err(Error::usage(
+            "a series needs a working tree; this repository is bare",
+        ));
+    }
+    if let Some(state) = repo.state() {
+        return Err(Error::usage(format!(
+            "an operation is in progress ({state:?}); finish or abort it before {what}"
+        )));
+    }
+    let branch = current_branch(repo)?;
+    let Some(series) = branch
+        .as_deref()
+        .and_then(series_of_branch)
+        .map(str::to_owned)
+    else {
+        return Err(Error::usage(format!(
+            "{what} works on the series HEAD is on, but HEAD is on {}; check out a series branch (jules/staging/NAME)",
+            branch.as_deref().unwrap_or("a detached commit")
+        )));
+    };
+    let branch = branch_name(&series);
+    let tip = repo.head_id()?.detach();
+    let tip_tree = repo.find_commit(tip)?.tree_id()?.detach();
+    let base = base::resolve(repo, explicit_base, Some(&branch))?;
+    let patches = patches(repo, base.commit, tip)?;
+    Ok(Current {
+        series,
+        branch,
+        tip,
+        tip_tree,
+        base,
+        patches,
+    })
+}
+
 /// Resolve a revision (branch, remote branch, tag, commit id, `HEAD~2`, …) to a commit.
 pub fn resolve_commit(repo: &gix::Repository, what: &'static str, rev: &str) -> Result<ObjectId> {
     let id = repo
@@ -127,6 +186,16 @@ pub fn resolve_tip(repo: &gix::Repository, rev: Option<&str>) -> Result<Tip> {
         commit: resolve_commit(repo, "revision", rev)?,
         branch,
     })
+}
+
+pub(crate) fn ser_opt_id<S: serde::Serializer>(
+    id: &Option<ObjectId>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => s.serialize_str(&id.to_string()),
+        None => s.serialize_none(),
+    }
 }
 
 pub(crate) fn ser_id<S: serde::Serializer>(

@@ -4,7 +4,11 @@ mod harness;
 
 mod cli;
 mod eventlog;
+mod finalize;
+mod format;
 mod mail;
+mod reroll;
+mod review;
 mod series;
 mod state;
 mod tick;

@@ -1,0 +1,169 @@
+//! `series finalize` and `series abort`.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+
+use anyhow::bail;
+use git_jules::series::finalize::{self, Mode, Outcome};
+use git_jules::verify::{self, CommitResult};
+use git_jules::Error;
+
+use super::super::{interrupt, ui, verify as verify_cli, Context, EXIT_CHECK_FAILED};
+use super::verify_command;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Default (--rebase): fast-forward the base when it did not move, else replay the series onto it \
+(in memory). --merge: a merge commit, even when a fast-forward is possible. --ff-only: refuse when the base moved.\n\
+Verification uses jules.verify.cmd (or --cmd) and the verify cache; what lands is verified.\n\
+Exit codes: 0 done, 1 a patch failed verification, 2 usage or error, 3 the series no longer applies on its base or \
+a ref moved meanwhile (nothing was changed), 130 interrupted."
+)]
+pub struct FinalizeArgs {
+    /// Fast-forward, else replay the patches onto the moved base (the default)
+    #[arg(long, conflicts_with_all = ["merge", "ff_only"])]
+    pub rebase: bool,
+    /// Land with a merge commit
+    #[arg(long, conflicts_with = "ff_only")]
+    pub merge: bool,
+    /// Only fast-forward
+    #[arg(long)]
+    pub ff_only: bool,
+    /// Do not verify the patches first
+    #[arg(long)]
+    pub no_verify: bool,
+    /// The verify command (default: jules.verify.cmd)
+    #[arg(long, value_name = "CMD", conflicts_with = "no_verify")]
+    pub cmd: Option<String>,
+    /// How many commits to verify at once (default: jules.verify.jobs, else the number of cores)
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub jobs: Option<u32>,
+    /// Land on this base instead of the configured one
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AbortArgs {
+    /// The series (default: the one HEAD is on)
+    pub name: Option<String>,
+    /// Do not ask for confirmation (required when stdin is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let mode = if a.merge {
+        Mode::Merge
+    } else if a.ff_only {
+        Mode::FfOnly
+    } else {
+        Mode::Rebase
+    };
+    let verify = if a.no_verify {
+        None
+    } else {
+        let Some(command) = verify_command(&repo, a.cmd.clone()) else {
+            bail!(Error::usage(
+                "no verify command: set one with `git config jules.verify.cmd CMD`, pass --cmd CMD, or skip verification with --no-verify"
+            ));
+        };
+        Some(verify::Options {
+            command,
+            jobs: verify_cli::jobs(&repo, a.jobs)?,
+            keep_going: false,
+            force: false,
+            scratch_dirs: verify_cli::worktree_dirs(&repo, None)?,
+        })
+    };
+    let opts = finalize::Options {
+        mode,
+        verify,
+        base: a.base.clone(),
+    };
+    let flag = interrupt::install();
+    let progress = ctx.ui.interactive && !ctx.ui.json;
+    let on_result = |r: &CommitResult| {
+        if progress {
+            ui::status(format!("  {}", verify_cli::line(ctx, r)));
+        }
+    };
+    match finalize::finalize(&repo, &opts, flag, &on_result)? {
+        Outcome::VerifyFailed(report) => {
+            if ctx.ui.json {
+                ui::json(&report);
+            } else {
+                verify_cli::human(ctx, &report, &report.base.name, "HEAD", false);
+            }
+            if report.interrupted {
+                ui::status("interrupted: nothing was changed");
+                return Ok(interrupt::EXIT_INTERRUPTED);
+            }
+            ui::status("finalize refused: a patch fails verification; nothing was changed");
+            Ok(EXIT_CHECK_FAILED)
+        }
+        Outcome::Done(done) => {
+            if ctx.ui.json {
+                ui::json(&done);
+                return Ok(0);
+            }
+            let how = if done.fast_forward {
+                "fast-forwarded to"
+            } else if done.mode == Mode::Merge {
+                "merged"
+            } else {
+                "got the rebased"
+            };
+            ui::out(format!(
+                "{}: {how} {} ({} -> {}, {} commit{})",
+                done.base.name,
+                done.branch,
+                done.old_base.to_hex_with_len(7),
+                done.new_base.to_hex_with_len(7),
+                done.commits.len(),
+                if done.commits.len() == 1 { "" } else { "s" }
+            ));
+            ui::status(format!(
+                "deleted {} (tip kept as {}); HEAD is on {}",
+                done.branch, done.backup.name, done.base.name
+            ));
+            Ok(0)
+        }
+    }
+}
+
+pub fn abort(ctx: &Context, a: AbortArgs) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    if !a.yes {
+        if !std::io::stdin().is_terminal() {
+            bail!(Error::usage(
+                "refusing to abort without --yes: stdin is not a terminal to ask for confirmation"
+            ));
+        }
+        let what = a.name.clone().map_or_else(
+            || "the current series".to_owned(),
+            |n| format!("series {n}"),
+        );
+        eprint!("Abort {what}? Its branch and config are removed (the tip is kept under refs/jules/backup/). [y/N] ");
+        let _ = std::io::stderr().flush();
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
+            ui::status("not aborted");
+            return Ok(0);
+        }
+    }
+    let done = finalize::abort(&repo, a.name.as_deref())?;
+    if ctx.ui.json {
+        ui::json(&done);
+        return Ok(0);
+    }
+    ui::out(format!(
+        "aborted series {}: deleted {} (tip kept as {})",
+        done.series, done.branch, done.backup.name
+    ));
+    if let Some(c) = &done.checked_out {
+        ui::status(format!("HEAD is on {c}"));
+    }
+    Ok(0)
+}

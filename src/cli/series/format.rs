@@ -1,0 +1,91 @@
+//! `series format`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _};
+use git_jules::series::format::{self, file_stem};
+use git_jules::Error;
+
+use super::super::{ui, Context};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Markdown (the default): the cover letter, then each patch with its summary, whole rationale and \
+diff. --mbox: the patches as `git format-patch` writes them; `git am` on the base recreates the series (the stream \
+holds no cover letter, which `git am` could not apply; -o DIR writes it as 0000-cover-letter.patch). --json (the \
+global flag): one document, shape in docs/series.md."
+)]
+pub struct FormatArgs {
+    /// The series (default: the one HEAD is on)
+    pub name: Option<String>,
+    /// Markdown (the default)
+    #[arg(long, conflicts_with = "mbox")]
+    pub markdown: bool,
+    /// An mbox for `git am`
+    #[arg(long)]
+    pub mbox: bool,
+    /// Write one file per patch (and the cover letter) into DIR instead of printing
+    #[arg(short = 'o', long = "output-directory", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Measure the series against this base instead of the configured one
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+}
+
+fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))?;
+    ui::out(path.display().to_string());
+    Ok(())
+}
+
+pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
+    if ctx.ui.json && (a.markdown || a.mbox) {
+        bail!(Error::usage(
+            "--json, --markdown and --mbox exclude each other"
+        ));
+    }
+    let repo = ctx.open()?;
+    let f = format::collect(&repo, a.name.as_deref(), a.base.as_deref(), None)?;
+    let Some(dir) = &a.output else {
+        if ctx.ui.json {
+            ui::json(&f);
+        } else if a.mbox {
+            use std::io::Write;
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = out.write_all(&format::mbox(&f)).and_then(|()| out.flush()) {
+                if e.kind() != std::io::ErrorKind::BrokenPipe {
+                    return Err(e).context("writing the mbox");
+                }
+            }
+        } else {
+            ui::out(f.markdown().trim_end());
+        }
+        return Ok(0);
+    };
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    if ctx.ui.json {
+        let text = serde_json::to_string_pretty(&f).context("encoding JSON")?;
+        write(&dir.join("series.json"), format!("{text}\n").as_bytes())?;
+    } else if a.mbox {
+        let me = git_jules::repo::committer(&repo);
+        write(&dir.join("0000-cover-letter.patch"), &f.mbox_cover(&me))?;
+        for p in &f.patches {
+            write(
+                &dir.join(format!("{}.patch", file_stem(p.index, &p.summary))),
+                &f.mbox_patch(p),
+            )?;
+        }
+    } else {
+        write(
+            &dir.join("0000-cover-letter.md"),
+            f.cover_markdown().as_bytes(),
+        )?;
+        for p in &f.patches {
+            write(
+                &dir.join(format!("{}.md", file_stem(p.index, &p.summary))),
+                f.patch_markdown(p).as_bytes(),
+            )?;
+        }
+    }
+    Ok(0)
+}

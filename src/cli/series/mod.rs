@@ -1,0 +1,73 @@
+//! `git jules series …`: staging branches, patches with a rationale, rerolls, formatting, review, landing.
+//!
+//! One file per command group; this module only declares the subcommands and dispatches.
+
+mod finalize;
+mod format;
+mod reroll;
+mod review;
+mod start;
+mod status;
+
+use git_jules::series::Base;
+
+use super::Context;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum SeriesCommand {
+    /// Create jules/staging/NAME from the base (default: the current branch) and check it out
+    Start(start::StartArgs),
+    /// Stage every change (like `git add -A`) and commit it as the next patch, with a Rationale: trailer
+    Commit(start::CommitArgs),
+    /// Show a series (default: the current one): base, numbered patches, cached verify results
+    Status(status::StatusArgs),
+    /// List every series with its base and verify counts
+    List(status::ListArgs),
+    /// Fold the working tree into patch N (or reword, drop, move a patch) and replay the rest, in memory
+    Reroll(reroll::RerollArgs),
+    /// Restore the series branch to its latest backup (refs/jules/backup/NAME/N)
+    Undo(reroll::UndoArgs),
+    /// The series as a mail package: cover letter and patches (Markdown, mbox for `git am`, JSON)
+    Format(format::FormatArgs),
+    /// Review the series in your editor: `R:` comments under `### Patch [n/total] ###` headers
+    Review(review::ReviewArgs),
+    /// Verify the series, land it on its base, delete the staging branch and check out the base
+    Finalize(finalize::FinalizeArgs),
+    /// Delete the staging branch and its config (tip kept as a backup) and return to the base
+    Abort(finalize::AbortArgs),
+}
+
+pub fn run(ctx: &Context, cmd: SeriesCommand) -> anyhow::Result<i32> {
+    match cmd {
+        SeriesCommand::Start(a) => start::start(ctx, a),
+        SeriesCommand::Commit(a) => start::commit(ctx, a),
+        SeriesCommand::Status(a) => status::status(ctx, a),
+        SeriesCommand::List(a) => status::list(ctx, a),
+        SeriesCommand::Reroll(a) => reroll::reroll(ctx, a),
+        SeriesCommand::Undo(a) => reroll::undo(ctx, a),
+        SeriesCommand::Format(a) => format::run(ctx, a),
+        SeriesCommand::Review(a) => review::run(ctx, a),
+        SeriesCommand::Finalize(a) => finalize::finalize(ctx, a),
+        SeriesCommand::Abort(a) => finalize::abort(ctx, a),
+    }
+}
+
+/// "main (the current branch) at 1a2b3c4"
+pub fn describe_base(base: &Base) -> String {
+    format!(
+        "{} ({}) at {}",
+        base.name,
+        base.source.describe(),
+        base.commit.to_hex_with_len(7)
+    )
+}
+
+/// `--cmd`, else `jules.verify.cmd`.
+pub(super) fn verify_command(repo: &gix::Repository, explicit: Option<String>) -> Option<String> {
+    explicit.or_else(|| {
+        repo.config_snapshot()
+            .string("jules.verify.cmd")
+            .map(|s| s.to_string())
+            .filter(|s| !s.trim().is_empty())
+    })
+}

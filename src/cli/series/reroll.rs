@@ -1,0 +1,199 @@
+//! `series reroll` and `series undo`.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context as _};
+use git_jules::series::reroll::{self, Action, ChangeKind, MessageEdit, Rerolled};
+use git_jules::Error;
+
+use super::super::{ui, Context};
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Without --drop or --move, the working-tree changes (staged, unstaged and new files that are not \
+ignored) are folded into patch N and the later patches are replayed on top, in memory; with --message, --summary or \
+--rationale patch N is reworded too (or only reworded, when nothing changed). The old tip is kept under \
+refs/jules/backup/NAME/K; `git jules series undo` restores it.\n\
+Exit codes: 0 done, 2 usage or error, 3 a patch no longer applies (nothing was changed, the changes stay in the \
+working tree)."
+)]
+pub struct RerollArgs {
+    /// The patch to fold into, reword or drop (1-based, as `series status` numbers them)
+    #[arg(value_name = "N", required_unless_present = "move_")]
+    pub patch: Option<usize>,
+    /// Remove patch N from the series
+    #[arg(long, requires = "patch", conflicts_with_all = ["move_", "message", "summary", "rationale", "rationale_file"])]
+    pub drop: bool,
+    /// Move patch FROM to position TO (`--move 3:1`)
+    #[arg(long = "move", value_name = "FROM:TO", conflicts_with_all = ["patch", "message", "summary", "rationale", "rationale_file"])]
+    pub move_: Option<String>,
+    /// Patch N's new message, whole (keep its `Rationale:` trailer)
+    #[arg(long, short = 'm', conflicts_with_all = ["summary", "rationale", "rationale_file"])]
+    pub message: Option<String>,
+    /// Patch N's new summary line (the rest of the message is kept)
+    #[arg(long, short = 's')]
+    pub summary: Option<String>,
+    /// Patch N's new rationale
+    #[arg(long, short = 'r', conflicts_with = "rationale_file")]
+    pub rationale: Option<String>,
+    /// Read patch N's new rationale from FILE (`-` for stdin)
+    #[arg(short = 'F', long = "rationale-file", value_name = "FILE")]
+    pub rationale_file: Option<PathBuf>,
+    /// Measure the series against this base instead of the configured one
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The current tip becomes a new backup itself, so `undo` twice returns to where it started. \
+List the backups with `git for-each-ref refs/jules/backup/NAME/`."
+)]
+pub struct UndoArgs {
+    /// The backup number to restore (default: the latest)
+    #[arg(value_name = "BACKUP")]
+    pub number: Option<u64>,
+}
+
+fn parse_move(text: &str) -> anyhow::Result<(usize, usize)> {
+    let parsed = text
+        .split_once(':')
+        .and_then(|(a, b)| Some((a.trim().parse().ok()?, b.trim().parse().ok()?)));
+    match parsed {
+        Some(p) => Ok(p),
+        None => bail!(Error::usage(format!(
+            "--move takes FROM:TO (two patch numbers, like 3:1), not {text:?}"
+        ))),
+    }
+}
+
+pub fn reroll(ctx: &Context, a: RerollArgs) -> anyhow::Result<i32> {
+    let action = if let Some(m) = &a.move_ {
+        let (from, to) = parse_move(m)?;
+        Action::Move { from, to }
+    } else {
+        let patch = a.patch.expect("clap requires N without --move");
+        if a.drop {
+            Action::Drop { patch }
+        } else {
+            let rationale = match (&a.rationale, &a.rationale_file) {
+                (Some(r), _) => Some(r.clone()),
+                (None, Some(p)) if p.as_os_str() == "-" => {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                        .context("reading the rationale from stdin (it must be UTF-8)")?;
+                    Some(text)
+                }
+                (None, Some(p)) => Some(
+                    std::fs::read_to_string(p)
+                        .with_context(|| format!("reading the rationale from {}", p.display()))?,
+                ),
+                (None, None) => None,
+            };
+            Action::Fold {
+                patch,
+                message: MessageEdit {
+                    message: a.message.clone(),
+                    summary: a.summary.clone(),
+                    rationale,
+                },
+            }
+        }
+    };
+    let repo = ctx.open()?;
+    let done = reroll::reroll(&repo, action, a.base.as_deref())?;
+    print(ctx, &done);
+    Ok(0)
+}
+
+pub fn undo(ctx: &Context, a: UndoArgs) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let done = reroll::undo(&repo, a.number)?;
+    print(ctx, &done);
+    Ok(0)
+}
+
+/// A range-diff-like summary: `old: id = new: id summary` (`=` same change, `!` changed, `<` dropped, `>` new).
+fn print(ctx: &Context, r: &Rerolled) {
+    if ctx.ui.json {
+        ui::json(r);
+        return;
+    }
+    let short = |id: gix::ObjectId| id.to_hex_with_len(7).to_string();
+    let headline = match (r.operation, &r.restored) {
+        ("undo", Some(b)) => format!(
+            "restored backup {} of {} ({})",
+            b.number,
+            r.branch,
+            short(b.commit)
+        ),
+        _ => format!(
+            "rewrote {} ({}): {} -> {}",
+            r.branch,
+            r.operation,
+            short(r.old_tip),
+            short(r.new_tip)
+        ),
+    };
+    ui::status(headline);
+    let width = r
+        .patches
+        .iter()
+        .map(|p| p.index)
+        .chain(r.dropped.iter().map(|d| d.old_index))
+        .max()
+        .unwrap_or(1)
+        .to_string()
+        .len();
+    for p in &r.patches {
+        let (sym, note) = match p.change {
+            ChangeKind::Unchanged => ("=", "unchanged".to_owned()),
+            ChangeKind::Rebased => (
+                "=",
+                if p.same_tree {
+                    "same diff, same tree".to_owned()
+                } else {
+                    "same diff".to_owned()
+                },
+            ),
+            ChangeKind::Reworded => ("!", "reworded, same diff".to_owned()),
+            ChangeKind::Changed => ("!", "diff changed".to_owned()),
+            ChangeKind::New => (">", "new".to_owned()),
+        };
+        let moved = match p.old_index {
+            Some(o) if o != p.index => format!(", moved from {o}"),
+            _ => String::new(),
+        };
+        let old = match (p.old_index, p.old_commit) {
+            (Some(i), Some(c)) => format!("{i:>width$}: {}", short(c)),
+            _ => format!("{:>width$}  {}", "-", "-".repeat(7)),
+        };
+        let sym = match sym {
+            "=" => ctx.ui.green(sym),
+            ">" => ctx.ui.green(sym),
+            _ => ctx.ui.yellow(sym),
+        };
+        ui::out(format!(
+            "{old} {sym} {:>width$}: {} {} ({note}{moved})",
+            p.index,
+            short(p.commit),
+            p.summary
+        ));
+    }
+    for d in &r.dropped {
+        ui::out(format!(
+            "{:>width$}: {} {} {:>width$}  {} {} (dropped)",
+            d.old_index,
+            short(d.old_commit),
+            ctx.ui.red("<"),
+            "-",
+            "-".repeat(7),
+            d.summary
+        ));
+    }
+    ui::status(format!(
+        "backup: {} ({}); `git jules series undo` restores it",
+        r.backup.name,
+        short(r.backup.commit)
+    ));
+}

@@ -1,0 +1,109 @@
+//! `series status` and `series list`.
+
+use git_jules::series::{self, status::VerifyState};
+
+use super::super::{ui, Context};
+use super::{describe_base, verify_command};
+
+#[derive(Debug, clap::Args)]
+pub struct StatusArgs {
+    /// The series (default: the one HEAD is on)
+    pub name: Option<String>,
+    /// Measure against this base instead of the configured one
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// Show cached results of this command (default: jules.verify.cmd)
+    #[arg(long, value_name = "CMD")]
+    pub cmd: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Show cached results of this command (default: jules.verify.cmd)
+    #[arg(long, value_name = "CMD")]
+    pub cmd: Option<String>,
+}
+
+fn state_word(s: VerifyState) -> &'static str {
+    match s {
+        VerifyState::Pass => "pass",
+        VerifyState::Fail => "FAIL",
+        VerifyState::Unverified => "unverified",
+        VerifyState::Unknown => "-",
+    }
+}
+
+pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let cmd = verify_command(&repo, a.cmd);
+    let st = series::status::status(&repo, a.name.as_deref(), a.base.as_deref(), cmd.as_deref())?;
+    if ctx.ui.json {
+        ui::json(&st);
+        return Ok(0);
+    }
+    ui::out(format!(
+        "series {} ({}), base {}",
+        ctx.ui.bold(&st.series),
+        st.branch,
+        describe_base(&st.base)
+    ));
+    if st.patches.is_empty() {
+        ui::out(format!(
+            "no patches: {}..{} is empty",
+            st.base.name, st.branch
+        ));
+        return Ok(0);
+    }
+    let n = st.patches.len();
+    for p in &st.patches {
+        let word = state_word(p.verify);
+        let word = match p.verify {
+            VerifyState::Pass => ctx.ui.green(word),
+            VerifyState::Fail => ctx.ui.red(word),
+            _ => word.to_owned(),
+        };
+        ui::out(format!(
+            "  {:>2}/{n} {} {:<10} {}",
+            p.patch.index,
+            ctx.ui.yellow(&p.short),
+            word,
+            p.patch.summary
+        ));
+    }
+    if cmd.is_none() {
+        ui::status(
+            "hint: set `git config jules.verify.cmd CMD` (or pass --cmd) to see verify results",
+        );
+    }
+    Ok(0)
+}
+
+pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let cmd = verify_command(&repo, a.cmd);
+    let all = series::status::list(&repo, cmd.as_deref())?;
+    if ctx.ui.json {
+        ui::json(&all);
+        return Ok(0);
+    }
+    if all.is_empty() {
+        ui::status("no series: start one with `git jules series start NAME`");
+    }
+    for st in &all {
+        let (pass, fail, unverified) = st.counts();
+        let verify = if cmd.is_some() {
+            format!("{pass} pass, {fail} fail, {unverified} unverified")
+        } else {
+            "verify: no jules.verify.cmd".to_owned()
+        };
+        ui::out(format!(
+            "{} {:<20} {:>3} patches  base {:<16} {}",
+            if st.current { "*" } else { " " },
+            st.series,
+            st.patches.len(),
+            st.base.name,
+            verify
+        ));
+    }
+    Ok(0)
+}

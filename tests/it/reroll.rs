@@ -1,0 +1,518 @@
+//! `series reroll`, `--drop`, `--move`, `--message`, `series undo`: in-memory rewrites that change everything
+//! or nothing.
+
+use serde_json::Value;
+
+use crate::harness::{stderr, stdout, Repo};
+use crate::series::make_series;
+
+fn json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"))
+}
+
+/// The commits of the series, oldest first.
+fn series_commits(r: &Repo) -> Vec<String> {
+    let out = r.git(["rev-list", "--reverse", "main..HEAD"]);
+    out.lines().map(str::to_owned).collect()
+}
+
+/// What a patch does: its diff against its parent.
+fn patch_diff(r: &Repo, commit: &str) -> String {
+    r.git(["diff", "--full-index", &format!("{commit}~1"), commit])
+}
+
+/// Everything a failed operation must leave as it was: HEAD, refs (with backups), the index file's bytes,
+/// and every file of the working tree.
+fn snapshot(r: &Repo) -> String {
+    let mut s = String::new();
+    s.push_str(&r.git(["symbolic-ref", "-q", "HEAD"]));
+    s.push('\n');
+    s.push_str(&r.git(["for-each-ref"]));
+    s.push('\n');
+    let index = std::fs::read(r.path().join(".git/index")).unwrap();
+    s.push_str(&format!("index {:?}\n", index));
+    let mut files: Vec<_> = walk(r.path());
+    files.sort();
+    for (p, c) in files {
+        s.push_str(&format!("{p}: {c:?}\n"));
+    }
+    assert!(
+        !r.path().join(".git/index.lock").exists(),
+        "index.lock left behind"
+    );
+    s
+}
+
+fn walk(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if p.file_name().unwrap() == ".git" {
+                continue;
+            }
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+fn assert_clean(r: &Repo) {
+    assert_eq!(
+        r.git(["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
+}
+
+/// The seed's case: three patches, a fix for patch 1 in the working tree, `reroll 1`.
+#[test]
+fn reroll_folds_the_working_tree_into_patch_1_and_keeps_2_and_3() {
+    let r = Repo::new();
+    r.write("lib.txt", "one\ntwo\nthree\n");
+    r.commit_all("lib");
+    let old = make_series(
+        &r,
+        "feat",
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+    );
+    let old_diffs: Vec<String> = old.iter().map(|c| patch_diff(&r, c)).collect();
+    let old_meta = r.git(["log", "--format=%an|%ae|%ad|%B", "main..HEAD"]);
+    // The fix: a modified file, a staged change, and a new file.
+    r.write("a.txt", "a, fixed\n");
+    r.write("lib.txt", "one\nTWO\nthree\n");
+    r.git(["add", "lib.txt"]);
+    r.write("new.txt", "a new file belongs to the fix too\n");
+    let fixed_tree = {
+        r.git(["add", "-A"]);
+        let t = r.git(["write-tree"]);
+        r.git(["reset", "-q"]);
+        t
+    };
+
+    let out = json(&r.jules_ok(["--json", "series", "reroll", "1"]));
+    assert_eq!(out["operation"], "fold");
+    assert_eq!(out["old_tip"], old[2].as_str());
+    let new = series_commits(&r);
+    assert_eq!(new.len(), 3, "the series keeps its length");
+    assert_eq!(out["new_tip"], new[2].as_str());
+    let changes: Vec<&str> = out["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["change"].as_str().unwrap())
+        .collect();
+    assert_eq!(changes, ["changed", "rebased", "rebased"]);
+
+    // Patch 1 holds the fix; 2 and 3 make exactly the changes they made before.
+    let p1 = r.git(["diff", "--name-only", &format!("{}~1", new[0]), &new[0]]);
+    assert_eq!(p1, "a.txt\nlib.txt\nnew.txt");
+    assert_eq!(r.git(["show", &format!("{}:a.txt", new[0])]), "a, fixed");
+    assert_eq!(patch_diff(&r, &new[1]), old_diffs[1]);
+    assert_eq!(patch_diff(&r, &new[2]), old_diffs[2]);
+    // Messages, authors and author dates are kept.
+    assert_eq!(
+        r.git(["log", "--format=%an|%ae|%ad|%B", "main..HEAD"]),
+        old_meta
+    );
+    // The series ends at the working tree's content; HEAD, index and working tree are clean.
+    assert_eq!(r.git(["rev-parse", "HEAD^{tree}"]), fixed_tree);
+    assert_clean(&r);
+    assert_eq!(
+        r.git(["symbolic-ref", "HEAD"]),
+        "refs/heads/jules/staging/feat"
+    );
+    // The old tip is kept, and the move is in both reflogs.
+    assert_eq!(r.rev("refs/jules/backup/feat/1").unwrap(), old[2]);
+    assert_eq!(out["backup"]["ref"], "refs/jules/backup/feat/1");
+    assert!(r
+        .git(["reflog", "-1", "jules/staging/feat"])
+        .contains("jules series reroll: fold into patch 1/3"));
+    assert!(r
+        .git(["reflog", "-1", "HEAD"])
+        .contains("jules series reroll"));
+    assert!(r
+        .git(["reflog", "-1", "refs/jules/backup/feat/1"])
+        .contains("jules series reroll"));
+    r.git(["fsck", "--no-progress"]);
+
+    // The human summary is range-diff like.
+    r.write("b.txt", "b, fixed\n");
+    let human = stdout(&r.jules(["series", "reroll", "2"]));
+    assert!(human.contains("1: ") && human.contains(" = 1: "), "{human}");
+    assert!(human.contains(" ! 2: "), "{human}");
+    assert!(human.contains("(unchanged)"), "{human}");
+    assert_eq!(r.rev("refs/jules/backup/feat/2").unwrap(), new[2]);
+}
+
+/// A fix that the later patch 3 changes too: nothing moves, the fix stays, exit 3 names patch 3 and the file.
+#[test]
+fn a_conflict_in_patch_3_changes_nothing() {
+    let r = Repo::new();
+    r.jules_ok(["series", "start", "feat"]);
+    let lines: String = (1..=9).map(|i| format!("{i}\n")).collect();
+    for (i, (file, content)) in [
+        ("f.txt", lines.clone()),
+        ("g.txt", "g\n".to_owned()),
+        ("f.txt", lines.replace("5\n", "five\n")),
+        ("f.txt", lines.clone()),
+    ]
+    .iter()
+    .enumerate()
+    {
+        r.write(file, content);
+        r.jules_ok([
+            "series",
+            "commit",
+            "-s",
+            &format!("patch {}", i + 1),
+            "-r",
+            "test",
+        ]);
+    }
+    // Patch 3 changed line 5 and patch 4 changed it back: folding a change of line 5 into patch 1 is clean,
+    // but patch 3 then no longer applies.
+    r.write("f.txt", &lines.replace("5\n", "FIXED\n"));
+    r.write("untracked.txt", "also part of the fix\n");
+    r.git(["add", "f.txt"]);
+    let before = snapshot(&r);
+    let out = r.jules(["series", "reroll", "1"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("patch 3/4"), "{err}");
+    assert!(err.contains("f.txt"), "{err}");
+    assert!(err.contains("nothing was changed"), "{err}");
+    assert_eq!(snapshot(&r), before);
+    assert!(r.rev("refs/jules/backup/feat/1").is_none());
+}
+
+/// Dropping the patch a later one builds on: patch 3 no longer applies, nothing changes.
+#[test]
+fn dropping_a_needed_patch_conflicts_in_the_patch_that_needs_it() {
+    let r = Repo::new();
+    r.jules_ok(["series", "start", "feat"]);
+    r.write("f.txt", "base\n");
+    r.jules_ok(["series", "commit", "-s", "add f", "-r", "r"]);
+    r.write("g.txt", "g\n");
+    r.jules_ok(["series", "commit", "-s", "add g", "-r", "r"]);
+    r.write("f.txt", "base\nmore\n");
+    r.jules_ok(["series", "commit", "-s", "extend f", "-r", "r"]);
+    let before = snapshot(&r);
+    let out = r.jules(["series", "reroll", "1", "--drop"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("patch 3/3") && err.contains("f.txt"), "{err}");
+    assert_eq!(snapshot(&r), before);
+}
+
+#[test]
+fn undo_restores_the_backup_and_backs_up_what_it_replaces() {
+    let r = Repo::new();
+    let old = make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    r.write("a.txt", "a2\n");
+    r.jules_ok(["series", "reroll", "1"]);
+    let rerolled = r.rev("HEAD").unwrap();
+    r.write("untracked.txt", "stays\n");
+
+    let out = json(&r.jules_ok(["--json", "series", "undo"]));
+    assert_eq!(out["operation"], "undo");
+    assert_eq!(out["restored"]["number"], 1);
+    assert_eq!(out["backup"]["number"], 2);
+    assert_eq!(r.rev("HEAD").unwrap(), old[1]);
+    assert_eq!(r.read("a.txt"), "a\n");
+    assert_eq!(r.read("untracked.txt"), "stays\n");
+    assert_eq!(r.rev("refs/jules/backup/feat/2").unwrap(), rerolled);
+    assert_eq!(
+        r.git(["status", "--porcelain"]),
+        "?? untracked.txt",
+        "only the untracked file"
+    );
+    assert!(r
+        .git(["reflog", "-1", "HEAD"])
+        .contains("jules series undo"));
+
+    // Undo twice is a redo; an explicit number restores that backup.
+    r.jules_ok(["series", "undo"]);
+    assert_eq!(r.rev("HEAD").unwrap(), rerolled);
+    r.jules_ok(["series", "undo", "1"]);
+    assert_eq!(r.rev("HEAD").unwrap(), old[1]);
+
+    // A dirty tracked file is never overwritten.
+    r.write("b.txt", "local edit\n");
+    let before = snapshot(&r);
+    let out = r.jules(["series", "undo"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("b.txt"), "{}", stderr(&out));
+    assert_eq!(snapshot(&r), before);
+}
+
+#[test]
+fn message_summary_and_rationale_reword_patch_n() {
+    let r = Repo::new();
+    let old = make_series(
+        &r,
+        "feat",
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+    );
+    let out = json(&r.jules_ok([
+        "--json",
+        "series",
+        "reroll",
+        "2",
+        "--summary",
+        "Add b, properly",
+    ]));
+    assert_eq!(out["operation"], "reword");
+    let new = series_commits(&r);
+    assert_eq!(new[0], old[0], "patch 1 is untouched");
+    assert_eq!(
+        r.git(["log", "-1", "--format=%B", &new[1]]),
+        "Add b, properly\n\nRationale: because the test says so"
+    );
+    assert_eq!(
+        r.git(["rev-parse", &format!("{}^{{tree}}", new[2])]),
+        r.git(["rev-parse", &format!("{}^{{tree}}", old[2])]),
+        "a reword changes no tree"
+    );
+    let changes: Vec<&str> = out["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["change"].as_str().unwrap())
+        .collect();
+    assert_eq!(changes, ["unchanged", "reworded", "rebased"]);
+
+    // A multi-line rationale, together with a fold.
+    r.write("c.txt", "c2\n");
+    r.jules_ok([
+        "series",
+        "reroll",
+        "3",
+        "--rationale",
+        "First line.\nSecond line.",
+    ]);
+    assert_eq!(
+        r.git(["log", "-1", "--format=%B"]),
+        "patch 3 touches c.txt\n\nRationale: First line.\n Second line."
+    );
+    assert_eq!(r.git(["show", "HEAD:c.txt"]), "c2");
+
+    // --message must keep the Rationale trailer the patch had.
+    let out = r.jules(["series", "reroll", "1", "-m", "Just a subject"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("Rationale"), "{}", stderr(&out));
+    r.jules_ok([
+        "series",
+        "reroll",
+        "1",
+        "-m",
+        "New subject\n\nRationale: a new reason",
+    ]);
+    assert_eq!(
+        r.git(["log", "-1", "--format=%s", &series_commits(&r)[0]]),
+        "New subject"
+    );
+    assert_clean(&r);
+}
+
+#[test]
+fn drop_and_move_replay_the_rest() {
+    let r = Repo::new();
+    let old = make_series(
+        &r,
+        "feat",
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+    );
+    let old_diffs: Vec<String> = old.iter().map(|c| patch_diff(&r, c)).collect();
+    r.write("notes.txt", "an untracked file survives both\n");
+
+    let out = json(&r.jules_ok(["--json", "series", "reroll", "--move", "3:1"]));
+    assert_eq!(out["operation"], "move");
+    let new = series_commits(&r);
+    assert_eq!(new.len(), 3);
+    assert_eq!(patch_diff(&r, &new[0]), old_diffs[2]);
+    assert_eq!(patch_diff(&r, &new[1]), old_diffs[0]);
+    assert_eq!(patch_diff(&r, &new[2]), old_diffs[1]);
+    assert_eq!(out["patches"][0]["old_index"], 3);
+    assert_eq!(
+        r.git(["log", "--format=%s", "main..HEAD"]),
+        "patch 2 touches b.txt\npatch 1 touches a.txt\npatch 3 touches c.txt"
+    );
+    assert_eq!(
+        r.git(["status", "--porcelain"]),
+        "?? notes.txt",
+        "the tree did not change, only the history"
+    );
+
+    let out = json(&r.jules_ok(["--json", "series", "reroll", "2", "--drop"]));
+    assert_eq!(out["operation"], "drop");
+    assert_eq!(out["dropped"][0]["summary"], "patch 1 touches a.txt");
+    assert_eq!(series_commits(&r).len(), 2);
+    assert!(!r.path().join("a.txt").exists(), "the dropped file is gone");
+    assert_eq!(r.read("notes.txt"), "an untracked file survives both\n");
+    assert_eq!(r.git(["status", "--porcelain"]), "?? notes.txt");
+    // Each step left a backup: the original tip, then the moved series.
+    assert_eq!(r.rev("refs/jules/backup/feat/1").unwrap(), old[2]);
+    assert_eq!(r.rev("refs/jules/backup/feat/2").unwrap(), new[2]);
+}
+
+#[test]
+fn refusals_change_nothing() {
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    let check = |args: &[&str], code: i32, needle: &str| {
+        let before = snapshot(&r);
+        let out = r.jules(args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+        assert_eq!(snapshot(&r), before, "{args:?} changed something");
+    };
+    // Nothing to fold, out of range, drop/move on a dirty tree.
+    check(&["series", "reroll", "1"], 2, "nothing to fold");
+    check(&["series", "reroll", "3"], 2, "patches 1 to 2");
+    check(
+        &["series", "reroll", "--move", "1:1"],
+        2,
+        "already at position",
+    );
+    check(&["series", "reroll", "--move", "x"], 2, "FROM:TO");
+    r.write("a.txt", "changed\n");
+    check(&["series", "reroll", "2", "--drop"], 2, "a.txt");
+    check(&["series", "reroll", "--move", "2:1"], 2, "a.txt");
+    r.git(["checkout", "--", "a.txt"]);
+    // A staged deletion the working tree undoes (`git rm --cached`): the index is dirty but there is
+    // nothing to fold, and folding would silently drop the staged change.
+    r.git(["rm", "-q", "--cached", "a.txt"]);
+    check(
+        &["series", "reroll", "1", "-s", "reworded"],
+        2,
+        "staged changes",
+    );
+    r.git(["reset", "-q"]);
+    // Unmerged paths (a `git stash pop` that stopped): their conflict markers must not be folded.
+    let blob = r.git(["rev-parse", "HEAD:a.txt"]);
+    r.git(["rm", "-q", "--cached", "a.txt"]);
+    let mut cmd = std::process::Command::new("git");
+    r.env.apply(&mut cmd);
+    let mut child = cmd
+        .current_dir(r.path())
+        .args(["update-index", "--index-info"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(
+        child.stdin.as_mut().unwrap(),
+        format!("100644 {blob} 1\ta.txt\n100644 {blob} 2\ta.txt\n").as_bytes(),
+    )
+    .unwrap();
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    r.write("a.txt", "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n");
+    check(&["series", "reroll", "1"], 2, "unmerged");
+    r.git(["reset", "-q", "--hard"]);
+    // A lock held by another git process.
+    std::fs::write(r.path().join(".git/index.lock"), b"").unwrap();
+    r.write("b.txt", "fix\n");
+    let out = r.jules(["series", "reroll", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("index.lock"), "{}", stderr(&out));
+    assert!(
+        r.path().join(".git/index.lock").exists(),
+        "someone else's lock stays"
+    );
+    std::fs::remove_file(r.path().join(".git/index.lock")).unwrap();
+    // Not on a series.
+    r.git(["stash", "-q"]);
+    r.git(["checkout", "-q", "main"]);
+    check(&["series", "reroll", "1"], 2, "HEAD is on main");
+}
+
+#[test]
+fn a_fold_that_would_empty_a_patch_is_refused() {
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    // Undo patch 2's change in the working tree and fold that into patch 2: it would be left empty.
+    std::fs::remove_file(r.path().join("b.txt")).unwrap();
+    let before = snapshot(&r);
+    let out = r.jules(["series", "reroll", "2"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("empty"), "{}", stderr(&out));
+    assert_eq!(snapshot(&r), before);
+}
+
+/// The same fold done by `git commit --fixup` + `git rebase -i --autosquash` gives the same trees: through the
+/// tree-edit fast path (patches that do not touch the fix) and through three-way merges (patches that do,
+/// including a rename of a fixed file, a deletion and a file becoming a directory).
+#[test]
+fn reroll_gives_the_trees_git_rebase_autosquash_gives() {
+    let r = Repo::new();
+    let side = tempfile::tempdir().unwrap();
+    r.jules_ok(["series", "start", "feat"]);
+    let commit = |n: u32| {
+        r.jules_ok(["series", "commit", "-s", &format!("step {n}"), "-r", "r"]);
+    };
+    r.write("dir/x.txt", "x1\nx2\nx3\nx4\nx5\nx6\nx7\nx8\n");
+    r.write("dir/y.txt", "y\n");
+    r.write(
+        "top.txt",
+        &(1..=20).map(|i| format!("top {i}\n")).collect::<String>(),
+    );
+    r.write("thing", "a file that becomes a directory\n");
+    commit(1);
+    r.write("top.txt", &r.read("top.txt").replace("top 1\n", "TOP 1\n"));
+    commit(2);
+    std::fs::remove_file(r.path().join("dir/y.txt")).unwrap();
+    r.write("other/z.txt", "z\n");
+    commit(3);
+    r.git(["mv", "dir/x.txt", "moved-x.txt"]);
+    commit(4);
+    std::fs::remove_file(r.path().join("thing")).unwrap();
+    r.write("thing/inside.txt", "now a directory\n");
+    commit(5);
+    r.write("last.txt", "untouched by the fix\n");
+    commit(6);
+    let tip = r.rev("HEAD").unwrap();
+    let p1 = series_commits(&r)[0].clone();
+    // The fix for patch 1: edit the file patch 4 renames, a line of top.txt away from patch 2's, a new file.
+    r.write("moved-x.txt", "x1\nx2\nx3\nx4\nx5\nx6\nx7\nX8 fixed\n");
+    r.write(
+        "top.txt",
+        &r.read("top.txt").replace("top 15\n", "top fifteen\n"),
+    );
+    r.write("n.txt", "new\n");
+
+    // git's way, in a clone of the same state.
+    r.git(["branch", "rebase-copy", &tip]);
+    let wt = side.path().join("rebase-wt");
+    r.git(["worktree", "add", "-q", wt.to_str().unwrap(), "rebase-copy"]);
+    for f in ["moved-x.txt", "top.txt", "n.txt"] {
+        std::fs::copy(r.path().join(f), wt.join(f)).unwrap();
+    }
+    let in_wt = |args: &[&str]| {
+        let mut cmd = std::process::Command::new("git");
+        r.env.apply(&mut cmd);
+        let out = cmd
+            .current_dir(&wt)
+            .env("GIT_SEQUENCE_EDITOR", "true")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    in_wt(&["add", "-A"]);
+    in_wt(&["commit", "-q", "--fixup", &p1]);
+    in_wt(&["rebase", "-q", "-i", "--autosquash", "main"]);
+    let git_trees = in_wt(&["log", "--format=%T", "main..HEAD"]);
+
+    r.jules_ok(["series", "reroll", "1"]);
+    let ours = r.git(["log", "--format=%T", "main..HEAD"]);
+    assert_eq!(ours, git_trees.trim_end());
+    assert_clean(&r);
+}
