@@ -530,8 +530,7 @@ fn series(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
         &project,
         "patcher",
         &["series", "finalize", "--cmd", "./check.sh"],
-    )
-    .or_else(|_| demo.jules(&project, "patcher", &["series", "finalize"]))?;
+    )?;
     let log = demo.git(&project, &["log", "--format=%s", "-3", "main"])?;
     line(format!(
         "main now ends with: {}",
