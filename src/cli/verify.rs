@@ -127,7 +127,7 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
 }
 
 /// Candidate directories for the worktrees, best first.
-fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
+pub(super) fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(d) = explicit {
         dirs.push(d);
