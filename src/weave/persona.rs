@@ -6,7 +6,8 @@
 //! 2. the branch name `jules/<persona>/…` (also `refs/heads/…`, `refs/remotes/<remote>/…` and
 //!    `<remote>/…`; `integration` and `staging` are not personas);
 //! 3. a `Persona:` trailer in the message (the first commit or mail that has one);
-//! 4. the author (the patch's `From:`): the name if it is a valid persona name, else the local part of the email.
+//! 4. the author (the patch's `From:`): the local part of the email if it is a valid persona name, else the
+//!    name (display names like `Jane Doe` are not persona names; `curator@jules.invalid` is `curator`).
 //!
 //! Persona map format: UTF-8 text, one mapping a line, `PATTERN = PERSONA`; blank lines and lines starting
 //! with `#` are ignored; surrounding whitespace is trimmed. PATTERN is a glob (`*` any run of characters,
@@ -127,9 +128,9 @@ pub fn from_trailer(message: &str) -> Option<String> {
     })
 }
 
-/// The author's name if it is a persona name, else the local part of the email.
+/// The local part of the author's email if it is a persona name, else the name.
 pub fn from_author(name: &str, email: &str) -> Option<String> {
-    valid(name).or_else(|| valid(email.split('@').next().unwrap_or_default()))
+    valid(email.split('@').next().unwrap_or_default()).or_else(|| valid(name))
 }
 
 fn valid(s: &str) -> Option<String> {

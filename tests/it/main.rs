@@ -8,3 +8,4 @@ mod mail;
 mod series;
 mod state;
 mod verify;
+mod weave;
