@@ -11,9 +11,10 @@
 use std::collections::HashSet;
 use std::ops::Range;
 
-use gix::bstr::{BStr, BString, ByteSlice};
+use gix::bstr::{BStr, BString};
 use gix::merge::tree::TreatAsUnresolved;
 use gix::objs::tree::EntryKind;
+use gix::objs::Write as _;
 use gix::ObjectId;
 
 use super::apply;
@@ -187,18 +188,15 @@ impl<'r> Engine<'r> {
                 &message,
                 &[(trailers::FROM, &input.label), (trailers::ID, &key)],
             );
-            let commit = self
-                .repo
-                .write_object(&gix::objs::Commit {
-                    tree: new_tree,
-                    parents: [tip].into_iter().collect(),
-                    author,
-                    committer: self.committer.clone(),
-                    encoding: None,
-                    message: message.into(),
-                    extra_headers: Vec::new(),
-                })?
-                .detach();
+            let commit = self.repo.objects.write(&gix::objs::Commit {
+                tree: new_tree,
+                parents: [tip].into_iter().collect(),
+                author,
+                committer: self.committer.clone(),
+                encoding: None,
+                message: message.into(),
+                extra_headers: Vec::new(),
+            })?;
             steps.push((tree, new_tree));
             commits.push(WovenCommit {
                 source: key,
@@ -433,6 +431,20 @@ impl<'r> Engine<'r> {
         }
     }
 
+    // Objects go straight to the store: `Repository::write_object` first asks whether the object exists on
+    // disk, and every miss makes the object database rescan its pack directory.
+    fn write_blob(&self, data: &[u8]) -> Result<ObjectId> {
+        Ok(self.repo.objects.write_buf(gix::objs::Kind::Blob, data)?)
+    }
+
+    fn editor(&self, tree: ObjectId) -> Result<gix::objs::tree::Editor<'r>> {
+        Ok(self.repo.edit_tree(tree)?.detach())
+    }
+
+    fn write_tree(&self, ed: &mut gix::objs::tree::Editor<'_>) -> Result<ObjectId> {
+        Ok(ed.write(|t| self.repo.objects.write(t))?)
+    }
+
     fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
         Ok(self.repo.find_object(id)?.detach().data)
     }
@@ -547,13 +559,13 @@ impl<'r> Engine<'r> {
     /// `ours` with every file the patch changes set to the blob its `index` line names; `None` unless all
     /// of them exist.
     fn preimage_tree(&self, p: &MailPatch, ours: ObjectId) -> Result<Option<ObjectId>> {
-        let mut ed = self.repo.edit_tree(ours)?;
+        let mut ed = self.editor(ours)?;
         for f in &p.files {
             match (&f.old_path, &f.old_id) {
                 (None, _) => {
                     let path = f.path();
                     if self.entry(ours, path.as_ref())?.is_some() {
-                        ed.remove(path.as_bstr())?;
+                        ed.remove(components(path))?;
                     }
                 }
                 (Some(path), Some(id)) => {
@@ -567,12 +579,12 @@ impl<'r> Engine<'r> {
                         },
                         None => EntryKind::Blob,
                     };
-                    ed.upsert(path.as_bstr(), kind, blob)?;
+                    ed.upsert(components(path), kind, blob)?;
                 }
                 (Some(_), None) => return Ok(None),
             }
         }
-        Ok(Some(ed.write()?.detach()))
+        Ok(Some(self.write_tree(&mut ed)?))
     }
 
     /// An abbreviated blob id from an `index` line, if it names exactly one object here.
@@ -626,18 +638,18 @@ impl<'r> Engine<'r> {
         if !conflicts.is_empty() {
             return Ok(Err(Failure::Conflict(conflicts)));
         }
-        let mut ed = self.repo.edit_tree(ours)?;
+        let mut ed = self.editor(ours)?;
         for op in ops {
             match op {
                 Op::Upsert(path, kind, id) => {
-                    ed.upsert(path.as_bstr(), kind, id)?;
+                    ed.upsert(components(&path), kind, id)?;
                 }
                 Op::Remove(path) => {
-                    ed.remove(path.as_bstr())?;
+                    ed.remove(components(&path))?;
                 }
             }
         }
-        Ok(Ok(ed.write()?.detach()))
+        Ok(Ok(self.write_tree(&mut ed)?))
     }
 
     fn file_direct(
@@ -654,6 +666,11 @@ impl<'r> Engine<'r> {
                 counterparts,
             })
         };
+        for p in [&f.old_path, &f.new_path].into_iter().flatten() {
+            if let Err(e) = safe_path(p) {
+                return Ok(FileResult::Error(e));
+            }
+        }
         let new_kind = match f.new_mode.map(mode_kind).transpose() {
             Ok(k) => k,
             Err(e) => return Ok(FileResult::Error(e)),
@@ -688,7 +705,7 @@ impl<'r> Engine<'r> {
                     }
                 },
             };
-            let id = self.repo.write_blob(&content)?.detach();
+            let id = self.write_blob(&content)?;
             return Ok(FileResult::Ok {
                 remove: None,
                 upsert: Some((path.clone(), new_kind.unwrap_or(EntryKind::Blob), id)),
@@ -723,11 +740,11 @@ impl<'r> Engine<'r> {
                     ));
                 }
                 match bin {
-                    Binary::Literal(d) => self.repo.write_blob(d)?.detach(),
+                    Binary::Literal(d) => self.write_blob(d)?,
                     Binary::Delta(d) => {
                         let src = self.read_blob(cur_id)?;
                         match binary::apply_delta(&src, d) {
-                            Ok(out) => self.repo.write_blob(&out)?.detach(),
+                            Ok(out) => self.write_blob(&out)?,
                             Err(e) => return Ok(FileResult::Error(format!("binary delta: {e}"))),
                         }
                     }
@@ -760,7 +777,7 @@ impl<'r> Engine<'r> {
                                 self.counterparts(old_path.as_ref(), 0..u32::MAX),
                             ));
                         }
-                        self.repo.write_blob(&a.data)?.detach()
+                        self.write_blob(&a.data)?
                     }
                     Err(failed) => {
                         let hunks = failed
@@ -817,6 +834,24 @@ enum FileResult {
     },
     Conflict(FileConflict),
     Error(String),
+}
+
+fn components(path: &BString) -> impl Iterator<Item = &BStr> {
+    path.split(|&b| b == b'/').map(BStr::new)
+}
+
+/// A path a patch may write: relative, no empty, `.` or `..` component, nothing inside `.git`.
+fn safe_path(path: &BString) -> std::result::Result<(), String> {
+    let bad = path.is_empty()
+        || path.starts_with(b"/")
+        || path
+            .split(|&b| b == b'/')
+            .any(|c| c.is_empty() || c == b"." || c == b".." || c.eq_ignore_ascii_case(b".git"));
+    if bad {
+        Err(format!("refusing the unsafe path {path:?}"))
+    } else {
+        Ok(())
+    }
 }
 
 fn mode_kind(mode: u32) -> std::result::Result<EntryKind, String> {

@@ -27,6 +27,7 @@ pub mod order;
 pub mod patch;
 pub mod persona;
 pub mod report;
+pub mod store;
 pub mod trailers;
 
 use std::sync::atomic::AtomicBool;
@@ -119,18 +120,6 @@ fn weave_all(
         tree: engine.tree,
         woven,
     })
-}
-
-/// Write every object kept in memory to the object database; returns how many.
-fn flush(mem: &gix::Repository, disk: &gix::Repository) -> Result<usize> {
-    use gix::objs::Write;
-    let Some(storage) = mem.objects.reset_object_memory() else {
-        return Ok(0);
-    };
-    for (id, (kind, data)) in storage.iter() {
-        disk.objects.write_buf_with_known_id(*kind, data, *id)?;
-    }
-    Ok(storage.len())
 }
 
 fn interrupted() -> Error {
@@ -238,7 +227,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
             verify_summary = Some(summary(true, false, v.checks));
             break run;
         }
-        flush(&mem, repo)?;
+        store::flush(&mem, repo)?;
         let Some(verdict) = v.check(run.tip)? else {
             return Err(interrupted());
         };
@@ -338,7 +327,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
 
     let mut backup = None;
     if !opts.check {
-        flush(&mem, repo)?;
+        store::flush(&mem, repo)?;
         let applied = entries
             .iter()
             .filter(|(_, r)| r.status == Status::Applied)

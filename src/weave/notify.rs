@@ -2,8 +2,8 @@
 //! author of an input `--verify` dropped or that cannot be read.
 //!
 //! Each mail belongs to a thread named `weave-<40 hex>`: the SHA-256 of what makes the problem the same
-//! problem (the kind, the input's change ids, the files and hunks, the counterparts; for a drop, the verify
-//! command). Before sending, weave looks the thread up in the mailboxes: if it exists, the mail was sent
+//! problem (the kind, the input's change ids, the files and hunks, the counterpart inputs; for a drop, the
+//! verify command). Before sending, weave looks the thread up in the mailboxes: if it exists, the mail was sent
 //! already (by this replica or, after a sync, by another) and is not sent again. A rerun therefore never
 //! spams, and a new conflict of the same input (other lines, other counterpart) is a new mail.
 
@@ -55,7 +55,7 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
                         .iter()
                         .flat_map(|h| &h.counterparts)
                         .chain(&f.counterparts)
-                        .map(|c| c.commit.clone()),
+                        .map(|c| c.input.clone()),
                 );
             }
             (

@@ -193,7 +193,7 @@ mod tests {
             Some("dev")
         );
         assert_eq!(
-            from_author("curator", "c@x.org").as_deref(),
+            from_author("curator", "not valid@x.org").as_deref(),
             Some("curator")
         );
 
