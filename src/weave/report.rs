@@ -314,12 +314,14 @@ pub fn conflict_lines(conflicts: &[FileConflict]) -> String {
 }
 
 pub fn counterpart_line(c: &Counterpart) -> String {
+    let place = match c.lines {
+        [0, 0] => c.path.clone(),
+        [a, b] if a == b => format!("{}:{a}", c.path),
+        [a, b] => format!("{}:{a}-{b}", c.path),
+    };
     format!(
-        "conflicts with {}'s change to {}:{}-{}, woven from {} (commit {})",
+        "conflicts with {}'s change to {place}, woven from {} (commit {})",
         c.persona.as_deref().unwrap_or("an unknown persona"),
-        c.path,
-        c.lines[0],
-        c.lines[1],
         c.input,
         c.commit
     )
