@@ -202,12 +202,12 @@ fn parse_git_file(lines: &[&[u8]], start: usize) -> Result<(FilePatch, usize), P
     // The most reliable names first: ---/+++, then rename/copy lines, then the `diff --git` line.
     if let Some(m) = minus {
         file.old_path = m;
-    } else if !(file.rename || file.copy) && !new_file {
+    } else if !(file.rename || file.copy || new_file) {
         file.old_path = a.clone();
     }
     if let Some(p) = plus {
         file.new_path = p;
-    } else if !(file.rename || file.copy) && !deleted {
+    } else if !(file.rename || file.copy || deleted) {
         file.new_path = b.clone();
     }
     if new_file {

@@ -159,6 +159,65 @@ fn appendix_a_conflict_is_mailed_with_its_counterpart_and_applies_after_a_rebase
     assert_eq!(cp["input"], "jules/curator/tidy");
     assert_eq!(cp["persona"], "curator");
     assert_eq!(cp["lines"], serde_json::json!([41, 45]));
+    // The documented shape (docs/weave.md), exactly.
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(
+        keys(&rep),
+        [
+            "already",
+            "applied",
+            "backup",
+            "base",
+            "check",
+            "conflicted",
+            "dropped",
+            "failed",
+            "into",
+            "into_ref",
+            "order",
+            "previous",
+            "start",
+            "tip",
+            "tree",
+            "verify",
+            "version"
+        ]
+    );
+    assert_eq!(
+        keys(c),
+        [
+            "commits",
+            "conflicts",
+            "error",
+            "given",
+            "input",
+            "kind",
+            "mail",
+            "notes",
+            "persona",
+            "persona_from",
+            "prediction",
+            "status",
+            "tried",
+            "verify"
+        ]
+    );
+    assert_eq!(
+        keys(&c["mail"]),
+        ["id", "status", "subject", "thread", "to", "type"]
+    );
+    assert_eq!(
+        keys(&c["conflicts"][0]),
+        ["counterparts", "hunks", "path", "reason"]
+    );
+    assert_eq!(
+        keys(&c["conflicts"][0]["hunks"][0]["counterparts"][0]),
+        ["commit", "input", "lines", "path", "persona"]
+    );
     // The failing hunk's lines (42-43 with 3 lines of context) in the integration tip.
     assert_eq!(hunk["lines"], serde_json::json!([39, 46]));
 
