@@ -534,6 +534,10 @@ fn a_rename_patch_and_a_binary_patch_apply() {
     bin[0] = 0;
     std::fs::write(r.path().join("logo.bin"), &bin).unwrap();
     r.commit_all("new logo");
+    // A small edit of a large binary: git writes it as a delta.
+    bin[1000..1010].copy_from_slice(b"0123456789");
+    std::fs::write(r.path().join("logo.bin"), &bin).unwrap();
+    r.commit_all("touch up the logo");
     let expected = r.git(["rev-parse", "tmp^{tree}"]);
     let dir = patches_dir();
     let out = dir.path().display().to_string();
@@ -552,13 +556,13 @@ fn a_rename_patch_and_a_binary_patch_apply() {
     let (rep, code) = weave(&r, &[&out]);
     assert_eq!(code, 0, "{rep:#}");
     assert_eq!(rep["tree"], expected.as_str());
-    assert_eq!(rep["applied"][0]["commits"].as_array().unwrap().len(), 2);
+    assert_eq!(rep["applied"][0]["commits"].as_array().unwrap().len(), 3);
     let show = r.git([
         "show",
         "--stat",
         "-M",
         "--format=",
-        "jules/integration/weave~1",
+        "jules/integration/weave~2",
     ]);
     assert!(show.contains("src/{x.rs => y.rs}"), "{show}");
 }
