@@ -338,7 +338,7 @@ impl<'r> Engine<'r> {
                     }
                     let cs = th.before.start.saturating_sub(3);
                     let ce = (th.before.end + 3).min(n_base);
-                    let a_start = th.after.start - (th.before.start - cs);
+                    let a_start = th.after.start.saturating_sub(th.before.start - cs);
                     let a_end = th.after.end + (ce - th.before.end);
                     let header = format!(
                         "@@ -{} +{} @@",

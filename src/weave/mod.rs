@@ -149,6 +149,16 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
     };
     gix::refs::FullName::try_from(into_ref.as_str())
         .map_err(|e| Error::usage(format!("bad integration branch name {into}: {e}")))?;
+    if !opts.check
+        && repo
+            .head_name()?
+            .is_some_and(|h| h.as_bstr() == into_ref.as_str())
+    {
+        return Err(Error::usage(format!(
+            "refusing to weave onto {into_short}: it is checked out here, and weave never touches the working \
+             tree; switch to another branch or pick another --into"
+        )));
+    }
     let base = crate::series::base::resolve(repo, opts.base.as_deref(), Some(&into_short))?;
     let previous = refs::target(repo, &into_ref)?;
     let start = match previous {

@@ -816,6 +816,13 @@ fn branches_glob_ranges_and_sprint_default() {
     assert!(stderr(&out).contains("no such branch, commit or patch file: no-such-branch"));
     let out = r.jules(["weave"]);
     assert_eq!(out.status.code(), Some(2));
+    let out = r.jules(["weave", "--into", "main", "jules/curator/tidy"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("it is checked out here"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
