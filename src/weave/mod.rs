@@ -47,6 +47,8 @@ use report::{InputReport, Status, VerifyFailure, VerifySummary, WovenCommit};
 /// Where non-fast-forward moves of an integration branch keep the old tip: `<prefix><n>`.
 pub const BACKUP_PREFIX: &str = "refs/jules/backup/weave/";
 
+/// What to weave and how. `Options::default()` weaves nothing and sends no mail: set `specs` (or
+/// `branch_globs`), and `mail: true` with a `from` persona to mail the authors of skipped inputs.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Inputs in the order given.
