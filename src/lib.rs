@@ -18,5 +18,6 @@ pub mod series;
 pub mod state;
 pub mod sync;
 pub mod verify;
+pub mod weave;
 
 pub use error::{Error, ErrorKind, Result};

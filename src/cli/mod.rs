@@ -16,6 +16,7 @@ mod sync;
 mod tick;
 pub mod ui;
 mod verify;
+mod weave;
 
 use std::path::PathBuf;
 
@@ -88,6 +89,9 @@ pub enum Command {
     /// Install the git hooks git-jules ships (pre-push: verify pushed series)
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
+    /// Weave personas' branches, ranges and patch files onto the integration branch, in memory; mail
+    /// the authors of what does not apply
+    Weave(weave::Args),
 }
 
 pub struct Context {
@@ -129,6 +133,7 @@ pub fn run() -> i32 {
         Command::Series(cmd) => series::run(&ctx, cmd),
         Command::Verify(args) => verify::run(&ctx, args, cli.json),
         Command::Hooks(cmd) => hooks::run(&ctx, cmd),
+        Command::Weave(args) => weave::run(&ctx, args, cli.json),
     };
     match result {
         Ok(code) => code,

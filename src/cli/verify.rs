@@ -141,7 +141,7 @@ pub(super) fn worktree_dirs(
 }
 
 /// Candidate directories for the worktrees, best first.
-fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
+pub(super) fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(d) = explicit {
         dirs.push(d);

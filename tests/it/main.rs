@@ -13,3 +13,4 @@ mod series;
 mod state;
 mod tick;
 mod verify;
+mod weave;

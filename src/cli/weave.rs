@@ -1,0 +1,297 @@
+//! `git jules weave`: integrate branches, ranges and patch files onto the integration branch in memory.
+
+use std::path::PathBuf;
+
+use anyhow::bail;
+use git_jules::weave::{self, input::Spec, persona::PersonaMap, report, Report};
+use git_jules::Error;
+
+use super::{interrupt, ui, Context, EXIT_CHECK_FAILED, EXIT_OK};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Order {
+    /// As given on the command line
+    Given,
+    /// Inputs touching disjoint lines first, so that the most apply
+    Smart,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit codes: 0 every input applied (or was woven already), 1 an input was skipped \
+(conflict, unusable patch) or dropped by --verify, 2 usage or error, 3 the integration branch moved meanwhile, \
+130 interrupted.\nSee docs/weave.md for input formats, the persona map, the JSON report and the mails."
+)]
+pub struct Args {
+    /// Branches or revisions (jules/<persona>/…), ranges A..B, patch files (format-patch, mbox, plain diff)
+    /// or directories of them, in the order to weave them; a name that exists as a file is a patch file
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+    /// Also weave the local branches matching GLOB (`*` matches `/` too; integration and staging branches
+    /// are left out), in name order (repeatable)
+    #[arg(long = "branches", value_name = "GLOB")]
+    pub branches: Vec<String>,
+    /// The base to start from (default: the integration branch's julesBase, then main, master, origin/main,
+    /// origin/master)
+    #[arg(long, value_name = "BRANCH")]
+    pub base: Option<String>,
+    /// The integration branch (default: jules/integration/sprint-N for the current sprint, else
+    /// jules/integration/weave)
+    #[arg(long, value_name = "BRANCH")]
+    pub into: Option<String>,
+    /// Report what would apply and conflict; write nothing (no objects, refs or mail)
+    #[arg(long)]
+    pub check: bool,
+    /// The order to weave in
+    #[arg(long, value_enum, default_value_t = Order::Given)]
+    pub order: Order,
+    /// A file of `PATTERN = PERSONA` lines deciding who wrote which input (see docs/weave.md)
+    #[arg(long, value_name = "FILE")]
+    pub persona_map: Option<PathBuf>,
+    /// Run CMD (with `sh -c`) on the woven tip; when it fails, drop the first input that breaks it and
+    /// weave the rest again
+    #[arg(long, value_name = "CMD")]
+    pub verify: Option<String>,
+    /// With --verify: ignore cached results
+    #[arg(long, requires = "verify")]
+    pub force: bool,
+    /// With --verify: where to create the temporary worktrees (default: jules.verify.worktreeDir, else
+    /// /dev/shm when it has 1 GiB free, else the temp directory)
+    #[arg(long, value_name = "DIR", requires = "verify")]
+    pub worktree_dir: Option<PathBuf>,
+    /// The sender of conflict mails
+    #[arg(
+        long,
+        env = "JULES_PERSONA",
+        default_value = "weaver",
+        value_name = "PERSONA"
+    )]
+    pub from: String,
+    /// Do not mail the authors of skipped inputs
+    #[arg(long)]
+    pub no_mail: bool,
+    /// Start from the base even when the integration branch already contains it (its old tip is kept
+    /// under refs/jules/backup/weave/)
+    #[arg(long)]
+    pub fresh: bool,
+    /// Print the report as Markdown
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
+    if json && a.markdown {
+        bail!(Error::usage("--json and --markdown exclude each other"));
+    }
+    let repo = ctx.open()?;
+    let specs = a
+        .inputs
+        .iter()
+        .map(|s| {
+            let path = ctx.dir.join(s);
+            if path.exists() {
+                Spec::File {
+                    path,
+                    label: s.clone(),
+                }
+            } else {
+                Spec::Rev(s.clone())
+            }
+        })
+        .collect();
+    let persona_map = match &a.persona_map {
+        Some(p) => {
+            let path = ctx.dir.join(p);
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::io(format!("reading the persona map {}", p.display()), e))?;
+            Some(PersonaMap::parse(&text, &p.display().to_string())?)
+        }
+        None => None,
+    };
+    let verify = match a.verify.clone() {
+        Some(command) => {
+            let configured = repo
+                .config_snapshot()
+                .trusted_path("jules.verify.worktreeDir")
+                .map_err(|e| {
+                    Error::usage(format!(
+                        "jules.verify.worktreeDir is not a usable path: {e}"
+                    ))
+                })?;
+            Some(weave::bisect::Options {
+                command,
+                scratch_dirs: super::verify::scratch_dirs(a.worktree_dir.clone().or(configured)),
+                force: a.force,
+            })
+        }
+        None => None,
+    };
+    let opts = weave::Options {
+        specs,
+        branch_globs: a.branches.clone(),
+        base: a.base.clone(),
+        into: a.into.clone(),
+        check: a.check,
+        smart: a.order == Order::Smart,
+        persona_map,
+        verify,
+        from: a.from.clone(),
+        mail: !a.no_mail,
+        fresh: a.fresh,
+    };
+    let interrupt = interrupt::install();
+    let report = match weave::weave(&repo, &opts, interrupt) {
+        Ok(r) => r,
+        Err(e) if interrupt.load(std::sync::atomic::Ordering::SeqCst) => {
+            ui::status(format!("{e}"));
+            return Ok(interrupt::EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if json {
+        ui::json(&report);
+    } else if a.markdown {
+        ui::out(report.to_markdown());
+    } else {
+        human(ctx, &report);
+    }
+    Ok(if report.clean() {
+        EXIT_OK
+    } else {
+        EXIT_CHECK_FAILED
+    })
+}
+
+fn human(ctx: &Context, r: &Report) {
+    let u = &ctx.ui;
+    if r.check {
+        ui::status(format!(
+            "check only: nothing is written (base {} at {}, onto {})",
+            r.base.name,
+            r.base.commit.to_hex_with_len(7),
+            r.into
+        ));
+    }
+    for i in r.inputs() {
+        let (word, colored) = match i.status {
+            report::Status::Applied => ("applied", u.green("applied")),
+            report::Status::Already => ("already", u.dim("already")),
+            report::Status::Conflict => ("conflict", u.red("conflict")),
+            report::Status::Dropped => ("dropped", u.red("dropped")),
+            report::Status::Error => ("error", u.red("error")),
+        };
+        let pad = " ".repeat(9usize.saturating_sub(word.len()));
+        let commits = if i.status == report::Status::Applied {
+            let ids: Vec<String> = i
+                .commits
+                .iter()
+                .map(|c| u.yellow(&c.commit.to_hex_with_len(7).to_string()))
+                .collect();
+            format!("  {}", ids.join(" "))
+        } else {
+            String::new()
+        };
+        ui::out(format!(
+            "{colored}{pad}{} ({}){commits}",
+            i.input,
+            i.persona.as_deref().unwrap_or("persona unknown")
+        ));
+        if let Some(p) = &i.prediction {
+            let what = if p.applies {
+                "predicted to apply".to_owned()
+            } else {
+                let with: Vec<String> = p
+                    .overlaps
+                    .iter()
+                    .map(|o| {
+                        if o.lines == [0, 0] {
+                            format!("{} ({})", o.input, o.path)
+                        } else {
+                            format!("{} ({}:{}-{})", o.input, o.path, o.lines[0], o.lines[1])
+                        }
+                    })
+                    .collect();
+                format!("predicted to conflict with {}", with.join(", "))
+            };
+            ui::out(format!("         {}", u.dim(&what)));
+        }
+        for n in &i.notes {
+            ui::out(format!("         {}", u.dim(n)));
+        }
+        for f in &i.conflicts {
+            ui::out(format!("         {}: {}", f.path, f.reason));
+            for h in &f.hunks {
+                ui::out(format!(
+                    "           hunk {} (lines {}-{} of {})",
+                    h.header, h.lines[0], h.lines[1], r.into
+                ));
+                for c in &h.counterparts {
+                    ui::out(format!("             {}", report::counterpart_line(c)));
+                }
+            }
+            for c in &f.counterparts {
+                ui::out(format!("           {}", report::counterpart_line(c)));
+            }
+        }
+        if let Some(e) = &i.error {
+            ui::out(format!("         {e}"));
+        }
+        if let Some(v) = &i.verify {
+            ui::out(format!(
+                "         `{}` fails on {} (exit {})",
+                v.command,
+                v.commit.to_hex_with_len(7),
+                v.exit_code.map_or("?".into(), |c| c.to_string())
+            ));
+            if let Some(t) = v.tail.as_deref().filter(|t| !t.trim().is_empty()) {
+                for l in t.lines() {
+                    ui::out(format!("           | {l}"));
+                }
+            }
+        }
+        if let Some(m) = &i.mail {
+            let what = match m.status.as_str() {
+                "sent" => format!("mailed {} ({})", m.to, m.msg_type),
+                "already-sent" => format!("{} was mailed about this before", m.to),
+                _ => format!("would mail {} ({})", m.to, m.msg_type),
+            };
+            ui::out(format!("         {}", u.dim(&what)));
+        }
+    }
+    if let Some(v) = &r.verify {
+        let line = if v.start_fails {
+            format!(
+                "verify: `{}` fails before any input of this run; nothing could be blamed",
+                v.command
+            )
+        } else if v.passed {
+            format!(
+                "verify: `{}` passes on the tip ({} checks)",
+                v.command, v.checks
+            )
+        } else {
+            format!("verify: `{}` fails", v.command)
+        };
+        ui::status(line);
+    }
+    let from = r
+        .previous
+        .map(|p| p.to_hex_with_len(7).to_string())
+        .unwrap_or_else(|| "(new)".into());
+    ui::status(format!(
+        "{}{}: {} -> {} ({} applied, {} already, {} conflicted, {} dropped, {} failed){}",
+        if r.check { "would move " } else { "" },
+        r.into,
+        from,
+        r.tip.to_hex_with_len(7),
+        r.applied.len(),
+        r.already.len(),
+        r.conflicted.len(),
+        r.dropped.len(),
+        r.failed.len(),
+        r.backup
+            .as_deref()
+            .map(|b| format!("; old tip kept as {b}"))
+            .unwrap_or_default()
+    ));
+}
