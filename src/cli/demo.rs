@@ -318,7 +318,7 @@ fn sprint(ctx: &Context, demo: &Demo) -> anyhow::Result<usize> {
     let runs = run_ids(demo, &project)?;
     for p in &again {
         let inbox = demo.json(&project, p, &["mail", "inbox", "--persona", p, "--unread"])?;
-        let first = inbox
+        let first = inbox["messages"]
             .as_array()
             .and_then(|a| a.first())
             .context("an unread message")?;
@@ -413,8 +413,8 @@ fn persona_work(
         let text = if onto.is_some() {
             let current = std::fs::read_to_string(project.join("src/config.txt"))?;
             current.replacen(
-                &format!("setting{} = default", 12 + i),
-                &format!("setting{} = {persona}", 12 + i),
+                &format!("setting{} = default", 10 + 8 * i),
+                &format!("setting{} = {persona}", 10 + 8 * i),
                 1,
             )
         } else {
@@ -457,6 +457,12 @@ fn series(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
     let project = demo.root.join("project");
     step(ctx, 7, "a 3-patch staging series; patch 2 breaks the check");
     demo.git(&project, &["checkout", "-q", "main"])?;
+    let check = project.join("check.sh");
+    std::fs::write(&check, "#!/bin/sh\n! grep -rq BROKEN src\n")?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&check, std::fs::Permissions::from_mode(0o755))?;
+    }
     commit_file(
         demo,
         &project,
@@ -465,8 +471,6 @@ fn series(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
         "#!/bin/sh\n! grep -rq BROKEN src\n",
         "add the check",
     )?;
-    demo.git(&project, &["update-index", "--chmod=+x", "check.sh"])?;
-    demo.git(&project, &["commit", "-qm", "make the check executable"])?;
     demo.jules(&project, "patcher", &["series", "start", "feature"])?;
     let patches = [
         (

@@ -81,3 +81,27 @@ fn install_man_writes_a_page_per_command() {
     assert!(page.contains(".TH git-jules"), "{page}");
     assert!(dir.path().join("git-jules-log-fsck.1").exists());
 }
+
+#[test]
+fn the_demo_runs_the_whole_mission() {
+    let r = Repo::new();
+    let out = r.jules(["demo"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("woven: 21 applied, 2 conflicted (refactor, visionary)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("verify: patch 2 (Add the helper) fails"),
+        "{text}"
+    );
+    assert!(
+        text.contains("verify after the reroll: all 3 patches pass"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the sprint took 4 ticks for 23 personas, against 23"),
+        "{text}"
+    );
+}
