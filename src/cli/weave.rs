@@ -109,21 +109,11 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         None => None,
     };
     let verify = match a.verify.clone() {
-        Some(command) => {
-            let configured = repo
-                .config_snapshot()
-                .trusted_path("jules.verify.worktreeDir")
-                .map_err(|e| {
-                    Error::usage(format!(
-                        "jules.verify.worktreeDir is not a usable path: {e}"
-                    ))
-                })?;
-            Some(weave::bisect::Options {
-                command,
-                scratch_dirs: super::verify::scratch_dirs(a.worktree_dir.clone().or(configured)),
-                force: a.force,
-            })
-        }
+        Some(command) => Some(weave::bisect::Options {
+            command,
+            scratch_dirs: super::verify::worktree_dirs(&repo, a.worktree_dir.clone())?,
+            force: a.force,
+        }),
         None => None,
     };
     let opts = weave::Options {

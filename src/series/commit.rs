@@ -12,7 +12,7 @@ use gix::refs::Target;
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{branch_name, current_branch, ser_id, series_of_branch};
+use super::{branch_name, ser_id};
 use crate::error::{Error, Result};
 use crate::gitcli;
 
@@ -92,17 +92,9 @@ pub fn commit(repo: &gix::Repository, summary: &str, rationale: &str) -> Result<
         .workdir()
         .ok_or_else(|| Error::usage("a series needs a working tree; this repository is bare"))?
         .to_owned();
-    let branch = current_branch(repo)?;
-    let Some(series) = branch
-        .as_deref()
-        .and_then(series_of_branch)
-        .map(str::to_owned)
-    else {
-        return Err(Error::usage(format!(
-            "HEAD is not on a series branch (jules/staging/NAME) but on {}; start one with `git jules series start NAME`",
-            branch.as_deref().unwrap_or("a detached commit")
-        )));
-    };
+    let series = super::current_series(repo, |on| {
+        format!("HEAD is not on a series branch (jules/staging/NAME) but on {on}; start one with `git jules series start NAME`")
+    })?;
     let parent = repo.head_id()?.detach();
     let parent_tree = repo.find_commit(parent)?.tree_id()?.detach();
     let tree = stage_all(&workdir)?;

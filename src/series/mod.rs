@@ -107,6 +107,20 @@ pub struct Current {
 
 /// The series HEAD is on. `what` names the command for messages. Refuses a bare repository, an operation
 /// in progress (merge, rebase, …) and a HEAD that is not on a series branch.
+/// The name of the series HEAD is on, or a usage error worded by `refuse` (given what HEAD is on instead).
+pub(crate) fn current_series(
+    repo: &gix::Repository,
+    refuse: impl FnOnce(&str) -> String,
+) -> Result<String> {
+    let branch = current_branch(repo)?;
+    match branch.as_deref().and_then(series_of_branch) {
+        Some(series) => Ok(series.to_owned()),
+        None => Err(Error::usage(refuse(
+            branch.as_deref().unwrap_or("a detached commit"),
+        ))),
+    }
+}
+
 pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) -> Result<Current> {
     if repo.workdir().is_none() {
         return Err(Error::usage(
@@ -118,17 +132,9 @@ pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) 
             "an operation is in progress ({state:?}); finish or abort it before {what}"
         )));
     }
-    let branch = current_branch(repo)?;
-    let Some(series) = branch
-        .as_deref()
-        .and_then(series_of_branch)
-        .map(str::to_owned)
-    else {
-        return Err(Error::usage(format!(
-            "{what} works on the series HEAD is on, but HEAD is on {}; check out a series branch (jules/staging/NAME)",
-            branch.as_deref().unwrap_or("a detached commit")
-        )));
-    };
+    let series = current_series(repo, |on| {
+        format!("{what} works on the series HEAD is on, but HEAD is on {on}; check out a series branch (jules/staging/NAME)")
+    })?;
     let branch = branch_name(&series);
     let tip = repo.head_id()?.detach();
     let tip_tree = repo.find_commit(tip)?.tree_id()?.detach();
