@@ -105,3 +105,15 @@ pub fn relation(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Rela
         _ => Relation::Diverged,
     })
 }
+
+/// How old a ref's lock file must be before it is reported as left behind by a dead writer: ref
+/// transactions hold their lock for microseconds to milliseconds.
+pub const STALE_LOCK_AGE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The lock file of ref `name` if it exists and is older than [`STALE_LOCK_AGE`]: most likely left by a
+/// process that was killed while updating the ref (git never removes such files by itself, and neither do we).
+pub fn stale_lock(repo: &gix::Repository, name: &str) -> Option<std::path::PathBuf> {
+    let path = repo.common_dir().join(format!("{name}.lock"));
+    let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
+    (modified.elapsed().ok()? > STALE_LOCK_AGE).then_some(path)
+}

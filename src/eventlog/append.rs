@@ -105,14 +105,22 @@ impl Log<'_> {
                 self.remember_absorbed(&absorbed);
                 return Ok(Some(out));
             }
+            if let Some(lock) = crate::refs::stale_lock(self.repo, &self.name) {
+                return Err(Error::Other(format!(
+                    "{} is locked by {}, which is over {} s old: a writer was probably killed while updating \
+                     the ref. If no git or git-jules process is running here, remove that file and try again",
+                    self.name,
+                    lock.display(),
+                    crate::refs::STALE_LOCK_AGE.as_secs()
+                )));
+            }
             if attempt >= MAX_ATTEMPTS || started.elapsed() > MAX_TOTAL_WAIT {
                 return Err(Error::Race {
-                            message: format!(
-                                "gave up appending to {} after {attempt} attempts: the ref keeps moving or stays locked \
-                                 (a stale {}.lock left by a killed process must be removed by hand)",
-                                self.name, self.name
-                            ),
-                        });
+                    message: format!(
+                        "gave up appending to {} after {attempt} attempts: the ref keeps moving",
+                        self.name
+                    ),
+                });
             }
             std::thread::sleep(backoff(attempt));
         }

@@ -228,6 +228,30 @@ fn kill_dash_9_never_leaves_an_unreadable_log() {
     eprintln!("kill -9 trials: {trials}, stale lock files found: {stale_locks}");
     let out = r.git_output(["fsck", "--no-progress"]);
     assert!(out.status.success(), "git fsck: {}", stderr(&out));
+    // A lock left behind by a killed writer is named at once (not retried for a minute), like git does.
+    let lock = r.path().join(".git/refs/jules/mail.lock");
+    std::fs::write(&lock, b"").unwrap();
+    let touched = std::process::Command::new("touch")
+        .args(["-d", "1 minute ago"])
+        .arg(&lock)
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    let started = std::time::Instant::now();
+    let out = r.jules([
+        "log", "append", "mail", "--kind", "t.locked", "--actor", "victim",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("mail.lock") && stderr(&out).contains("killed"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "a stale lock must fail fast"
+    );
+    std::fs::remove_file(&lock).unwrap();
     // And the log still takes appends after all that.
     r.jules_ok([
         "log", "append", "mail", "--kind", "t.after", "--actor", "survivor",
