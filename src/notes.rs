@@ -37,50 +37,6 @@ pub fn read_at(
     Ok(Some(repo.find_blob(blob)?.data.clone()))
 }
 
-/// Set the notes on several objects in one notes commit, retrying when a concurrent writer moved the ref.
-pub fn write_many(
-    repo: &gix::Repository,
-    notes_ref: &str,
-    notes: &[(ObjectId, Vec<u8>)],
-    message: &str,
-) -> Result<()> {
-    if notes.is_empty() {
-        return Ok(());
-    }
-    let blobs = notes
-        .iter()
-        .map(|(o, text)| Ok((*o, repo.write_blob(text)?.detach())))
-        .collect::<Result<Vec<_>>>()?;
-    for attempt in 0..100u32 {
-        let tip = ref_target(repo, notes_ref)?;
-        let tree = match tip {
-            Some(t) => repo.find_commit(t)?.tree_id()?.detach(),
-            None => crate::repo::empty_tree(repo)?,
-        };
-        let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
-            .map_err(|e| Error::Other(format!("reading notes tree: {e}")))?;
-        for (object, blob) in &blobs {
-            state
-                .edit(*object, Some(*blob), &repo.objects)
-                .map_err(|e| Error::Other(format!("editing notes: {e}")))?;
-        }
-        let new_tree = state
-            .write(&repo.objects)
-            .map_err(|e| Error::Other(format!("writing notes tree: {e}")))?;
-        let commit = notes_commit(repo, new_tree, tip.into_iter().collect(), message)?;
-        match crate::refs::cas(repo, notes_ref, tip, commit, message) {
-            Ok(true) => return Ok(()),
-            Ok(false) => std::thread::sleep(std::time::Duration::from_millis(
-                1 + u64::from(attempt % 10),
-            )),
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Error::Race {
-        message: format!("gave up writing {notes_ref}: it keeps moving"),
-    })
-}
-
 /// Rewrite the notes on several objects in one notes commit: `update` gets each object's current note (read
 /// again at every attempt, so a concurrent writer's note is never lost) and returns the new text. Retries when
 /// a concurrent writer moved the ref.

@@ -126,36 +126,31 @@ impl Cache {
 }
 
 /// Record `entries` (tree, entry) in the local notes ref with one notes commit, keeping the results other
-/// commands left on the same trees. The notes commit is retried until its compare-and-swap wins, but the
-/// documents are merged before that loop: a concurrent run recording another command on the same tree may lose
-/// that one entry, which only costs a re-run.
+/// commands left on the same trees. Each note is merged with the note current at the attempt that wins the
+/// compare-and-swap, so a concurrent run recording another command on the same tree loses nothing.
 pub fn store(repo: &gix::Repository, entries: &[(ObjectId, Entry)]) -> Result<()> {
-    if entries.is_empty() {
-        return Ok(());
-    }
-    let mut docs: BTreeMap<ObjectId, NoteDoc> = BTreeMap::new();
+    let mut by_tree: BTreeMap<ObjectId, Vec<&Entry>> = BTreeMap::new();
     for (tree, entry) in entries {
-        if !docs.contains_key(tree) {
-            let existing = crate::notes::read(repo, NOTES_REF, *tree)?
-                .and_then(|b| parse(&b))
-                .unwrap_or_default();
-            docs.insert(*tree, existing);
-        }
-        let doc = docs.get_mut(tree).expect("inserted above");
-        doc.version = NOTE_VERSION;
-        doc.results
-            .insert(command_key(&entry.command), entry.clone());
+        by_tree.entry(*tree).or_default().push(entry);
     }
-    let notes = docs
-        .into_iter()
-        .map(|(tree, doc)| {
-            let mut text = serde_json::to_vec(&doc)
-                .map_err(|e| Error::Other(format!("encoding a verify note: {e}")))?;
+    let trees: Vec<ObjectId> = by_tree.keys().copied().collect();
+    crate::notes::update_many(
+        repo,
+        NOTES_REF,
+        &trees,
+        |tree, current| {
+            let mut doc = current.and_then(parse).unwrap_or_default();
+            doc.version = NOTE_VERSION;
+            for entry in by_tree.get(&tree).into_iter().flatten() {
+                doc.results
+                    .insert(command_key(&entry.command), (*entry).clone());
+            }
+            let mut text = serde_json::to_vec(&doc).unwrap_or_default();
             text.push(b'\n');
-            Ok((tree, text))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    crate::notes::write_many(repo, NOTES_REF, &notes, "jules: verify results")
+            text
+        },
+        "jules: verify results",
+    )
 }
 
 #[cfg(test)]
