@@ -267,17 +267,7 @@ fn sprint(ctx: &Context, demo: &Demo) -> anyhow::Result<usize> {
 
     step(ctx, 3, "tick: everyone is done, the weaver integrates");
     let plan = tick(demo)?;
-    ensure!(
-        plan["decisions"][0]["persona"] == "weaver",
-        "expected the weaver: {plan}"
-    );
-    let report = weave(demo, &project)?;
-    let runs = run_ids(demo, &project)?;
-    demo.jules(
-        &project,
-        "weaver",
-        &["state", "done", "--session", &runs["weaver"]],
-    )?;
+    let report = weaver_turn(demo, &project, &plan)?;
     let conflicted: Vec<String> = report["conflicted"]
         .as_array()
         .map(|a| {
@@ -338,17 +328,7 @@ fn sprint(ctx: &Context, demo: &Demo) -> anyhow::Result<usize> {
 
     step(ctx, 5, "tick: the weaver integrates again");
     let plan = tick(demo)?;
-    ensure!(
-        plan["decisions"][0]["persona"] == "weaver",
-        "expected the weaver: {plan}"
-    );
-    let report = weave(demo, &project)?;
-    let runs = run_ids(demo, &project)?;
-    demo.jules(
-        &project,
-        "weaver",
-        &["state", "done", "--session", &runs["weaver"]],
-    )?;
+    let report = weaver_turn(demo, &project, &plan)?;
     let applied = report["applied"].as_array().map_or(0, |a| a.len());
     let left = report["conflicted"].as_array().map_or(0, |a| a.len());
     ensure!(left == 0, "conflicts left after the fixes: {report}");
@@ -440,6 +420,26 @@ fn persona_work(
     }
     demo.git(project, &["checkout", "-q", "main"])?;
     Ok(())
+}
+
+/// The weaver's session: the tick must have launched it; it weaves every persona branch and reports done.
+fn weaver_turn(
+    demo: &Demo,
+    project: &Path,
+    plan: &serde_json::Value,
+) -> anyhow::Result<serde_json::Value> {
+    ensure!(
+        plan["decisions"][0]["persona"] == "weaver",
+        "expected the weaver: {plan}"
+    );
+    let report = weave(demo, project)?;
+    let runs = run_ids(demo, project)?;
+    demo.jules(
+        project,
+        "weaver",
+        &["state", "done", "--session", &runs["weaver"]],
+    )?;
+    Ok(report)
 }
 
 fn weave(demo: &Demo, project: &Path) -> anyhow::Result<serde_json::Value> {
