@@ -105,8 +105,16 @@ struct Raw {
     #[serde(default)]
     schedules: BTreeMap<String, RawSchedule>,
     #[serde(default)]
-    groups: BTreeMap<String, Vec<String>>,
+    groups: BTreeMap<String, RawGroup>,
     alerts: Option<RawAlerts>,
+}
+
+/// `name = ["a", "b"]`, or `[groups.name]` with `members = […]` (both forms mail accepts too).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RawGroup {
+    List(Vec<String>),
+    Table { members: Vec<String> },
 }
 
 #[derive(Deserialize)]
@@ -252,7 +260,10 @@ impl Schedules {
                 },
             );
         }
-        for (name, members) in raw.groups {
+        for (name, group) in raw.groups {
+            let members = match group {
+                RawGroup::List(m) | RawGroup::Table { members: m } => m,
+            };
             check("group", &name)?;
             for m in &members {
                 check("persona", m)?;
