@@ -8,7 +8,7 @@ use git_jules::eventlog::cache::Refresh;
 use git_jules::eventlog::stats::LogStats;
 use git_jules::eventlog::{Event, Log, NewEvent};
 
-use crate::harness::{open, stderr, stdout, Repo};
+use crate::harness::{open, stderr, stdout, with_stdin, Repo};
 
 /// (actor, seq) of every event of `log` as `git jules log show --json` reports them, in order.
 fn shown(r: &Repo, log: &str) -> Vec<(String, String, u64)> {
@@ -266,26 +266,11 @@ fn garbage_on_the_ref_is_named_by_fsck_and_skipped_by_readers() {
     ]);
     let tip = r.rev("refs/jules/mail").unwrap();
     let empty = r.git(["hash-object", "-t", "tree", "-w", "--stdin"]);
-    let mut cmd = std::process::Command::new("git");
-    r.env.apply(&mut cmd);
     let garbage = |msg: &str, parent: &str| -> String {
-        let mut cmd = std::process::Command::new("git");
-        r.env.apply(&mut cmd);
-        let mut child = cmd
-            .current_dir(r.path())
-            .args(["commit-tree", &empty, "-p", parent])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(msg.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = with_stdin(
+            &mut r.git_cmd(["commit-tree", &empty, "-p", parent]),
+            msg.as_bytes(),
+        );
         stdout(&out).trim().to_owned()
     };
     let g1 = garbage("hello, this is not an event\n", &tip);
@@ -337,24 +322,12 @@ fn bad_input_is_refused_with_a_clear_error() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     let big = format!("{{\"x\":\"{}\"}}\n", "a".repeat(300 * 1024));
-    let mut child = r
-        .jules_cmd([
+    let out = with_stdin(
+        &mut r.jules_cmd([
             "log", "append", "mail", "--kind", "t", "--actor", "a", "--batch",
-        ])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(big.as_bytes())
-            .unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
+        ]),
+        big.as_bytes(),
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("over the limit"), "{}", stderr(&out));
     assert!(r.rev("refs/jules/mail").is_none(), "nothing may be written");

@@ -166,6 +166,18 @@ impl Repo {
         stdout(&out).trim_end().to_owned()
     }
 
+    /// A `git` command in this repository with the harness environment, to be configured further and run.
+    pub fn git_cmd<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new("git");
+        self.env.apply(&mut cmd);
+        cmd.current_dir(self.path()).args(args);
+        cmd
+    }
+
     /// Run git and return its output whatever the exit code.
     pub fn git_output<I, S>(&self, args: I) -> Output
     where
@@ -229,6 +241,19 @@ impl Repo {
         let out = self.git_output(["rev-parse", "--verify", "-q", rev]);
         out.status.success().then(|| stdout(&out).trim().to_owned())
     }
+}
+
+/// Run `cmd` with `input` on its standard input; return its output (stdout and stderr captured).
+pub fn with_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 pub fn stdout(o: &Output) -> String {

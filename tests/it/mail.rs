@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 
 use serde::Deserialize;
 
-use crate::harness::{stderr, stdout, Repo};
+use crate::harness::{stderr, stdout, with_stdin, Repo};
 
 // ------------------------------------------------------------------------------------------------------
 // The JSON contract: unknown fields are an error, so a change of shape fails here.
@@ -399,20 +399,11 @@ fn sender_and_persona_come_from_flags_or_the_environment() {
         show(&r, id.trim(), "x").body.as_deref(),
         Some("from a file\n")
     );
-    let mut child = r
-        .jules_cmd(["mail", "send", "--to", "x", "--subject", "stdin"])
-        .env("JULES_PERSONA", "weaver")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"piped body")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = with_stdin(
+        r.jules_cmd(["mail", "send", "--to", "x", "--subject", "stdin"])
+            .env("JULES_PERSONA", "weaver"),
+        b"piped body",
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         show(&r, stdout(&out).trim(), "x").body.as_deref(),

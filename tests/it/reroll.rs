@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{stderr, stdout, Repo};
+use crate::harness::{stderr, stdout, with_stdin, Repo};
 use crate::series::make_series;
 
 fn json(out: &str) -> Value {
@@ -398,21 +398,11 @@ fn refusals_change_nothing() {
     // Unmerged paths (a `git stash pop` that stopped): their conflict markers must not be folded.
     let blob = r.git(["rev-parse", "HEAD:a.txt"]);
     r.git(["rm", "-q", "--cached", "a.txt"]);
-    let mut cmd = std::process::Command::new("git");
-    r.env.apply(&mut cmd);
-    let mut child = cmd
-        .current_dir(r.path())
-        .args(["update-index", "--index-info"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(
-        child.stdin.as_mut().unwrap(),
+    let out = with_stdin(
+        &mut r.git_cmd(["update-index", "--index-info"]),
         format!("100644 {blob} 1\ta.txt\n100644 {blob} 2\ta.txt\n").as_bytes(),
-    )
-    .unwrap();
-    drop(child.stdin.take());
-    assert!(child.wait().unwrap().success());
+    );
+    assert!(out.status.success());
     r.write("a.txt", "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n");
     check(&["series", "reroll", "1"], 2, "unmerged");
     r.git(["reset", "-q", "--hard"]);

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{stderr, stdout, Repo};
+use crate::harness::{stderr, stdout, with_stdin, Repo};
 
 /// Start series `name` and commit one patch per (file, content), each with a rationale.
 pub fn make_series(r: &Repo, name: &str, patches: &[(&str, &str)]) -> Vec<String> {
@@ -125,20 +125,10 @@ fn commit_writes_a_rationale_trailer_git_can_parse() {
         "Add new.txt\n\nRationale: The parser needs it.\n It also fixes:\n   - the edge case"
     );
     // git reads one trailer, folded back to one line.
-    let mut cmd = std::process::Command::new("git");
-    r.env.apply(&mut cmd);
-    let parsed = cmd
-        .current_dir(r.path())
-        .args(["interpret-trailers", "--parse"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut c| {
-            use std::io::Write;
-            c.stdin.take().unwrap().write_all(msg.as_bytes())?;
-            c.wait_with_output()
-        })
-        .unwrap();
+    let parsed = with_stdin(
+        &mut r.git_cmd(["interpret-trailers", "--parse"]),
+        msg.as_bytes(),
+    );
     assert_eq!(
         stdout(&parsed),
         "Rationale: The parser needs it. It also fixes: - the edge case\n"
