@@ -79,8 +79,32 @@ impl Log<'_> {
             .join(projection)
     }
 
-    /// The projection `P` of this replica's view of the log, using and refreshing the cache.
+    /// The projection `P` of this replica's view of the log, using and refreshing the cache under its lock.
     pub fn project<P: Projection>(&self) -> Result<Loaded<P>> {
+        let lock = self.lock_cache(P::NAME);
+        self.project_locked::<P>(&lock)
+    }
+
+    /// Like [`Log::project`], for a caller that holds the cache lock itself because the projection keeps
+    /// reading its cache directory after it is returned (lazily loaded partitions).
+    pub fn project_locked<P: Projection>(&self, lock: &CacheLock) -> Result<Loaded<P>> {
+        if !lock.held {
+            // Another process kept the lock too long: answer from the log, touch no cache file.
+            let tips = self.tips()?;
+            let scan = self.scan(&tips, &[], false)?;
+            let commits = scan.commits;
+            let (events, invalid) = scan.into_ordered();
+            let mut view = P::empty();
+            for e in &events {
+                view.apply(e);
+            }
+            return Ok(Loaded {
+                view,
+                refresh: Refresh::Rebuilt { commits },
+                invalid,
+                events: events.len() as u64,
+            });
+        }
         let tips = self.tips()?;
         let dir = self.cache_dir(P::NAME);
         let meta: Option<Meta> = load_json(&dir, "meta.json")
@@ -213,6 +237,72 @@ impl Log<'_> {
             events: ids.len() as u64,
         };
         save_json(dir, "meta.json", &meta).context(|| "writing the cache meta".into())
+    }
+}
+
+/// An exclusive hold on one projection's cache directory, released on drop. The cache is several files (and
+/// a projection may split itself into partitions), so two processes refreshing it at once could otherwise
+/// leave files of two different states behind one `meta.json`.
+pub struct CacheLock {
+    path: Option<PathBuf>,
+    held: bool,
+}
+
+impl Drop for CacheLock {
+    fn drop(&mut self) {
+        if let (Some(p), true) = (&self.path, self.held) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// A cache lock older than this was left by a killed process and is taken over.
+const STALE_CACHE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
+/// How long to wait for another process's cache lock before answering without the cache.
+const CACHE_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+impl Log<'_> {
+    /// Take the lock of projection `name`'s cache, waiting a while for another process. When it cannot be
+    /// had (read-only repository, a holder that takes too long) the lock is not held and
+    /// [`Log::project_locked`] answers from the log without touching the cache.
+    pub fn lock_cache(&self, name: &str) -> CacheLock {
+        let path = self.cache_dir(name).with_extension("lock");
+        let not_held = |path| CacheLock { path, held: false };
+        if path
+            .parent()
+            .is_none_or(|p| std::fs::create_dir_all(p).is_err())
+        {
+            return not_held(None);
+        }
+        let started = std::time::Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => {
+                    return CacheLock {
+                        path: Some(path),
+                        held: true,
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let age = std::fs::metadata(&path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok());
+                    if age.is_some_and(|a| a > STALE_CACHE_LOCK) {
+                        let _ = std::fs::remove_file(&path);
+                    } else if started.elapsed() > CACHE_LOCK_WAIT {
+                        return not_held(Some(path));
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_millis(2));
+                    }
+                }
+                Err(_) => return not_held(Some(path)),
+            }
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use super::message::{self, SendRequest};
 use super::recipients::Groups;
 use super::view::{Filter, Folder, Header, Item, MailView, Marks};
 use crate::error::{Error, Result};
-use crate::eventlog::cache::Loaded;
+use crate::eventlog::cache::{CacheLock, Loaded};
 use crate::eventlog::event::{decode_event, parse_message, Framed};
 use crate::eventlog::{Appended, Event, EventId, Log, NewEvent};
 use crate::names;
@@ -26,12 +26,12 @@ pub fn log(repo: &gix::Repository) -> Result<Log<'_>> {
 
 /// The mailboxes as this replica sees them, refreshing the cache; a cache that cannot be read or brought
 /// up to date is thrown away and rebuilt. Callers hold the cache lock (see [`with_view`]).
-fn open_view(log: &Log<'_>) -> Result<Loaded<MailView>> {
-    match log.project::<MailView>() {
+fn open_view(log: &Log<'_>, lock: &CacheLock) -> Result<Loaded<MailView>> {
+    match log.project_locked::<MailView>(lock) {
         Ok(l) => Ok(l),
         Err(_) if cache_dir(log).exists() => {
             clear_cache(log);
-            log.project::<MailView>()
+            log.project_locked::<MailView>(lock)
         }
         Err(e) => Err(e),
     }
@@ -45,66 +45,16 @@ fn clear_cache(log: &Log<'_>) {
     let _ = std::fs::remove_dir_all(cache_dir(log));
 }
 
-/// An exclusive hold on the mail cache: the view is split in partitions that are loaded lazily and
-/// rewritten separately, so two processes refreshing it at once could otherwise leave partitions of two
-/// different states behind one `meta.json`. Held for a whole command's reading; released on drop.
-struct CacheLock(Option<std::path::PathBuf>);
-
-impl Drop for CacheLock {
-    fn drop(&mut self) {
-        if let Some(p) = &self.0 {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-/// A lock older than this was left by a killed process.
-const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(120);
-
-fn lock_cache(log: &Log<'_>) -> CacheLock {
-    let dir = cache_dir(log);
-    let path = dir.with_extension("lock");
-    if let Some(parent) = path.parent() {
-        if std::fs::create_dir_all(parent).is_err() {
-            // A read-only repository: nobody else can be writing the cache either.
-            return CacheLock(None);
-        }
-    }
-    let started = std::time::Instant::now();
-    loop {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(_) => return CacheLock(Some(path)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                let age = std::fs::metadata(&path)
-                    .and_then(|m| m.modified())
-                    .ok()
-                    .and_then(|t| t.elapsed().ok());
-                if age.is_some_and(|a| a > STALE_LOCK) {
-                    let _ = std::fs::remove_file(&path);
-                } else if started.elapsed() > STALE_LOCK {
-                    return CacheLock(None);
-                } else {
-                    std::thread::sleep(std::time::Duration::from_millis(2));
-                }
-            }
-            Err(_) => return CacheLock(None),
-        }
-    }
-}
-
 /// Run `f` on the view, holding the cache lock; when a cache partition turns out unreadable, rebuild
 /// once and run again. Do not call it from inside `f`.
 pub fn with_view<T>(log: &Log<'_>, mut f: impl FnMut(&mut MailView) -> Result<T>) -> Result<T> {
-    let _lock = lock_cache(log);
-    let mut loaded = open_view(log)?;
+    // The view loads its partitions lazily, so the lock spans the whole of `f`.
+    let lock = log.lock_cache(<MailView as crate::eventlog::cache::Projection>::NAME);
+    let mut loaded = open_view(log, &lock)?;
     match f(&mut loaded.view) {
         Err(Error::Corrupt { .. }) => {
             clear_cache(log);
-            let mut loaded = log.project::<MailView>()?;
+            let mut loaded = log.project_locked::<MailView>(&lock)?;
             f(&mut loaded.view)
         }
         other => other,

@@ -599,3 +599,34 @@ fn a_merge_bringing_older_events_refolds_in_order() {
         .collect();
     assert!(ordered.contains("side"));
 }
+
+#[test]
+fn a_projection_waits_for_another_holder_of_its_cache_lock() {
+    // Refreshing a cache rewrites several files; two processes doing it at once could pair one's
+    // meta.json with the other's (older) view, which a later warm read would trust.
+    let r = Repo::new();
+    let repo = open(r.path());
+    let log = Log::open(&repo, "mail").unwrap();
+    log.append_batch((0..5).map(|n| event("a", n)).collect())
+        .unwrap();
+    let held = log.lock_cache("stats");
+    let path = r.path().to_owned();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let repo = open(&path);
+        let log = Log::open(&repo, "mail").unwrap();
+        let stats = log.project::<LogStats>().unwrap();
+        tx.send(stats.view.events).unwrap();
+    });
+    assert!(
+        rx.recv_timeout(Duration::from_millis(300)).is_err(),
+        "the reader must wait while the cache lock is held"
+    );
+    drop(held);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(5)).unwrap(), 5);
+    reader.join().unwrap();
+    assert!(
+        !log.cache_dir("stats").with_extension("lock").exists(),
+        "released on drop"
+    );
+}
