@@ -7,7 +7,6 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 
@@ -24,76 +23,8 @@ pub(crate) const MERGE_SUBJECT: &str = "jules-merge";
 pub(crate) const LAMPORT_TRAILER: &str = "Jules-Lamport: ";
 pub(crate) const ID_TRAILER: &str = "Jules-Event-Id: ";
 
-/// The sha256 of an event's canonical JSON.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(into = "String", try_from = "String")]
-pub struct EventId(pub [u8; 32]);
-
-impl EventId {
-    pub fn of(canonical: &[u8]) -> Self {
-        EventId(Sha256::digest(canonical).into())
-    }
-
-    pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(64);
-        for b in self.0 {
-            use fmt::Write;
-            let _ = write!(s, "{b:02x}");
-        }
-        s
-    }
-
-    pub fn from_hex(hex: &str) -> Option<Self> {
-        fn nibble(c: u8) -> Option<u8> {
-            match c {
-                b'0'..=b'9' => Some(c - b'0'),
-                b'a'..=b'f' => Some(c - b'a' + 10),
-                _ => None,
-            }
-        }
-        let hex = hex.as_bytes();
-        if hex.len() != 64 {
-            return None;
-        }
-        let mut out = [0u8; 32];
-        for (i, pair) in hex.chunks_exact(2).enumerate() {
-            out[i] = nibble(pair[0])? << 4 | nibble(pair[1])?;
-        }
-        Some(EventId(out))
-    }
-
-    /// The first `len` hex digits, as git abbreviates object names.
-    pub fn short(&self, len: usize) -> String {
-        let mut s = self.to_hex();
-        s.truncate(len.clamp(4, 64));
-        s
-    }
-}
-
-impl fmt::Display for EventId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
-
-impl fmt::Debug for EventId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "EventId({})", self.short(12))
-    }
-}
-
-impl From<EventId> for String {
-    fn from(id: EventId) -> String {
-        id.to_hex()
-    }
-}
-
-impl TryFrom<String> for EventId {
-    type Error = String;
-    fn try_from(s: String) -> std::result::Result<Self, String> {
-        EventId::from_hex(&s).ok_or_else(|| format!("not a sha256 hex id: {s}"))
-    }
-}
+/// The sha256 of an event's canonical JSON: the crate's one 32-byte id type.
+pub use crate::id::Id32 as EventId;
 
 /// A file that rides with an event as a blob in the event commit's tree, under `payload/<name>`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

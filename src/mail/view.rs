@@ -46,49 +46,9 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// A message id as a map key in the cache: 32 bytes, written as hex, read without allocating.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Key(pub [u8; 32]);
-
-impl Key {
-    pub fn parse(hex: &str) -> Option<Key> {
-        if hex.len() != 64 {
-            return None;
-        }
-        let mut out = [0u8; 32];
-        for (i, pair) in hex.as_bytes().chunks_exact(2).enumerate() {
-            let nibble = |b: u8| (b as char).to_digit(16);
-            out[i] = (nibble(pair[0])? * 16 + nibble(pair[1])?) as u8;
-        }
-        Some(Key(out))
-    }
-
-    pub fn hex(&self) -> String {
-        EventId(self.0).to_hex()
-    }
-}
-
-impl Serialize for Key {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(&self.hex())
-    }
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl serde::de::Visitor<'_> for V {
-            type Value = Key;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("64 hex digits")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Key, E> {
-                Key::parse(v).ok_or_else(|| E::custom(format!("not a message id: {v}")))
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
+/// A message id as a map key in the cache: the crate's one 32-byte id type, written as hex, read without
+/// allocating.
+pub use crate::id::Id32 as Key;
 
 /// Who won the claim on a message.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
