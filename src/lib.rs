@@ -4,10 +4,12 @@
 //! Nothing in this crate prints, reads the terminal or parses command lines. See `docs/architecture.md`.
 
 pub mod abbrev;
+pub mod backup;
 pub mod error;
 pub mod eventlog;
 pub mod gitcli;
 pub mod hooks;
+pub mod id;
 pub mod init;
 pub mod mail;
 pub mod names;

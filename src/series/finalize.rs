@@ -16,10 +16,10 @@ use gix::refs::{FullName, Target};
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::backup::{self, Backup};
 use super::checkout::Checkout;
 use super::rewrite::{self, Original, Step, Stop};
 use super::{branch_ref, ser_id, Base, Current, BASE_KEY};
+use crate::backup::{self, Backup, Owner};
 use crate::error::{Error, Result, ResultExt};
 use crate::refs::{relation, Relation};
 use crate::verify::{self, CommitResult, Report};
@@ -176,7 +176,14 @@ pub fn finalize(
             cur.branch, cur.base.name
         ))
     };
-    let backup = match backup::transaction(repo, &cur.series, cur.tip, edits, &log, moved) {
+    let backup = match backup::transaction(
+        repo,
+        Owner::Series(&cur.series),
+        cur.tip,
+        edits,
+        &log,
+        moved,
+    ) {
         Ok(b) => b,
         Err(e) => {
             let _ = lock.switch(target_tree, cur.tip_tree);
@@ -447,7 +454,14 @@ pub fn abort(repo: &gix::Repository, name: Option<&str>) -> Result<Aborted> {
         let edits = vec![head, delete_branch(&cur.series, cur.tip)?];
         let branch = cur.branch.clone();
         let moved = || Error::Conflict(format!("{branch} moved meanwhile; nothing was changed"));
-        let backup = match backup::transaction(repo, &cur.series, cur.tip, edits, &log, moved) {
+        let backup = match backup::transaction(
+            repo,
+            Owner::Series(&cur.series),
+            cur.tip,
+            edits,
+            &log,
+            moved,
+        ) {
             Ok(b) => b,
             Err(e) => {
                 let _ = lock.switch(base_tree, cur.tip_tree);
@@ -480,7 +494,7 @@ pub fn abort(repo: &gix::Repository, name: Option<&str>) -> Result<Aborted> {
     let moved = || Error::Conflict(format!("{branch} moved meanwhile; nothing was changed"));
     let backup = backup::transaction(
         repo,
-        name,
+        Owner::Series(name),
         tip,
         vec![delete_branch(name, tip)?],
         &log,

@@ -5,7 +5,6 @@
 //! `branch.<branch>.julesBase`, so several series live side by side. Everything that needs a base goes through
 //! [`base::resolve`].
 
-pub mod backup;
 pub mod base;
 pub mod checkout;
 pub mod commit;
@@ -204,12 +203,7 @@ pub(crate) fn ser_opt_id<S: serde::Serializer>(
     }
 }
 
-pub(crate) fn ser_id<S: serde::Serializer>(
-    id: &ObjectId,
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&id.to_string())
-}
+pub(crate) use crate::id::ser_oid as ser_id;
 
 #[cfg(test)]
 mod tests {

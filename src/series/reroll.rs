@@ -10,19 +10,19 @@
 //! Order of the commit point: objects are written out, then the working tree is switched (refused by git
 //! before anything is written if it would overwrite local changes or untracked files), then one ref
 //! transaction moves the branch through HEAD (reflog entries on both) and creates the backup
-//! `refs/jules/backup/<series>/<n>` of the old tip; if that transaction loses a race, the working tree is
+//! `refs/jules/backup/series/<series>/<n>` of the old tip; if that transaction loses a race, the working tree is
 //! switched back. Last, the locked copy of the index replaces the index.
 
 use gix::bstr::{BString, ByteSlice};
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::backup::{self, Backup};
 use super::checkout::Checkout;
 use super::commit::{message, rationale_of};
 use super::diff;
 use super::rewrite::{self, raw_changes, Original, RawChange, Squash, Step, Stop};
 use super::{ser_id, Current, Patch};
+use crate::backup::{self, Backup, Owner};
 use crate::error::{Error, Result};
 
 /// How to change patch N's message.
@@ -348,11 +348,18 @@ fn commit_move(
     lock.switch(from_tree, new_tree)?;
     let edits = vec![backup::update("HEAD", Some(cur.tip), new_tip, true, log)?];
     let branch = cur.branch.clone();
-    match backup::transaction(repo, &cur.series, cur.tip, edits, log, || {
-        Error::Conflict(format!(
+    match backup::transaction(
+        repo,
+        Owner::Series(&cur.series),
+        cur.tip,
+        edits,
+        log,
+        || {
+            Error::Conflict(format!(
             "{branch} moved while it was being rewritten; nothing was changed, run the command again"
         ))
-    }) {
+        },
+    ) {
         Ok(b) => Ok(b),
         Err(e) => {
             let _ = lock.switch(new_tree, from_tree);
@@ -365,19 +372,23 @@ fn commit_move(
 /// backup, so `undo` twice returns to where it started.
 pub fn undo(repo: &gix::Repository, number: Option<u64>) -> Result<Rerolled> {
     let cur = super::current(repo, None, "series undo")?;
-    let backups = backup::list(repo, &cur.series)?;
+    let backups = backup::list(repo, Owner::Series(&cur.series))?;
     let target = match number {
         Some(k) => backups
             .iter()
             .find(|b| b.number == k)
             .cloned()
             .ok_or_else(|| {
-                Error::not_found("backup", format!("{}{k}", backup::prefix(&cur.series)))
+                Error::not_found(
+                    "backup",
+                    format!("{}{k}", Owner::Series(&cur.series).prefix()),
+                )
             })?,
         None => backups.last().cloned().ok_or_else(|| {
             Error::usage(format!(
-                "series {} has no backup to restore (refs/jules/backup/{}/*)",
-                cur.series, cur.series
+                "series {} has no backup to restore ({}*)",
+                cur.series,
+                Owner::Series(&cur.series).prefix()
             ))
         })?,
     };

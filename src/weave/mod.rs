@@ -7,7 +7,7 @@
 //! repository handle whose object writes stay in memory; with `--verify`, flush, check the tip and bisect
 //! out the first input that breaks it ([`bisect`]), then weave again without it; finally write the objects
 //! once, move the branch by compare-and-swap (a non-fast-forward move keeps the old tip under
-//! `refs/jules/backup/weave/<n>`), and mail the authors of skipped inputs ([`notify`]). `--check` stops
+//! `refs/jules/backup/weave/<branch>/<n>`), and mail the authors of skipped inputs ([`notify`]). `--check` stops
 //! before anything is written.
 //!
 //! Inputs: [`input`] (what can be woven), [`mbox`] and [`patch`] (patch files), [`persona`] (who wrote
@@ -32,8 +32,6 @@ pub mod trailers;
 
 use std::sync::atomic::AtomicBool;
 
-use gix::refs::transaction::{LogChange, PreviousValue, RefEdit, RefLog};
-use gix::refs::Target;
 use gix::ObjectId;
 
 use crate::error::{Error, Result};
@@ -45,7 +43,6 @@ pub use report::Report;
 use report::{InputReport, Status, VerifyFailure, VerifySummary, WovenCommit};
 
 /// Where non-fast-forward moves of an integration branch keep the old tip: `<prefix><n>`.
-pub const BACKUP_PREFIX: &str = "refs/jules/backup/weave/";
 
 /// What to weave and how. `Options::default()` weaves nothing and sends no mail: set `specs` (or
 /// `branch_globs`), and `mail: true` with a `from` persona to mail the authors of skipped inputs.
@@ -389,7 +386,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
 }
 
 /// Move the integration branch to `tip`. Creating it or fast-forwarding is a plain compare-and-swap; any
-/// other move also creates `refs/jules/backup/weave/<n>` at the old tip, in the same transaction.
+/// other move also creates `refs/jules/backup/weave/<branch>/<n>` at the old tip, in the same transaction.
 fn publish(
     repo: &gix::Repository,
     into_ref: &str,
@@ -420,63 +417,20 @@ fn publish(
             Err(moved())
         };
     }
-    let committer = crate::repo::committer(repo);
-    for _ in 0..100 {
-        let n = next_backup_number(repo)?;
-        let backup = format!("{BACKUP_PREFIX}{n}");
-        let log = |message: String| LogChange {
-            mode: RefLog::AndReference,
-            force_create_reflog: true,
-            message: message.into(),
-        };
-        let edits = vec![
-            RefEdit::update_with_log(
-                backup
-                    .as_str()
-                    .try_into()
-                    .map_err(|e| Error::Other(format!("{backup}: {e}")))?,
-                old,
-                PreviousValue::MustNotExist,
-                log(format!("jules weave: backup of {into_ref}")),
-            ),
-            RefEdit::update_with_log(
-                into_ref
-                    .try_into()
-                    .map_err(|e| Error::usage(format!("{into_ref}: {e}")))?,
-                tip,
-                PreviousValue::MustExistAndMatch(Target::Object(old)),
-                log(format!("{msg} (not a fast-forward; old tip in {backup})")),
-            ),
-        ];
-        let mut buf = gix::date::parse::TimeBuf::default();
-        match repo.edit_references_as(edits, Some(committer.to_ref(&mut buf))) {
-            Ok(_) => return Ok(Some(backup)),
-            Err(e) if e.is_conflict() => {
-                if refs::target(repo, into_ref)? != Some(old) {
-                    return Err(moved());
-                }
-                // Another run took this backup number: take the next one.
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(Error::Other(
-        "could not find a free backup ref under refs/jules/backup/weave/".into(),
-    ))
-}
-
-fn next_backup_number(repo: &gix::Repository) -> Result<u64> {
-    let refs = repo.references()?;
-    let mut max = 0;
-    for r in refs.prefixed(BACKUP_PREFIX)? {
-        let r = r.map_err(|e| Error::Other(format!("listing backups: {e}")))?;
-        let name = r.name().as_bstr().to_string();
-        if let Some(n) = name
-            .strip_prefix(BACKUP_PREFIX)
-            .and_then(|n| n.parse::<u64>().ok())
-        {
-            max = max.max(n);
-        }
-    }
-    Ok(max + 1)
+    let edits = vec![crate::backup::update(
+        into_ref,
+        Some(old),
+        tip,
+        false,
+        &format!("{msg} (not a fast-forward; old tip backed up)"),
+    )?];
+    let backup = crate::backup::transaction(
+        repo,
+        crate::backup::Owner::Weave(into_ref),
+        old,
+        edits,
+        &format!("jules weave: backup of {into_ref}"),
+        moved,
+    )?;
+    Ok(Some(backup.name))
 }

@@ -52,7 +52,7 @@ fn finalize_fast_forwards_the_base_and_removes_the_series() {
         ids.join("\n")
     );
     no_series_left(&r);
-    assert_eq!(r.rev("refs/jules/backup/feat/1").unwrap(), ids[2]);
+    assert_eq!(r.rev("refs/jules/backup/series/feat/1").unwrap(), ids[2]);
     assert!(r
         .git(["reflog", "-1", "main"])
         .contains("jules series finalize"));
@@ -175,7 +175,7 @@ fn abort_returns_to_the_base_and_keeps_the_tip() {
 
     let doc = json(&r.jules_ok(["--json", "series", "abort", "--yes"]));
     assert_eq!(doc["checked_out"], "main");
-    assert_eq!(r.rev("refs/jules/backup/feat/1").unwrap(), ids[1]);
+    assert_eq!(r.rev("refs/jules/backup/series/feat/1").unwrap(), ids[1]);
     assert!(!r.path().join("a.txt").exists());
     assert_eq!(r.read("untracked.txt"), "kept\n");
     assert!(r.rev("refs/heads/jules/staging/feat").is_none());
@@ -187,7 +187,7 @@ fn abort_returns_to_the_base_and_keeps_the_tip() {
     r.git(["checkout", "-q", "main"]);
     r.jules_ok(["series", "abort", "other", "--yes"]);
     assert!(r.rev("refs/heads/jules/staging/other").is_none());
-    assert!(r.rev("refs/jules/backup/other/1").is_some());
+    assert!(r.rev("refs/jules/backup/series/other/1").is_some());
 }
 
 #[test]

@@ -129,8 +129,8 @@ fn reroll_folds_the_working_tree_into_patch_1_and_keeps_2_and_3() {
         "refs/heads/jules/staging/feat"
     );
     // The old tip is kept, and the move is in both reflogs.
-    assert_eq!(r.rev("refs/jules/backup/feat/1").unwrap(), old[2]);
-    assert_eq!(out["backup"]["ref"], "refs/jules/backup/feat/1");
+    assert_eq!(r.rev("refs/jules/backup/series/feat/1").unwrap(), old[2]);
+    assert_eq!(out["backup"]["ref"], "refs/jules/backup/series/feat/1");
     assert!(r
         .git(["reflog", "-1", "jules/staging/feat"])
         .contains("jules series reroll: fold into patch 1/3"));
@@ -138,7 +138,7 @@ fn reroll_folds_the_working_tree_into_patch_1_and_keeps_2_and_3() {
         .git(["reflog", "-1", "HEAD"])
         .contains("jules series reroll"));
     assert!(r
-        .git(["reflog", "-1", "refs/jules/backup/feat/1"])
+        .git(["reflog", "-1", "refs/jules/backup/series/feat/1"])
         .contains("jules series reroll"));
     r.git(["fsck", "--no-progress"]);
 
@@ -148,7 +148,7 @@ fn reroll_folds_the_working_tree_into_patch_1_and_keeps_2_and_3() {
     assert!(human.contains("1: ") && human.contains(" = 1: "), "{human}");
     assert!(human.contains(" ! 2: "), "{human}");
     assert!(human.contains("(unchanged)"), "{human}");
-    assert_eq!(r.rev("refs/jules/backup/feat/2").unwrap(), new[2]);
+    assert_eq!(r.rev("refs/jules/backup/series/feat/2").unwrap(), new[2]);
 }
 
 /// A fix that the later patch 3 changes too: nothing moves, the fix stays, exit 3 names patch 3 and the file.
@@ -189,7 +189,7 @@ fn a_conflict_in_patch_3_changes_nothing() {
     assert!(err.contains("f.txt"), "{err}");
     assert!(err.contains("nothing was changed"), "{err}");
     assert_eq!(snapshot(&r), before);
-    assert!(r.rev("refs/jules/backup/feat/1").is_none());
+    assert!(r.rev("refs/jules/backup/series/feat/1").is_none());
 }
 
 /// Dropping the patch a later one builds on: patch 3 no longer applies, nothing changes.
@@ -227,7 +227,7 @@ fn undo_restores_the_backup_and_backs_up_what_it_replaces() {
     assert_eq!(r.rev("HEAD").unwrap(), old[1]);
     assert_eq!(r.read("a.txt"), "a\n");
     assert_eq!(r.read("untracked.txt"), "stays\n");
-    assert_eq!(r.rev("refs/jules/backup/feat/2").unwrap(), rerolled);
+    assert_eq!(r.rev("refs/jules/backup/series/feat/2").unwrap(), rerolled);
     assert_eq!(
         r.git(["status", "--porcelain"]),
         "?? untracked.txt",
@@ -358,8 +358,8 @@ fn drop_and_move_replay_the_rest() {
     assert_eq!(r.read("notes.txt"), "an untracked file survives both\n");
     assert_eq!(r.git(["status", "--porcelain"]), "?? notes.txt");
     // Each step left a backup: the original tip, then the moved series.
-    assert_eq!(r.rev("refs/jules/backup/feat/1").unwrap(), old[2]);
-    assert_eq!(r.rev("refs/jules/backup/feat/2").unwrap(), new[2]);
+    assert_eq!(r.rev("refs/jules/backup/series/feat/1").unwrap(), old[2]);
+    assert_eq!(r.rev("refs/jules/backup/series/feat/2").unwrap(), new[2]);
 }
 
 #[test]
@@ -505,4 +505,58 @@ fn reroll_gives_the_trees_git_rebase_autosquash_gives() {
     let ours = r.git(["log", "--format=%T", "main..HEAD"]);
     assert_eq!(ours, git_trees.trim_end());
     assert_clean(&r);
+}
+
+/// Issue 12: a series may be called `weave`, and weave keeps backups of its integration branch. The two
+/// must not share a directory: `series undo` restores the series' own backup, never weave's newest one.
+#[test]
+fn a_series_called_weave_never_undoes_onto_a_weave_backup() {
+    let r = Repo::new();
+    let old = make_series(&r, "weave", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    r.write("a.txt", "a2\n");
+    r.jules_ok(["series", "reroll", "1"]);
+    let rerolled = r.rev("HEAD").unwrap();
+
+    // Two weaves of different inputs: the second is not a fast-forward, so weave keeps a backup.
+    for (name, file) in [("one", "one.txt"), ("two", "two.txt")] {
+        r.git(["switch", "-q", "-c", name, "main"]);
+        r.write(file, "x\n");
+        r.git(["add", file]);
+        r.git(["commit", "-qm", name]);
+    }
+    r.git(["switch", "-q", "jules/staging/weave"]);
+    r.jules_ok(["weave", "one"]);
+    let first = r.rev("jules/integration/weave").unwrap();
+    let out = json(&r.jules_ok(["--json", "weave", "--fresh", "two"]));
+    let weave_backup = out["backup"].as_str().unwrap().to_owned();
+    assert_eq!(r.rev(&weave_backup).unwrap(), first);
+
+    let out = json(&r.jules_ok(["--json", "series", "undo"]));
+    assert_eq!(r.rev("HEAD").unwrap(), old[1], "undo restored {out}");
+    assert_ne!(r.rev("HEAD").unwrap(), first);
+    assert!(
+        weave_backup.starts_with("refs/jules/backup/weave/jules/integration/weave/"),
+        "{weave_backup}"
+    );
+    assert_eq!(
+        out["backup"]["ref"], "refs/jules/backup/series/weave/2",
+        "{out}"
+    );
+    assert_eq!(r.rev("refs/jules/backup/series/weave/2").unwrap(), rerolled);
+    r.jules_ok(["series", "undo"]);
+    assert_eq!(r.rev("HEAD").unwrap(), rerolled);
+}
+
+/// Backups written before the namespaces (`refs/jules/backup/<series>/<n>`) are still restored, and new
+/// numbers continue after them.
+#[test]
+fn undo_reads_backups_of_the_old_layout() {
+    let r = Repo::new();
+    let old = make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    r.git(["update-ref", "refs/jules/backup/feat/4", &old[0]]);
+    let out = json(&r.jules_ok(["--json", "series", "undo"]));
+    assert_eq!(out["restored"]["number"], 4);
+    assert_eq!(out["backup"]["ref"], "refs/jules/backup/series/feat/5");
+    assert_eq!(r.rev("HEAD").unwrap(), old[0]);
+    assert_eq!(r.rev("refs/jules/backup/series/feat/5").unwrap(), old[1]);
 }

@@ -25,7 +25,7 @@ pub enum SeriesCommand {
     List(status::ListArgs),
     /// Fold the working tree into patch N (or reword, drop, move a patch) and replay the rest, in memory
     Reroll(reroll::RerollArgs),
-    /// Restore the series branch to its latest backup (refs/jules/backup/NAME/N)
+    /// Restore the series branch to its latest backup (refs/jules/backup/series/NAME/N)
     Undo(reroll::UndoArgs),
     /// The series as a mail package: cover letter and patches (Markdown, mbox for `git am`, JSON)
     Format(format::FormatArgs),

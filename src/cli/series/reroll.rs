@@ -13,7 +13,7 @@ use super::super::{ui, Context};
     after_help = "Without --drop or --move, the working-tree changes (staged, unstaged and new files that are not \
 ignored) are folded into patch N and the later patches are replayed on top, in memory; with --message, --summary or \
 --rationale patch N is reworded too (or only reworded, when nothing changed). The old tip is kept under \
-refs/jules/backup/NAME/K; `git jules series undo` restores it.\n\
+refs/jules/backup/series/NAME/K; `git jules series undo` restores it.\n\
 Exit codes: 0 done, 2 usage or error, 3 a patch no longer applies (nothing was changed, the changes stay in the \
 working tree)."
 )]
@@ -47,7 +47,7 @@ pub struct RerollArgs {
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "The current tip becomes a new backup itself, so `undo` twice returns to where it started. \
-List the backups with `git for-each-ref refs/jules/backup/NAME/`."
+List the backups with `git for-each-ref refs/jules/backup/series/NAME/`."
 )]
 pub struct UndoArgs {
     /// The backup number to restore (default: the latest)
