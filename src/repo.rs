@@ -22,13 +22,24 @@ pub fn jules_dir(repo: &gix::Repository) -> PathBuf {
 }
 
 /// The configured committer, or a fixed fallback so that sandboxes without `user.name` still work.
+///
+/// The time is now (UTC), unless the repository's configuration pins it: `gitoxide.commit.committerDate`, which
+/// gix fills from `GIT_COMMITTER_DATE` as git honours it (tests pin it to make commits reproducible).
 pub fn committer(repo: &gix::Repository) -> gix::actor::Signature {
+    let pinned = repo
+        .config_snapshot()
+        .string("gitoxide.commit.committerDate")
+        .is_some();
     let now = now_time();
     match repo.committer() {
         Some(Ok(sig)) => gix::actor::Signature {
             name: sig.name.into(),
             email: sig.email.into(),
-            time: now,
+            time: if pinned {
+                sig.time().unwrap_or(now)
+            } else {
+                now
+            },
         },
         _ => gix::actor::Signature {
             name: "git-jules".into(),

@@ -369,26 +369,26 @@ fn attachments_ride_as_blobs_in_the_event_commit() {
 #[test]
 fn events_are_named_by_unique_prefixes_and_ambiguity_is_an_error() {
     let r = Repo::new();
+    // 1500 random ids among 65536 four-digit prefixes: about 17 pairs share one, and the chance that none
+    // does is below 1e-7, so the ambiguity is checked at every run.
     r.jules_ok([
-        "log", "append", "mail", "--kind", "t.p", "--actor", "a", "--repeat", "40",
+        "log", "append", "mail", "--kind", "t.p", "--actor", "a", "--repeat", "1500",
     ]);
     let ids: Vec<String> = shown(&r, "mail").into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(ids.len(), 1500);
     let out = r.jules_ok(["log", "get", "mail", &ids[5][..10], "--json"]);
     let got: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(got["id"], ids[5]);
-    // 40 ids share some one-digit prefixes: find a 4-digit prefix shared by two of them, if any, else a
-    // 1-digit one (too short: a usage error too).
     let mut sorted = ids.clone();
     sorted.sort();
-    let shared = sorted
+    let prefix = sorted
         .windows(2)
         .find(|w| w[0][..4] == w[1][..4])
-        .map(|w| w[0][..4].to_owned());
-    if let Some(prefix) = shared {
-        let out = r.jules(["log", "get", "mail", &prefix]);
-        assert_eq!(out.status.code(), Some(2));
-        assert!(stderr(&out).contains("ambiguous"), "{}", stderr(&out));
-    }
+        .map(|w| w[0][..4].to_owned())
+        .expect("1500 ids share a 4-digit prefix");
+    let out = r.jules(["log", "get", "mail", &prefix]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("ambiguous"), "{}", stderr(&out));
     let out = r.jules(["log", "get", "mail", &ids[0][..2]]);
     assert_eq!(out.status.code(), Some(2));
     let missing = if ids.iter().any(|i| i.starts_with("ffff0")) {

@@ -199,6 +199,21 @@ impl Repo {
         cmd
     }
 
+    /// Run `git-jules ARGS` with the commit time pinned to `date` (`GIT_COMMITTER_DATE` and
+    /// `GIT_AUTHOR_DATE`, any form git accepts, e.g. `2030-01-01T00:00:00Z`): commits it writes are the same
+    /// at every run, and two runs pinned to different dates never write the same commit.
+    pub fn jules_at<I, S>(&self, date: &str, args: I) -> Output
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.jules_cmd(args)
+            .env("GIT_COMMITTER_DATE", date)
+            .env("GIT_AUTHOR_DATE", date)
+            .output()
+            .unwrap()
+    }
+
     /// Run `git-jules ARGS`, whatever the exit code.
     pub fn jules<I, S>(&self, args: I) -> Output
     where

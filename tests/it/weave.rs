@@ -307,14 +307,20 @@ fn rerun_is_idempotent_and_does_not_mail_twice() {
     assert_eq!(inbox(&r, "refactor").len(), 1);
     assert_eq!(r.git(["reflog", "show", "jules/integration/weave"]), reflog);
 
-    // Starting over from the base rebuilds the same tree, and keeps the old tip as a backup.
-    let (fresh, _) = weave(&r, &["--fresh", THREE[0], THREE[1], THREE[2]]);
+    // Starting over from the base rebuilds the same tree, and keeps the old tip as a backup. The commit time
+    // is pinned to another date than the first run's, so the new tip always differs from the old one and the
+    // backup is checked at every run.
+    let out = r.jules_at(
+        "2030-01-01T00:00:00Z",
+        ["--json", "weave", "--fresh", THREE[0], THREE[1], THREE[2]],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let fresh = json(&out);
     assert_eq!(fresh["tree"], first["tree"]);
-    if fresh["tip"] != first["tip"] {
-        let backup = fresh["backup"].as_str().unwrap();
-        assert_eq!(backup, "refs/jules/backup/weave/1");
-        assert_eq!(r.rev(backup).unwrap(), first["tip"].as_str().unwrap());
-    }
+    assert_ne!(fresh["tip"], first["tip"]);
+    let backup = fresh["backup"].as_str().unwrap();
+    assert_eq!(backup, "refs/jules/backup/weave/jules/integration/weave/1");
+    assert_eq!(r.rev(backup).unwrap(), first["tip"].as_str().unwrap());
     assert_eq!(inbox(&r, "refactor").len(), 1);
 }
 
