@@ -5,6 +5,7 @@
 
 pub mod abbrev;
 pub mod backup;
+pub mod base85;
 pub mod error;
 pub mod eventlog;
 pub mod gitcli;
