@@ -462,33 +462,12 @@ fn is_binary(data: &[u8]) -> bool {
     data[..data.len().min(BINARY_PROBE)].contains(&0)
 }
 
-/// A path as git prints it in headers: C-quoted when it has special bytes (`core.quotePath` default).
+/// A path as git prints it in headers: C-quoted when it has special bytes (`core.quotePath` default), the
+/// prefix (`a/`, `b/`) inside the quotes, as git does.
 pub fn quote_path(prefix: &str, path: &BStr) -> String {
-    let needs = path
-        .iter()
-        .any(|&b| !(0x20..0x7f).contains(&b) || b == b'"' || b == b'\\');
-    if !needs {
-        return format!("{prefix}{path}");
-    }
-    let mut s = String::from("\"");
-    s.push_str(prefix);
-    for &b in path.iter() {
-        match b {
-            b'"' => s.push_str("\\\""),
-            b'\\' => s.push_str("\\\\"),
-            b'\n' => s.push_str("\\n"),
-            b'\t' => s.push_str("\\t"),
-            0x07 => s.push_str("\\a"),
-            0x08 => s.push_str("\\b"),
-            0x0b => s.push_str("\\v"),
-            0x0c => s.push_str("\\f"),
-            b'\r' => s.push_str("\\r"),
-            b if !(0x20..0x7f).contains(&b) => s.push_str(&format!("\\{b:03o}")),
-            b => s.push(b as char),
-        }
-    }
-    s.push('"');
-    s
+    let mut full = BString::from(prefix);
+    full.extend_from_slice(path);
+    gix::quote::ansi_c::quote(full.as_ref()).to_string()
 }
 
 fn render(repo: &gix::Repository, part: Part, opts: Options) -> Result<FileDiff> {
@@ -701,9 +680,6 @@ fn funcname<'a>(old_lines: &[&'a [u8]], hunk_start: u32) -> Option<&'a [u8]> {
     None
 }
 
-const EN85: &[u8; 85] =
-    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
-
 /// One `literal N` section of a `GIT binary patch`: the data deflated, in base85 lines of up to 52 bytes.
 fn binary_literal(out: &mut Vec<u8>, data: &[u8]) -> Result<()> {
     use gix::zlib::stream::deflate;
@@ -713,23 +689,7 @@ fn binary_literal(out: &mut Vec<u8>, data: &[u8]) -> Result<()> {
         .map_err(|e| Error::io("compressing a binary file for its patch", e))?;
     let deflated = z.into_inner();
     let _ = writeln!(out, "literal {}", data.len());
-    for chunk in deflated.chunks(52) {
-        let n = chunk.len() as u8;
-        out.push(if n <= 26 { b'A' + n - 1 } else { b'a' + n - 27 });
-        for group in chunk.chunks(4) {
-            let mut acc: u32 = 0;
-            for (k, &byte) in group.iter().enumerate() {
-                acc |= u32::from(byte) << (24 - 8 * k);
-            }
-            let mut five = [0u8; 5];
-            for slot in five.iter_mut().rev() {
-                *slot = EN85[(acc % 85) as usize];
-                acc /= 85;
-            }
-            out.extend_from_slice(&five);
-        }
-        out.push(b'\n');
-    }
+    crate::base85::encode_lines(out, &deflated);
     out.push(b'\n');
     Ok(())
 }
