@@ -20,6 +20,7 @@ pub mod repo;
 pub mod series;
 pub mod state;
 pub mod sync;
+pub mod trailers;
 pub mod verify;
 pub mod weave;
 

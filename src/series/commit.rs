@@ -31,46 +31,18 @@ pub fn message(summary: &str, rationale: &str) -> Result<String> {
             "the summary must be one line; put the details in the rationale",
         ));
     }
-    let lines: Vec<&str> = rationale
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let Some((first, rest)) = lines.split_first() else {
+    let Some(trailer) = crate::trailers::fold(RATIONALE, rationale) else {
         return Err(Error::usage(
             "the rationale is empty: say why this patch exists (--rationale TEXT or -F FILE)",
         ));
     };
-    let mut msg = format!("{summary}\n\n{RATIONALE}: {}\n", first.trim_start());
-    for line in rest {
-        msg.push(' ');
-        msg.push_str(line);
-        msg.push('\n');
-    }
+    let msg = format!("{summary}\n\n{trailer}");
     Ok(msg)
 }
 
 /// The rationale of a commit message (the trailer's value, unfolded with newlines), if it has one.
 pub fn rationale_of(message: &str) -> Option<String> {
-    let prefix = format!("{RATIONALE}:");
-    let mut lines = message.lines();
-    let mut value: Vec<String> = Vec::new();
-    for line in lines.by_ref() {
-        if let Some(v) = line.strip_prefix(&prefix) {
-            value.push(v.trim().to_owned());
-            break;
-        }
-    }
-    if value.is_empty() {
-        return None;
-    }
-    for line in lines {
-        match line.strip_prefix(' ').or_else(|| line.strip_prefix('\t')) {
-            Some(cont) if !line.trim().is_empty() => value.push(cont.to_owned()),
-            _ => break,
-        }
-    }
-    Some(value.join("\n"))
+    crate::trailers::first(message, RATIONALE).map(|t| t.lines)
 }
 
 #[derive(Debug, Serialize)]

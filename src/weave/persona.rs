@@ -116,16 +116,9 @@ pub fn from_branch(name: &str) -> Option<String> {
     valid(persona)
 }
 
-/// The value of the first `Persona:` trailer line in `message`.
+/// The value of the first `Persona:` trailer of `message` (git's trailer rules: the last paragraph only).
 pub fn from_trailer(message: &str) -> Option<String> {
-    message.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        if k.trim().eq_ignore_ascii_case("persona") && !k.starts_with(' ') {
-            valid(v.trim())
-        } else {
-            None
-        }
-    })
+    crate::trailers::first(message, "Persona").and_then(|t| valid(&t.value))
 }
 
 /// The local part of the author's email if it is a persona name, else the name.
