@@ -3,6 +3,8 @@
 //! The library is the engine; the `git-jules` binary only parses arguments, calls in here and prints.
 //! Nothing in this crate prints, reads the terminal or parses command lines. See `docs/architecture.md`.
 
+#![forbid(unsafe_code)]
+
 pub mod abbrev;
 pub mod backup;
 pub mod base85;

@@ -156,16 +156,8 @@ pub(super) fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
 }
 
 fn free_bytes(path: &std::path::Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized, zeroed out-parameter.
-    unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::statvfs(c.as_ptr(), &mut st) != 0 {
-            return None;
-        }
-        Some(st.f_bavail as u64 * st.f_frsize as u64)
-    }
+    let st = rustix::fs::statvfs(path).ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
 pub(super) fn line(ctx: &Context, r: &CommitResult) -> String {

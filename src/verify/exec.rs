@@ -13,6 +13,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
+
 use crate::error::{Error, Result};
 
 /// Environment variables that would point the command at the user's repository instead of its worktree.
@@ -119,8 +121,8 @@ fn wait(child: &mut Child, cancel: &dyn Fn() -> bool) -> Result<Ended> {
 
 /// SIGTERM to the child's process group, SIGKILL a second later if the shell is still there, then reap it.
 fn terminate(child: &mut Child) -> Result<()> {
-    let group = child.id() as libc::pid_t;
-    signal_group(group, libc::SIGTERM);
+    let group = rustix::process::Pid::from_raw(child.id() as i32);
+    signal_group(group, Signal::TERM);
     let deadline = Instant::now() + Duration::from_secs(1);
     loop {
         if child
@@ -129,11 +131,11 @@ fn terminate(child: &mut Child) -> Result<()> {
             .is_some()
         {
             // The shell is gone; stragglers in its group get no grace.
-            signal_group(group, libc::SIGKILL);
+            signal_group(group, Signal::KILL);
             return Ok(());
         }
         if Instant::now() >= deadline {
-            signal_group(group, libc::SIGKILL);
+            signal_group(group, Signal::KILL);
             child
                 .wait()
                 .map_err(|e| Error::io("waiting for the verify command", e))?;
@@ -143,11 +145,11 @@ fn terminate(child: &mut Child) -> Result<()> {
     }
 }
 
-fn signal_group(group: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid addresses the process group that
-    // `process_group(0)` created for our child, whose leader we have not reaped while it was alive.
-    unsafe {
-        libc::kill(-group, signal);
+fn signal_group(group: Option<rustix::process::Pid>, signal: Signal) {
+    // The group that `process_group(0)` created for our child, whose leader we have not reaped while it was
+    // alive. Best effort: the group may be gone already.
+    if let Some(group) = group {
+        let _ = rustix::process::kill_process_group(group, signal);
     }
 }
 

@@ -210,9 +210,15 @@ pub fn remove_leftovers(repo: &gix::Repository) {
 }
 
 fn process_alive(pid: i32) -> bool {
-    // SAFETY: kill(2) with signal 0 only checks that the process exists and may be signalled.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // kill(2) with no signal only checks that the process exists and may be signalled; EPERM means it
+    // exists under another user.
+    let Some(pid) = rustix::process::Pid::from_raw(pid) else {
+        return false;
+    };
+    match rustix::process::test_kill_process(pid) {
+        Ok(()) => true,
+        Err(e) => e == rustix::io::Errno::PERM,
+    }
 }
 
 /// Make a fresh checkout's index entries clean for git at once: backdate the files two seconds and store
