@@ -15,10 +15,11 @@
 //! - [`frontmatter`], [`import`], [`export`]: the seed-000 JSONL log and the seed-003 Markdown maildir.
 
 pub mod claim;
-pub mod export;
 pub mod frontmatter;
 pub mod import;
+pub mod jsonl;
 pub mod kinds;
+pub mod maildir;
 pub mod message;
 pub mod ops;
 pub mod recipients;

@@ -4,8 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use git_jules::mail::maildir::{export, import};
 use git_jules::mail::recipients::Groups;
-use git_jules::mail::{export, import, message, ops};
+use git_jules::mail::{jsonl, message, ops};
 use serde::Serialize;
 
 use super::{Context, JSON_VERSION};
@@ -106,7 +107,7 @@ pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::R
                     .map_err(|e| git_jules::Error::io(format!("reading {}", f.display()), e))?
             };
             let text = message::utf8(bytes, &f.display().to_string())?;
-            import::import_jsonl(&log, &groups, &text)?
+            jsonl::import_jsonl(&log, &groups, &text)?
         }
         (None, None) => unreachable!("clap requires a source"),
     };

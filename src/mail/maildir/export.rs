@@ -16,14 +16,14 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::frontmatter::{write_list, write_scalar};
-use super::import::State;
-use super::kinds::{self, SendData};
-use super::message::BROADCAST;
-use super::view::Marks;
-use super::{ops, when};
+use super::{base_name, time_field, Folder};
 use crate::error::{Error, Result};
 use crate::eventlog::{EventId, Log, LoggedEvent};
+use crate::mail::frontmatter::{write_list, write_scalar};
+use crate::mail::kinds::{self, SendData};
+use crate::mail::message::BROADCAST;
+use crate::mail::ops;
+use crate::mail::view::Marks;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ExportReport {
@@ -31,20 +31,6 @@ pub struct ExportReport {
     /// Message files written (a message goes to each of its recipients' mailboxes).
     pub files: usize,
     pub attachments: usize,
-}
-
-/// `{timestamp}_{from}_{type}`, the seed-003 name of a message without its extension.
-pub fn base_name(e: &LoggedEvent, d: &SendData) -> String {
-    let stamp = when::parse_stored(&e.event.time)
-        .map(when::compact)
-        .unwrap_or_else(|| e.event.time.replace([':', '-', '.'], ""));
-    format!("{stamp}_{}_{}", e.event.actor, d.msg_type)
-}
-
-fn time_field(stored: &str) -> String {
-    when::parse_stored(stored)
-        .map(when::frontmatter_time)
-        .unwrap_or_else(|| stored.to_owned())
 }
 
 /// Write the maildir into `dir`, which must be empty or absent unless `force`, in which case the message
@@ -102,11 +88,11 @@ pub fn export_maildir(log: &Log<'_>, dir: &Path, force: bool) -> Result<ExportRe
                     continue;
                 }
                 let state = if marks.archived.is_some() {
-                    State::Archived
+                    Folder::Archived
                 } else if marks.read.is_some() {
-                    State::Read
+                    Folder::Read
                 } else {
-                    State::Unread
+                    Folder::Unread
                 };
                 let mut target = dir.join(owner);
                 if let Some(sub) = state.subdir() {
