@@ -7,6 +7,7 @@
 
 pub mod abbrev;
 pub mod backup;
+pub mod base;
 pub mod base85;
 pub mod error;
 pub mod eventlog;

@@ -1,15 +1,24 @@
-//! Which branch a series is measured against: the one resolution rule every series command uses.
+//! A base and the commits on top of it: which branch a range of patches is measured against (the one
+//! resolution rule every series command, verify and weave use), the `branch.<b>.julesBase` config that
+//! remembers it (one reader, one editor), and the patches of `base..tip`.
+//!
+//! Below both `series` and `verify`, which both need it.
 //!
 //! In order: the explicit `--base`; the branch's `branch.<branch>.julesBase`; local `main`, then `master`;
 //! `origin/main`, then `origin/master`. A configured base that no longer resolves is an error rather than a
 //! silent fallback, since measuring against the wrong branch would verify the wrong commits.
 
+pub mod range;
+
 use gix::bstr::BStr;
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{resolve_commit, ser_id, BASE_KEY};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, ResultExt};
+use crate::id::ser_oid as ser_id;
+
+/// The config key (in the branch's section) that stores a branch's base.
+pub const BASE_KEY: &str = "julesBase";
 
 /// Where a base came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -47,6 +56,18 @@ pub struct Base {
     #[serde(serialize_with = "ser_id")]
     pub commit: ObjectId,
     pub source: BaseSource,
+}
+
+impl Base {
+    /// "main (the current branch) at 1a2b3c4"
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({}) at {}",
+            self.name,
+            self.source.describe(),
+            self.commit.to_hex_with_len(7)
+        )
+    }
 }
 
 /// The configured base of `branch` (its short name), if any.
@@ -119,4 +140,80 @@ pub fn defaults(repo: &gix::Repository) -> Result<Option<Base>> {
         }
     }
     Ok(None)
+}
+
+/// Set (`Some`) or remove (`None`) `branch.<branch>.julesBase` in the repository's local config: the one
+/// editor of that key. Removing it also removes the branch's section when nothing else is left in it.
+pub fn set_configured(repo: &mut gix::Repository, branch: &str, base: Option<&str>) -> Result<()> {
+    let path = repo
+        .config_path(gix::config::Source::Local)
+        .context(|| "finding the repository's config file".into())?;
+    let mut tx = repo
+        .config_file_mut(&path)
+        .context(|| format!("locking {}", path.display()))?;
+    match base {
+        Some(base) => {
+            tx.set_raw_value_by("branch", Some(BStr::new(branch)), BASE_KEY, base)
+                .map_err(|e| Error::Other(format!("setting branch.{branch}.{BASE_KEY}: {e}")))?;
+        }
+        None => {
+            let empty = match tx.section_mut("branch", Some(BStr::new(branch))) {
+                Ok(mut section) => {
+                    section.remove(BASE_KEY);
+                    section.num_values() == 0
+                }
+                Err(_) => false,
+            };
+            if empty {
+                let _ = tx.remove_section("branch", Some(BStr::new(branch)));
+            }
+        }
+    }
+    tx.commit()
+        .context(|| format!("writing {}", path.display()))?;
+    repo.reload()?;
+    Ok(())
+}
+
+/// Resolve a revision (branch, remote branch, tag, commit id, `HEAD~2`, …) to a commit.
+pub fn resolve_commit(repo: &gix::Repository, what: &'static str, rev: &str) -> Result<ObjectId> {
+    let id = repo
+        .rev_parse_single(rev)
+        .map_err(|_| Error::not_found(what, rev))?;
+    let commit = id
+        .object()?
+        .peel_to_commit()
+        .map_err(|_| Error::usage(format!("{what} {rev} is not a commit")))?;
+    Ok(commit.id)
+}
+
+/// One patch: a commit of `base..tip`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Patch {
+    /// 1-based position, oldest first.
+    pub index: usize,
+    #[serde(serialize_with = "ser_id")]
+    pub commit: ObjectId,
+    #[serde(serialize_with = "ser_id")]
+    pub tree: ObjectId,
+    /// The first line of the commit message.
+    pub summary: String,
+}
+
+/// The patches of `base..tip`, oldest first.
+pub fn patches(repo: &gix::Repository, base: ObjectId, tip: ObjectId) -> Result<Vec<Patch>> {
+    range::oldest_first(repo, base, tip)?
+        .into_iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let commit = repo.find_commit(id)?;
+            let summary = commit.message()?.summary().to_string();
+            Ok(Patch {
+                index: i + 1,
+                commit: id,
+                tree: commit.tree_id()?.detach(),
+                summary,
+            })
+        })
+        .collect()
 }

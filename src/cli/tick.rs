@@ -9,7 +9,7 @@ use anyhow::{bail, Context as _};
 use chrono::{DateTime, Utc};
 use git_jules::mail::{self, message::SendRequest, recipients::Groups};
 use git_jules::state::schedules::Schedules;
-use git_jules::state::tick::{self, Plan, TickInput, DEFAULT_MAX_RETRIES};
+use git_jules::state::tick::{self, Plan, TickInput};
 use git_jules::state::State;
 use serde::Serialize;
 
@@ -115,14 +115,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
             .with_timezone(&Utc),
         None => Utc::now(),
     };
-    let max_retries = match a.max_retries {
-        Some(n) => n,
-        None => repo
-            .config_snapshot()
-            .integer("jules.maxRetries")
-            .map(|n| n.clamp(0, u32::MAX as i64) as u32)
-            .unwrap_or(DEFAULT_MAX_RETRIES),
-    };
+    let max_retries = tick::max_retries(&repo, a.max_retries);
     let state = State::open(&repo)?;
     // Plan, then record the plan only if the state is still the one it was made from; else plan again.
     let mut recorded = None;

@@ -9,9 +9,6 @@ use git_jules::Error;
 
 use super::{interrupt, ui, Context, EXIT_CHECK_FAILED};
 
-/// Free space /dev/shm needs before verify worktrees go there.
-const SHM_MIN_FREE: u64 = 1 << 30;
-
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit codes: 0 every commit passed, 1 a commit failed, 2 usage or error, 130 interrupted.\n\
@@ -52,37 +49,30 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         bail!(Error::usage("--json and --markdown exclude each other"));
     }
     let repo = ctx.open()?;
-    let config = repo.config_snapshot();
-    let command = match a.cmd.clone().or_else(|| {
-        config
-            .string("jules.verify.cmd")
-            .map(|s| s.to_string())
-            .filter(|s| !s.trim().is_empty())
-    }) {
-        Some(c) => c,
-        None => bail!(Error::usage(
+    let settings = verify::Settings::from_config(
+        &repo,
+        &verify::Overrides {
+            cmd: a.cmd.clone(),
+            jobs: a.jobs,
+            worktree_dir: a.worktree_dir.clone(),
+            temp_dir: std::env::temp_dir(),
+        },
+    )?;
+    let Some(opts) = settings.options(a.keep_going, a.force) else {
+        bail!(Error::usage(
             "no verify command: pass --cmd CMD or set one with `git config jules.verify.cmd CMD`"
-        )),
+        ));
     };
-    let jobs = jobs(&repo, a.jobs)?;
-    let scratch_dirs = worktree_dirs(&repo, a.worktree_dir.clone())?;
 
     let tip = series::resolve_tip(&repo, Some(&a.rev))?;
     let base = series::base::resolve(&repo, a.base.as_deref(), tip.branch.as_deref())?;
     let quiet = json || a.markdown;
     if !quiet {
-        ui::status(format!("base: {}", super::series::describe_base(&base)));
+        ui::status(format!("base: {}", base.describe()));
     }
     let base_name = base.name.clone();
     let on_base = base.commit == tip.commit || tip.branch.as_deref() == Some(base.name.as_str());
 
-    let opts = verify::Options {
-        command,
-        jobs,
-        keep_going: a.keep_going,
-        force: a.force,
-        scratch_dirs,
-    };
     let interrupt = interrupt::install();
     let progress = ctx.ui.interactive && !quiet;
     let on_result = |r: &CommitResult| {
@@ -108,56 +98,17 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     })
 }
 
-/// `--jobs`, else `jules.verify.jobs`, else the number of cores.
-pub(super) fn jobs(repo: &gix::Repository, explicit: Option<u32>) -> anyhow::Result<usize> {
-    Ok(match explicit {
-        Some(j) => j as usize,
-        None => match repo.config_snapshot().integer("jules.verify.jobs") {
-            Some(j) if j >= 1 => j as usize,
-            Some(j) => bail!(Error::usage(format!(
-                "jules.verify.jobs must be at least 1, not {j}"
-            ))),
-            None => std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
-        },
-    })
-}
-
-/// Where verify worktrees go: `--worktree-dir`, else `jules.verify.worktreeDir`, else tmpfs or the temp dir.
+/// Where verify worktrees go (for commands that run verify without its other settings).
 pub(super) fn worktree_dirs(
     repo: &gix::Repository,
     explicit: Option<PathBuf>,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let configured_dir = repo
-        .config_snapshot()
-        .trusted_path("jules.verify.worktreeDir")
-        .map_err(|e| {
-            Error::usage(format!(
-                "jules.verify.worktreeDir is not a usable path: {e}"
-            ))
-        })?;
-    Ok(scratch_dirs(explicit.or(configured_dir)))
-}
-
-/// Candidate directories for the worktrees, best first.
-pub(super) fn scratch_dirs(explicit: Option<PathBuf>) -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    if let Some(d) = explicit {
-        dirs.push(d);
-        return dirs;
-    }
-    let shm = PathBuf::from("/dev/shm");
-    if shm.is_dir() && free_bytes(&shm).is_some_and(|f| f >= SHM_MIN_FREE) {
-        dirs.push(shm);
-    }
-    dirs.push(std::env::temp_dir());
-    dirs
-}
-
-fn free_bytes(path: &std::path::Path) -> Option<u64> {
-    let st = rustix::fs::statvfs(path).ok()?;
-    Some(st.f_bavail.saturating_mul(st.f_frsize))
+    let overrides = verify::Overrides {
+        worktree_dir: explicit,
+        temp_dir: std::env::temp_dir(),
+        ..Default::default()
+    };
+    Ok(verify::Settings::from_config(repo, &overrides)?.scratch_dirs)
 }
 
 pub(super) fn line(ctx: &Context, r: &CommitResult) -> String {

@@ -18,9 +18,9 @@ use serde::Serialize;
 
 use super::checkout::Checkout;
 use super::rewrite::{self, Original, Step, Stop};
-use super::{branch_ref, ser_id, Base, Current, BASE_KEY};
+use super::{branch_ref, ser_id, Base, Current};
 use crate::backup::{self, Backup, Owner};
-use crate::error::{Error, Result, ResultExt};
+use crate::error::{Error, Result};
 use crate::refs::{relation, Relation};
 use crate::verify::{self, CommitResult, Report};
 
@@ -375,30 +375,9 @@ fn merge_into_base(
     Ok((id, commits))
 }
 
-/// Remove the series branch's section (`branch.<branch>.julesBase`).
+/// Remove the series branch's `branch.<branch>.julesBase` (and its section when nothing else is in it).
 pub fn remove_series_config(repo: &gix::Repository, branch: &str) -> Result<()> {
-    use gix::bstr::BStr;
-    let mut repo = repo.clone();
-    let path = repo
-        .config_path(gix::config::Source::Local)
-        .context(|| "finding the repository's config file".into())?;
-    let mut tx = repo
-        .config_file_mut(&path)
-        .context(|| format!("locking {}", path.display()))?;
-    let empty = match tx.section_mut("branch", Some(BStr::new(branch))) {
-        Ok(mut section) => {
-            section.remove(BASE_KEY);
-            section.num_values() == 0
-        }
-        Err(_) => false,
-    };
-    if empty {
-        let _ = tx.remove_section("branch", Some(BStr::new(branch)));
-    }
-    tx.commit()
-        .context(|| format!("writing {}", path.display()))?;
-    repo.reload()?;
-    Ok(())
+    crate::base::set_configured(&mut repo.clone(), branch, None)
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -5,13 +5,11 @@
 //! `branch.<branch>.julesBase`, so several series live side by side. Everything that needs a base goes through
 //! [`base::resolve`].
 
-pub mod base;
 pub mod checkout;
 pub mod commit;
 pub mod diff;
 pub mod finalize;
 pub mod format;
-pub mod range;
 pub mod reroll;
 pub mod review;
 pub mod rewrite;
@@ -19,17 +17,14 @@ pub mod start;
 pub mod status;
 
 use gix::ObjectId;
-use serde::Serialize;
 
 use crate::error::{Error, Result};
 
-pub use base::{Base, BaseSource};
+pub use crate::base::patches;
+pub use crate::base::{self, range, resolve_commit, Base, BaseSource, Patch, BASE_KEY};
 
 /// The prefix of every series branch, as a full ref name.
 pub const STAGING_PREFIX: &str = "refs/heads/jules/staging/";
-
-/// The config key (in the branch's section) that stores a series' base.
-pub const BASE_KEY: &str = "julesBase";
 
 /// `refs/heads/jules/staging/NAME`.
 pub fn branch_ref(name: &str) -> String {
@@ -59,37 +54,6 @@ pub fn current_branch(repo: &gix::Repository) -> Result<Option<String>> {
         .category_and_short_name()
         .filter(|(c, _)| *c == gix::refs::Category::LocalBranch)
         .map(|(_, s)| s.to_string()))
-}
-
-/// One patch of a series: a commit of `base..tip`.
-#[derive(Debug, Clone, Serialize)]
-pub struct Patch {
-    /// 1-based position in the series, oldest first.
-    pub index: usize,
-    #[serde(serialize_with = "ser_id")]
-    pub commit: ObjectId,
-    #[serde(serialize_with = "ser_id")]
-    pub tree: ObjectId,
-    /// The first line of the commit message.
-    pub summary: String,
-}
-
-/// The patches of `base..tip`, oldest first.
-pub fn patches(repo: &gix::Repository, base: ObjectId, tip: ObjectId) -> Result<Vec<Patch>> {
-    range::oldest_first(repo, base, tip)?
-        .into_iter()
-        .enumerate()
-        .map(|(i, id)| {
-            let commit = repo.find_commit(id)?;
-            let summary = commit.message()?.summary().to_string();
-            Ok(Patch {
-                index: i + 1,
-                commit: id,
-                tree: commit.tree_id()?.detach(),
-                summary,
-            })
-        })
-        .collect()
 }
 
 /// The series HEAD is on, with its base and patches: what every command that rewrites a series starts from.
@@ -147,18 +111,6 @@ pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) 
         base,
         patches,
     })
-}
-
-/// Resolve a revision (branch, remote branch, tag, commit id, `HEAD~2`, …) to a commit.
-pub fn resolve_commit(repo: &gix::Repository, what: &'static str, rev: &str) -> Result<ObjectId> {
-    let id = repo
-        .rev_parse_single(rev)
-        .map_err(|_| Error::not_found(what, rev))?;
-    let commit = id
-        .object()?
-        .peel_to_commit()
-        .map_err(|_| Error::usage(format!("{what} {rev} is not a commit")))?;
-    Ok(commit.id)
 }
 
 /// The tip of a range to verify and the branch whose `julesBase` applies to it.

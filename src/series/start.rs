@@ -2,15 +2,13 @@
 
 use std::path::Path;
 
-use gix::bstr::BStr;
 use gix::ObjectId;
 use serde::Serialize;
 
 use super::{
     base, branch_name, branch_ref, current_branch, resolve_commit, ser_id, Base, BaseSource,
-    BASE_KEY,
 };
-use crate::error::{Error, Result, ResultExt};
+use crate::error::{Error, Result};
 use crate::{gitcli, names, refs};
 
 #[derive(Debug, Serialize)]
@@ -85,10 +83,12 @@ pub fn start(repo: &mut gix::Repository, name: &str, base: Option<&str>) -> Resu
             "series {name} already exists (branch {branch})"
         )));
     }
-    if let Err(e) = set_base(repo, &branch, &base.name).and_then(|()| checkout(&workdir, &branch)) {
+    if let Err(e) = crate::base::set_configured(repo, &branch, Some(&base.name))
+        .and_then(|()| checkout(&workdir, &branch))
+    {
         // Leave nothing behind: the branch was created a moment ago and nobody else uses it yet.
         let _ = refs::cas_delete(repo, &full, base.commit);
-        let _ = remove_base(repo, &branch);
+        let _ = crate::base::set_configured(repo, &branch, None);
         return Err(e);
     }
     Ok(Started {
@@ -128,35 +128,4 @@ fn tracked_changes(workdir: &Path) -> Result<Vec<String>> {
 /// while carrying untracked files over and refusing to overwrite them, which is what users rely on.
 fn checkout(workdir: &Path, branch: &str) -> Result<()> {
     gitcli::run(workdir, ["checkout", "-q", branch]).map(|_| ())
-}
-
-fn set_base(repo: &mut gix::Repository, branch: &str, base: &str) -> Result<()> {
-    let path = repo
-        .config_path(gix::config::Source::Local)
-        .context(|| "finding the repository's config file".into())?;
-    let mut tx = repo
-        .config_file_mut(&path)
-        .context(|| format!("locking {}", path.display()))?;
-    tx.set_raw_value_by("branch", Some(BStr::new(branch)), BASE_KEY, base)
-        .map_err(|e| Error::Other(format!("setting branch.{branch}.{BASE_KEY}: {e}")))?;
-    tx.commit()
-        .context(|| format!("writing {}", path.display()))?;
-    repo.reload()?;
-    Ok(())
-}
-
-fn remove_base(repo: &mut gix::Repository, branch: &str) -> Result<()> {
-    let path = repo
-        .config_path(gix::config::Source::Local)
-        .context(|| "finding the repository's config file".into())?;
-    let mut tx = repo
-        .config_file_mut(&path)
-        .context(|| format!("locking {}", path.display()))?;
-    if let Ok(mut section) = tx.section_mut("branch", Some(BStr::new(branch))) {
-        section.remove(BASE_KEY);
-    }
-    tx.commit()
-        .context(|| format!("writing {}", path.display()))?;
-    repo.reload()?;
-    Ok(())
 }

@@ -22,6 +22,17 @@ pub const REASON_MAIL: &str = "mail";
 
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 
+/// Mail relaunches per persona per sprint: `explicit` (the command line), else `jules.maxRetries` (clamped to
+/// `0..=u32::MAX`), else [`DEFAULT_MAX_RETRIES`].
+pub fn max_retries(repo: &gix::Repository, explicit: Option<u32>) -> u32 {
+    explicit.unwrap_or_else(|| {
+        repo.config_snapshot()
+            .integer("jules.maxRetries")
+            .map(|n| n.clamp(0, u32::MAX as i64) as u32)
+            .unwrap_or(DEFAULT_MAX_RETRIES)
+    })
+}
+
 pub struct TickInput<'a> {
     pub schedules: &'a Schedules,
     pub view: &'a StateView,

@@ -12,6 +12,7 @@ pub mod cache;
 pub mod exec;
 pub mod pool;
 pub mod report;
+pub mod settings;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,10 +21,11 @@ use std::time::Instant;
 
 use gix::ObjectId;
 
+use crate::base::{Base, Patch};
 use crate::error::{Error, Result};
-use crate::series::{Base, Patch};
 
 pub use report::{CommitResult, Outcome, Report};
+pub use settings::{Overrides, Settings};
 
 /// Lines and bytes of output kept for a failure.
 const TAIL_LINES: usize = 40;
@@ -59,7 +61,7 @@ pub fn verify(
     }
     let started = Instant::now();
     pool::remove_leftovers(repo);
-    let patches = crate::series::patches(repo, base.commit, tip)?;
+    let patches = crate::base::patches(repo, base.commit, tip)?;
     let key = cache::command_key(&opts.command);
     let mut results: Vec<Option<CommitResult>> = vec![None; patches.len()];
     let mut todo = Vec::new();

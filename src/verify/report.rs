@@ -6,7 +6,8 @@
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::series::{ser_id, Base};
+use crate::base::Base;
+use crate::id::ser_oid as ser_id;
 
 pub const REPORT_VERSION: u32 = 1;
 

@@ -8,7 +8,6 @@ use git_jules::verify::{self, CommitResult};
 use git_jules::Error;
 
 use super::super::{interrupt, ui, verify as verify_cli, Context, EXIT_CHECK_FAILED};
-use super::verify_command;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -63,18 +62,21 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
     let verify = if a.no_verify {
         None
     } else {
-        let Some(command) = verify_command(&repo, a.cmd.clone()) else {
+        let settings = verify::Settings::from_config(
+            &repo,
+            &verify::Overrides {
+                cmd: a.cmd.clone(),
+                jobs: a.jobs,
+                worktree_dir: None,
+                temp_dir: std::env::temp_dir(),
+            },
+        )?;
+        let Some(opts) = settings.options(false, false) else {
             bail!(Error::usage(
                 "no verify command: set one with `git config jules.verify.cmd CMD`, pass --cmd CMD, or skip verification with --no-verify"
             ));
         };
-        Some(verify::Options {
-            command,
-            jobs: verify_cli::jobs(&repo, a.jobs)?,
-            keep_going: false,
-            force: false,
-            scratch_dirs: verify_cli::worktree_dirs(&repo, None)?,
-        })
+        Some(opts)
     };
     let opts = finalize::Options {
         mode,

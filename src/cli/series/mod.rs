@@ -9,8 +9,6 @@ mod review;
 mod start;
 mod status;
 
-use git_jules::series::Base;
-
 use super::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -50,24 +48,4 @@ pub fn run(ctx: &Context, cmd: SeriesCommand) -> anyhow::Result<i32> {
         SeriesCommand::Finalize(a) => finalize::finalize(ctx, a),
         SeriesCommand::Abort(a) => finalize::abort(ctx, a),
     }
-}
-
-/// "main (the current branch) at 1a2b3c4"
-pub fn describe_base(base: &Base) -> String {
-    format!(
-        "{} ({}) at {}",
-        base.name,
-        base.source.describe(),
-        base.commit.to_hex_with_len(7)
-    )
-}
-
-/// `--cmd`, else `jules.verify.cmd`.
-pub(super) fn verify_command(repo: &gix::Repository, explicit: Option<String>) -> Option<String> {
-    explicit.or_else(|| {
-        repo.config_snapshot()
-            .string("jules.verify.cmd")
-            .map(|s| s.to_string())
-            .filter(|s| !s.trim().is_empty())
-    })
 }

@@ -7,7 +7,6 @@ use anyhow::Context as _;
 use git_jules::series;
 
 use super::super::{ui, Context};
-use super::describe_base;
 
 #[derive(Debug, clap::Args)]
 pub struct StartArgs {
@@ -42,7 +41,7 @@ pub fn start(ctx: &Context, a: StartArgs) -> anyhow::Result<i32> {
     if ctx.ui.json {
         ui::json(&started);
     } else {
-        ui::status(format!("base: {}", describe_base(&started.base)));
+        ui::status(format!("base: {}", started.base.describe()));
         ui::status(format!(
             "started series {}: HEAD is now on {}",
             started.series, started.branch

@@ -3,7 +3,6 @@
 use git_jules::series::{self, status::VerifyState};
 
 use super::super::{ui, Context};
-use super::{describe_base, verify_command};
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {
@@ -35,7 +34,9 @@ fn state_word(s: VerifyState) -> &'static str {
 
 pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let cmd = verify_command(&repo, a.cmd);
+    let cmd = a
+        .cmd
+        .or_else(|| git_jules::verify::settings::command(&repo));
     let st = series::status::status(&repo, a.name.as_deref(), a.base.as_deref(), cmd.as_deref())?;
     if ctx.ui.json {
         ui::json(&st);
@@ -45,7 +46,7 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
         "series {} ({}), base {}",
         ctx.ui.bold(&st.series),
         st.branch,
-        describe_base(&st.base)
+        st.base.describe()
     ));
     if st.patches.is_empty() {
         ui::out(format!(
@@ -80,7 +81,9 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
 
 pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let cmd = verify_command(&repo, a.cmd);
+    let cmd = a
+        .cmd
+        .or_else(|| git_jules::verify::settings::command(&repo));
     let all = series::status::list(&repo, cmd.as_deref())?;
     if ctx.ui.json {
         ui::json(&all);
