@@ -6,6 +6,7 @@ mod cli;
 mod eventlog;
 mod finalize;
 mod format;
+mod layering;
 mod mail;
 mod reroll;
 mod review;

@@ -1,0 +1,399 @@
+//! The dependency order of `docs/architecture.md` ("Layering"), checked against the source: every path a
+//! file of `src/` names (`use crate::…`, `use super::…`, inline `crate::x::y`, `git_jules::…`) becomes an edge
+//! between modules, and
+//!
+//! 1. a library module only uses modules of a lower layer of the table in `docs/architecture.md`;
+//! 2. no two sibling modules (at any depth, library and binary) use each other, directly or through others;
+//! 3. the library never prints, exits or reads the environment (`println!`, `process::exit`, `env::var`, …).
+//!
+//! The table is read from the document itself, so the document and the check cannot drift apart.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A source file: its crate (`lib` or `bin`), its module path, and its text without comments.
+struct File {
+    krate: &'static str,
+    module: Vec<String>,
+    rel: String,
+    code: String,
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Code without `//` comments and without the unit-test module at the end of a file.
+fn strip(text: &str) -> String {
+    let text = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let code = match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        };
+        out.push_str(code);
+        out.push('\n');
+    }
+    out
+}
+
+fn load() -> Vec<File> {
+    let src = root().join("src");
+    let mut paths = Vec::new();
+    rust_files(&src, &mut paths);
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            let mut parts: Vec<String> = rel
+                .trim_end_matches(".rs")
+                .split('/')
+                .map(String::from)
+                .collect();
+            if parts.last().is_some_and(|l| l == "mod") {
+                parts.pop();
+            }
+            let krate = if parts.first().is_some_and(|f| f == "cli" || f == "main") {
+                "bin"
+            } else {
+                "lib"
+            };
+            if parts == ["lib"] || parts == ["main"] {
+                parts.clear();
+            }
+            let code = strip(&std::fs::read_to_string(&p).unwrap());
+            File {
+                krate,
+                module: parts,
+                rel: format!("src/{rel}"),
+                code,
+            }
+        })
+        .collect()
+}
+
+/// Expand `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e`.
+fn expand(tree: &str) -> Vec<String> {
+    let tree: String = tree.chars().filter(|c| !c.is_whitespace()).collect();
+    let Some(open) = tree.find('{') else {
+        return vec![tree];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| expand(p).into_iter().map(move |e| format!("{prefix}{e}")))
+        .collect()
+}
+
+/// Every path a file names: the trees of its `use` items and inline `crate::`/`super::`/`git_jules::` paths.
+fn paths(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("use ") {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + 4..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let Some(end) = rest.find(';') else { break };
+        let tree = &rest[..end];
+        if tree.contains('(') || tree.contains('"') {
+            continue; // not a use item
+        }
+        for p in expand(tree) {
+            out.push(p.split(" as ").next().unwrap_or(&p).to_owned());
+        }
+    }
+    for start in ["crate::", "super::", "git_jules::"] {
+        let mut rest = code;
+        while let Some(i) = rest.find(start) {
+            let before = rest[..i].chars().last();
+            let tail = &rest[i..];
+            let len = tail
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .unwrap_or(tail.len());
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                out.push(tail[..len].trim_end_matches(':').to_owned());
+            }
+            rest = &rest[i + start.len()..];
+        }
+    }
+    out
+}
+
+/// The module a path names, as the longest known module prefix (`None` for other crates and `std`).
+fn resolve(
+    path: &str,
+    from: &[String],
+    krate: &str,
+    modules: &BTreeSet<(String, Vec<String>)>,
+) -> Option<(String, Vec<String>)> {
+    let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+    let (target_crate, mut abs): (&str, Vec<String>) = match segs.first()? {
+        &"crate" => (krate, Vec::new()),
+        &"git_jules" => ("lib", Vec::new()),
+        &"self" => (krate, from.to_vec()),
+        &"super" => (krate, from.to_vec()),
+        first => {
+            // A child module named without a prefix (2018 paths), else another crate.
+            let mut m = from.to_vec();
+            m.push(first.to_string());
+            if modules.contains(&(krate.to_owned(), m)) {
+                (krate, from.to_vec())
+            } else {
+                return None;
+            }
+        }
+    };
+    let mut it = segs.iter().peekable();
+    if matches!(
+        it.peek(),
+        Some(&&"crate") | Some(&&"git_jules") | Some(&&"self")
+    ) {
+        it.next();
+    }
+    for s in it {
+        if *s == "super" {
+            abs.pop();
+        } else {
+            abs.push(s.to_string());
+        }
+    }
+    while !abs.is_empty() && !modules.contains(&(target_crate.to_owned(), abs.clone())) {
+        abs.pop();
+    }
+    Some((target_crate.to_owned(), abs))
+}
+
+/// `(from module, to module)` edges, per crate.
+fn edges(files: &[File]) -> BTreeSet<(String, Vec<String>, Vec<String>)> {
+    let modules: BTreeSet<(String, Vec<String>)> = files
+        .iter()
+        .flat_map(|f| (0..=f.module.len()).map(|n| (f.krate.to_owned(), f.module[..n].to_vec())))
+        .collect();
+    let mut out = BTreeSet::new();
+    for f in files {
+        for p in paths(&f.code) {
+            if let Some((k, to)) = resolve(&p, &f.module, f.krate, &modules) {
+                if k == f.krate && to != f.module {
+                    out.insert((k, f.module.clone(), to));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The layer table of `docs/architecture.md`: module name to layer number.
+fn layers() -> BTreeMap<String, u32> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with("Layering"))
+        .expect("docs/architecture.md has a \"## Layering\" section");
+    let mut out = BTreeMap::new();
+    for line in section.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if cells.len() < 3 {
+            continue;
+        }
+        let Ok(layer) = cells[1].parse::<u32>() else {
+            continue;
+        };
+        for m in cells[2].split(',') {
+            out.insert(m.trim().trim_matches('`').to_owned(), layer);
+        }
+    }
+    assert!(out.len() > 10, "the layer table is empty or unreadable");
+    out
+}
+
+#[test]
+fn library_modules_use_only_lower_layers() {
+    let files = load();
+    let layers = layers();
+    let mut errors = Vec::new();
+    for f in files
+        .iter()
+        .filter(|f| f.krate == "lib" && !f.module.is_empty())
+    {
+        if !layers.contains_key(&f.module[0]) {
+            errors.push(format!(
+                "{}: module `{}` is not in the layer table of docs/architecture.md",
+                f.rel, f.module[0]
+            ));
+        }
+    }
+    for (k, from, to) in edges(&files) {
+        if k != "lib" || from.is_empty() || to.is_empty() || from[0] == to[0] {
+            continue;
+        }
+        let (Some(a), Some(b)) = (layers.get(&from[0]), layers.get(&to[0])) else {
+            continue;
+        };
+        if b >= a {
+            errors.push(format!(
+                "{} (layer {a}) uses {} (layer {b}): a module may only use lower layers",
+                from.join("::"),
+                to.join("::")
+            ));
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+type Graphs = BTreeMap<(String, Vec<String>), BTreeMap<String, BTreeSet<String>>>;
+
+/// Every cycle among siblings, as `crate parent: a -> b -> a`.
+fn cycles(graphs: &Graphs) -> Vec<String> {
+    let mut cycles = Vec::new();
+    for ((k, parent), g) in graphs {
+        for start in g.keys() {
+            // A path from `start` back to itself.
+            let mut stack = vec![(start.clone(), vec![start.clone()])];
+            let mut seen = BTreeSet::new();
+            while let Some((node, path)) = stack.pop() {
+                for next in g.get(&node).into_iter().flatten() {
+                    if next == start {
+                        let mut c = path.clone();
+                        c.push(start.clone());
+                        cycles.push(format!("{k} {}: {}", parent.join("::"), c.join(" -> ")));
+                    } else if seen.insert(next.clone()) {
+                        let mut p = path.clone();
+                        p.push(next.clone());
+                        stack.push((next.clone(), p));
+                    }
+                }
+            }
+        }
+    }
+    cycles
+}
+
+#[test]
+fn no_two_sibling_modules_use_each_other() {
+    let files = load();
+    // For each parent module: child -> children it uses.
+    let mut graphs = Graphs::new();
+    for (k, from, to) in edges(&files) {
+        let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+        if common == from.len() || common == to.len() {
+            continue; // a parent and its own descendant
+        }
+        graphs
+            .entry((k, from[..common].to_vec()))
+            .or_default()
+            .entry(from[common].clone())
+            .or_default()
+            .insert(to[common].clone());
+    }
+    let mut cycles = cycles(&graphs);
+    cycles.sort();
+    cycles.dedup();
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn the_library_never_prints_exits_or_reads_the_environment() {
+    let forbidden = [
+        "println!",
+        "print!(",
+        "eprintln!",
+        "eprint!(",
+        "process::exit",
+        "env::var",
+        "env::temp_dir",
+        "env::args",
+    ];
+    let mut errors = Vec::new();
+    for f in load().iter().filter(|f| f.krate == "lib") {
+        for word in forbidden {
+            if f.code.contains(word) {
+                errors.push(format!("{}: {word}", f.rel));
+            }
+        }
+    }
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The checker itself finds what it must: a cycle between siblings and an edge up the layers.
+#[test]
+fn the_checker_sees_use_trees_and_inline_paths() {
+    assert_eq!(
+        expand("super::{a, b::{c, d}}"),
+        ["super::a", "super::b::c", "super::b::d"]
+    );
+    let code = "use super::import::State;\nfn f() { crate::series::patches(); }\n";
+    let p = paths(code);
+    assert!(p.contains(&"super::import::State".to_owned()), "{p:?}");
+    assert!(p.contains(&"crate::series::patches".to_owned()), "{p:?}");
+    let modules: BTreeSet<(String, Vec<String>)> = [
+        vec![],
+        vec!["mail".to_owned()],
+        vec!["mail".to_owned(), "import".to_owned()],
+        vec!["mail".to_owned(), "export".to_owned()],
+    ]
+    .into_iter()
+    .map(|m| ("lib".to_owned(), m))
+    .collect();
+    let from = vec!["mail".to_owned(), "export".to_owned()];
+    assert_eq!(
+        resolve("super::import::State", &from, "lib", &modules),
+        Some((
+            "lib".to_owned(),
+            vec!["mail".to_owned(), "import".to_owned()]
+        ))
+    );
+    // The cycle issue 12 found: cli::series::finalize -> cli::verify -> cli::series.
+    let mut g = Graphs::new();
+    let cli = g
+        .entry(("bin".to_owned(), vec!["cli".to_owned()]))
+        .or_default();
+    cli.entry("series".into())
+        .or_default()
+        .insert("verify".into());
+    cli.entry("verify".into())
+        .or_default()
+        .insert("series".into());
+    cli.entry("mail".into()).or_default().insert("ui".into());
+    let found = cycles(&g);
+    assert!(
+        found
+            .iter()
+            .any(|c| c == "bin cli: series -> verify -> series"),
+        "{found:?}"
+    );
+    assert!(!found.iter().any(|c| c.contains("ui")), "{found:?}");
+}
