@@ -43,10 +43,7 @@ impl Checkout {
         let mut file = match OpenOptions::new().write(true).create_new(true).open(&lock) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(Error::usage(format!(
-                    "{} exists: another git process seems to be running in this repository; if none is, remove the file and try again",
-                    lock.display()
-                )))
+                return Err(super::journal::lock_error(&lock))
             }
             Err(e) => return Err(Error::io(format!("creating {}", lock.display()), e)),
         };
@@ -78,6 +75,11 @@ impl Checkout {
 
     pub fn workdir(&self) -> &Path {
         &self.workdir
+    }
+
+    /// The lock file, which holds the copy of the index the operation works on.
+    pub fn lock_path(&self) -> &Path {
+        &self.lock
     }
 
     fn git<const N: usize>(&self, args: [&str; N]) -> Result<std::process::Output> {

@@ -10,6 +10,7 @@ pub mod commit;
 pub mod diff;
 pub mod finalize;
 pub mod format;
+pub mod journal;
 pub mod reroll;
 pub mod review;
 pub mod rewrite;
@@ -93,6 +94,12 @@ pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) 
     if let Some(state) = repo.state() {
         return Err(Error::usage(format!(
             "an operation is in progress ({state:?}); finish or abort it before {what}"
+        )));
+    }
+    if let Some(j) = journal::Journal::read(repo)? {
+        return Err(Error::usage(format!(
+            "`{}` was interrupted (see `git jules series status`); `git jules series reroll` finishes it, `git jules series undo` reverts it",
+            j.describe()
         )));
     }
     let series = current_series(repo, |on| {

@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::checkout::Checkout;
 use super::commit::{message, rationale_of};
 use super::diff;
+use super::journal::{self, Hook, Journal};
 use super::rewrite::{self, raw_changes, Original, RawChange, Squash, Step, Stop};
 use super::{ser_id, Current, Patch};
 use crate::backup::{self, Backup, Owner};
@@ -176,6 +177,7 @@ pub fn reroll(
     repo: &gix::Repository,
     action: Action,
     explicit_base: Option<&str>,
+    hook: Hook<'_>,
 ) -> Result<Rerolled> {
     let cur = super::current(repo, explicit_base, "series reroll")?;
     let n = cur.patches.len();
@@ -187,6 +189,7 @@ pub fn reroll(
     }
     let originals = Original::read_all(repo, &cur.patches)?;
     let lock = Checkout::lock(repo)?;
+    hook(journal::Step::Locked);
 
     let (first, steps, operation, from_tree, expect_final) = match &action {
         Action::Fold { patch, message } => {
@@ -319,8 +322,7 @@ pub fn reroll(
         Action::Move { from, to } => format!("move patch {from} to {to}"),
     };
     let log = format!("jules series reroll: {what}");
-    let backup = commit_move(repo, &lock, &cur, new_tip, from_tree, new_tree, &log)?;
-    lock.commit()?;
+    let backup = commit_move(repo, lock, &cur, new_tip, from_tree, new_tree, &log, hook)?;
     Ok(Rerolled {
         series: cur.series,
         branch: cur.branch,
@@ -334,21 +336,44 @@ pub fn reroll(
     })
 }
 
-/// Switch the working tree, move the branch through HEAD with a backup of the old tip; undo the switch when
-/// the branch moved meanwhile.
+/// Journal the operation, switch the working tree, move the branch through HEAD with a backup of the old tip,
+/// replace the index, drop the journal (the steps of [`super::journal`]). When the branch moved meanwhile, the
+/// switch is undone and nothing changed.
+#[allow(clippy::too_many_arguments)]
 fn commit_move(
     repo: &gix::Repository,
-    lock: &Checkout,
+    lock: Checkout,
     cur: &Current,
     new_tip: ObjectId,
     from_tree: ObjectId,
     new_tree: ObjectId,
     log: &str,
+    hook: Hook<'_>,
 ) -> Result<Backup> {
-    lock.switch(from_tree, new_tree)?;
+    if let Some(e) = journal::ref_lock(repo, &cur.branch) {
+        return Err(e);
+    }
+    let j = Journal {
+        operation: log.to_owned(),
+        series: cur.series.clone(),
+        branch: cur.branch.clone(),
+        pid: std::process::id(),
+        old_tip: cur.tip,
+        from_tree,
+        new_tip,
+        new_tree,
+    };
+    j.write(repo)?;
+    hook(journal::Step::Journaled);
+    if let Err(e) = lock.switch(from_tree, new_tree) {
+        // read-tree refuses before it writes anything.
+        Journal::remove(repo)?;
+        return Err(e);
+    }
+    hook(journal::Step::Switched);
     let edits = vec![backup::update("HEAD", Some(cur.tip), new_tip, true, log)?];
     let branch = cur.branch.clone();
-    match backup::transaction(
+    let backup = match backup::transaction(
         repo,
         Owner::Series(&cur.series),
         cur.tip,
@@ -360,17 +385,23 @@ fn commit_move(
         ))
         },
     ) {
-        Ok(b) => Ok(b),
+        Ok(b) => b,
         Err(e) => {
             let _ = lock.switch(new_tree, from_tree);
-            Err(e)
+            Journal::remove(repo)?;
+            return Err(e);
         }
-    }
+    };
+    hook(journal::Step::Moved);
+    lock.commit()?;
+    hook(journal::Step::Indexed);
+    Journal::remove(repo)?;
+    Ok(backup)
 }
 
 /// Restore backup `number` (default: the latest) of the series HEAD is on. The current tip becomes a new
 /// backup, so `undo` twice returns to where it started.
-pub fn undo(repo: &gix::Repository, number: Option<u64>) -> Result<Rerolled> {
+pub fn undo(repo: &gix::Repository, number: Option<u64>, hook: Hook<'_>) -> Result<Rerolled> {
     let cur = super::current(repo, None, "series undo")?;
     let backups = backup::list(repo, Owner::Series(&cur.series))?;
     let target = match number {
@@ -402,6 +433,7 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>) -> Result<Rerolled> {
     }
     let target_tree = repo.find_commit(target.commit)?.tree_id()?.detach();
     let lock = Checkout::lock(repo)?;
+    hook(journal::Step::Locked);
     lock.require_clean("series undo")?;
     let restored = super::patches(repo, cur.base.commit, target.commit)?;
     let new: Vec<NewPatch> = restored
@@ -433,14 +465,14 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>) -> Result<Rerolled> {
     );
     let backup = commit_move(
         repo,
-        &lock,
+        lock,
         &cur,
         target.commit,
         cur.tip_tree,
         target_tree,
         &log,
+        hook,
     )?;
-    lock.commit()?;
     Ok(Rerolled {
         series: cur.series,
         branch: cur.branch,

@@ -42,6 +42,10 @@ pub struct SeriesStatus {
     /// The command whose cached results `verify` shows (`jules.verify.cmd` or `--cmd`).
     pub verify_command: Option<String>,
     pub patches: Vec<PatchStatus>,
+    /// A rewrite of this series that a killed process left unfinished (`series reroll: drop patch 2/3`); the
+    /// next `series reroll` finishes it, `series undo` reverts it. Absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
 }
 
 impl SeriesStatus {
@@ -145,5 +149,8 @@ fn one(
         tip,
         verify_command: command.map(str::to_owned),
         patches,
+        interrupted: super::journal::Journal::read(repo)?
+            .filter(|j| j.series == name)
+            .map(|j| j.describe()),
     })
 }

@@ -560,3 +560,133 @@ fn undo_reads_backups_of_the_old_layout() {
     assert_eq!(r.rev("HEAD").unwrap(), old[0]);
     assert_eq!(r.rev("refs/jules/backup/series/feat/5").unwrap(), old[1]);
 }
+
+/// Issue 18: reroll (fold), drop, move and undo killed at every step boundary (the test-only
+/// `JULES_TEST_CRASH_AT` hook aborts the process there, as `kill -9` would) leave the repository in the old
+/// state or the new one with ref, index and working tree agreeing, or with `series status` naming the
+/// interrupted operation; then `series reroll` finishes it (the new state) and `series undo` reverts it.
+#[test]
+fn rewrites_killed_at_every_step_leave_old_new_or_a_recoverable_state() {
+    const STEPS: [&str; 5] = ["locked", "journaled", "switched", "moved", "indexed"];
+    type Setup = fn(&Repo);
+    let ops: [(&str, Setup, &[&str]); 4] = [
+        (
+            "fold",
+            |r| r.write("a.txt", "a2\n"),
+            &["series", "reroll", "1"],
+        ),
+        ("drop", |_| {}, &["series", "reroll", "2", "--drop"]),
+        ("move", |_| {}, &["series", "reroll", "--move", "3:1"]),
+        (
+            "undo",
+            |r| {
+                r.jules_ok(["series", "reroll", "1", "--drop"]);
+            },
+            &["series", "undo"],
+        ),
+    ];
+    // What must agree: the trees of the series' commits (deterministic whatever the dates) and `git status`.
+    let state = |r: &Repo| -> (String, String) {
+        (
+            r.git(["log", "--format=%T", "main..HEAD"]),
+            r.git(["status", "--porcelain", "--untracked-files=all"]),
+        )
+    };
+    let fresh = |setup: Setup| -> Repo {
+        let r = Repo::new();
+        make_series(
+            &r,
+            "feat",
+            &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+        );
+        r.write("untracked.txt", "stays\n");
+        setup(&r);
+        r
+    };
+    for (name, setup, args) in ops {
+        let reference = fresh(setup);
+        let old = state(&reference);
+        reference.jules_ok(args);
+        let new = state(&reference);
+        assert_ne!(old, new, "{name}: the operation changes something");
+        for step in STEPS {
+            let ctx = format!("{name} killed at {step}");
+            let r = fresh(setup);
+            assert_eq!(state(&r), old, "{ctx}: same start");
+            let out = r
+                .jules_cmd(args)
+                .env("JULES_TEST_CRASH_AT", step)
+                .output()
+                .unwrap();
+            assert_eq!(
+                out.status.code(),
+                None,
+                "{ctx}: the hook stops the process: {}",
+                stderr(&out)
+            );
+            let index_lock = r.path().join(".git/index.lock");
+            let status = r.jules(["series", "status"]);
+            if stdout(&status).contains("interrupted: `series") {
+                // Recoverable: undo reverts (in a twin), a rerun finishes.
+                let twin = fresh(setup);
+                let out = twin
+                    .jules_cmd(args)
+                    .env("JULES_TEST_CRASH_AT", step)
+                    .output()
+                    .unwrap();
+                assert_eq!(out.status.code(), None, "{ctx}");
+                twin.jules_ok(["series", "undo"]);
+                assert_eq!(state(&twin).0, old.0, "{ctx}: undo reverts the history");
+                assert_eq!(
+                    twin.git(["status", "--porcelain", "--untracked-files=no"]),
+                    "",
+                    "{ctx}: after undo, ref, index and working tree agree"
+                );
+                // `series reroll` (whatever its arguments) finishes it, also an interrupted undo.
+                let again = r.jules(["series", "reroll", "1"]);
+                assert!(again.status.success(), "{ctx}: rerun: {}", stderr(&again));
+                assert!(
+                    stdout(&again).contains("finished the interrupted"),
+                    "{ctx}: {}",
+                    stdout(&again)
+                );
+                assert_eq!(state(&r), new, "{ctx}: the rerun finished the operation");
+                assert!(!index_lock.exists(), "{ctx}");
+            } else if index_lock.exists() {
+                // Killed holding only the index lock: every command names it, its age and the cure.
+                let again = r.jules(args);
+                assert_eq!(again.status.code(), Some(2), "{ctx}");
+                let err = stderr(&again);
+                assert!(
+                    err.contains("index.lock") && err.contains(" s old") && err.contains("rm "),
+                    "{ctx}: {err}"
+                );
+                std::fs::remove_file(&index_lock).unwrap();
+                assert_eq!(state(&r), old, "{ctx}: nothing changed");
+            } else {
+                let now = state(&r);
+                assert!(now == old || now == new, "{ctx}: {now:?}");
+            }
+            assert_eq!(r.read("untracked.txt"), "stays\n", "{ctx}");
+        }
+    }
+}
+
+/// A `HEAD.lock` left by a killed git is named with its age and the command that clears it; nothing changes.
+#[test]
+fn a_leftover_head_lock_is_named_with_its_age_and_cure() {
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
+    std::fs::write(r.path().join(".git/HEAD.lock"), "").unwrap();
+    let before = snapshot(&r);
+    let out = r.jules(["series", "reroll", "2", "--drop"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("HEAD.lock") && err.contains(" s old") && err.contains("rm "),
+        "{err}"
+    );
+    assert_eq!(snapshot(&r), before);
+    std::fs::remove_file(r.path().join(".git/HEAD.lock")).unwrap();
+    r.jules_ok(["series", "reroll", "2", "--drop"]);
+}

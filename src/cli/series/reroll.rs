@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context as _};
+use git_jules::series::journal;
 use git_jules::series::reroll::{self, Action, ChangeKind, MessageEdit, Rerolled};
 use git_jules::Error;
 
@@ -101,16 +102,49 @@ pub fn reroll(ctx: &Context, a: RerollArgs) -> anyhow::Result<i32> {
         }
     };
     let repo = ctx.open()?;
-    let done = reroll::reroll(&repo, action, a.base.as_deref())?;
+    // A rerun finishes an interrupted rewrite, and does only that: the arguments were for the state before it.
+    if let Some(r) = journal::recover(&repo)? {
+        print_recovered(ctx, &r);
+        return Ok(0);
+    }
+    let done = reroll::reroll(&repo, action, a.base.as_deref(), &crash_hook)?;
     print(ctx, &done);
     Ok(0)
 }
 
 pub fn undo(ctx: &Context, a: UndoArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let done = reroll::undo(&repo, a.number)?;
+    // Undo after an interrupted rewrite finishes it first, then restores the backup it made: it reverts it.
+    if let Some(r) = journal::recover(&repo)? {
+        if !ctx.ui.json {
+            ui::status(format!("finished the interrupted `{}` first", r.operation));
+        }
+    }
+    let done = reroll::undo(&repo, a.number, &crash_hook)?;
     print(ctx, &done);
     Ok(0)
+}
+
+/// Test-only: `JULES_TEST_CRASH_AT=<step>` (`locked`, `journaled`, `switched`, `moved`, `indexed`) aborts the
+/// process at that step boundary of a rewrite, as a kill would: no destructor runs, locks stay behind.
+fn crash_hook(step: journal::Step) {
+    if std::env::var("JULES_TEST_CRASH_AT").is_ok_and(|s| s == step.name()) {
+        std::process::abort();
+    }
+}
+
+fn print_recovered(ctx: &Context, r: &journal::Recovered) {
+    if ctx.ui.json {
+        ui::json(&serde_json::json!({ "version": 1, "recovered": r }));
+        return;
+    }
+    ui::out(format!(
+        "finished the interrupted `{}`: {} is at {} (was {}); run the command again if it was not this one, `git jules series undo` reverts it",
+        r.operation,
+        r.branch,
+        r.new_tip.to_hex_with_len(7),
+        r.old_tip.to_hex_with_len(7)
+    ));
 }
 
 /// A range-diff-like summary: `old: id = new: id summary` (`=` same change, `!` changed, `<` dropped, `>` new).

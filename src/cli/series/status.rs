@@ -48,6 +48,11 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
         st.branch,
         st.base.describe()
     ));
+    if let Some(op) = &st.interrupted {
+        ui::out(format!(
+            "interrupted: `{op}` was killed before it finished; `git jules series reroll` finishes it, `git jules series undo` reverts it"
+        ));
+    }
     if st.patches.is_empty() {
         ui::out(format!(
             "no patches: {}..{} is empty",
