@@ -1,7 +1,8 @@
 //! Backups of rewritten branches, one namespace per owner, numbered from 1 and never reused:
 //!
 //! - a series: `refs/jules/backup/series/<name>/<n>` (reroll, drop, move, undo, finalize, abort);
-//! - a weave integration branch: `refs/jules/backup/weave/<branch>/<n>` (a move that is not a fast-forward).
+//! - a weave integration branch: `refs/jules/backup/weave/<branch>/<n>` (a move that is not a fast-forward);
+//! - any other branch rewritten with `series reroll --base B`: `refs/jules/backup/branch/<branch>/<n>`.
 //!
 //! Every operation that moves a branch somewhere its old tip is not contained first keeps the old tip under
 //! the next number, in the same ref transaction that moves the branch, so either both happen or neither
@@ -30,6 +31,8 @@ pub enum Owner<'a> {
     Series(&'a str),
     /// A weave integration branch, by its short name (`jules/integration/weave`).
     Weave(&'a str),
+    /// Any other local branch rewritten by `series reroll --base B` without being a series, by short name.
+    Branch(&'a str),
 }
 
 /// The reflog message weave gave its backups in the old layout.
@@ -45,14 +48,19 @@ impl Owner<'_> {
                 let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
                 format!("{ROOT}weave/{short}/")
             }
+            Owner::Branch(branch) => {
+                let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+                format!("{ROOT}branch/{short}/")
+            }
         }
     }
 
-    /// The directory of the layout before namespaces.
-    fn legacy_prefix(&self) -> String {
+    /// The directory of the layout before namespaces (plain branches had none).
+    fn legacy_prefix(&self) -> Option<String> {
         match self {
-            Owner::Series(name) => format!("{ROOT}{name}/"),
-            Owner::Weave(_) => format!("{ROOT}weave/"),
+            Owner::Series(name) => Some(format!("{ROOT}{name}/")),
+            Owner::Weave(_) => Some(format!("{ROOT}weave/")),
+            Owner::Branch(_) => None,
         }
     }
 
@@ -67,6 +75,7 @@ impl Owner<'_> {
                 let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
                 weave_of.is_some_and(|r| r.strip_prefix("refs/heads/").unwrap_or(r) == short)
             }
+            Owner::Branch(_) => false,
         }
     }
 }
@@ -82,10 +91,13 @@ pub struct Backup {
 
 /// The backups of `owner`, by number, old layout included. At equal numbers the new layout comes last.
 pub fn list(repo: &gix::Repository, owner: Owner<'_>) -> Result<Vec<Backup>> {
-    let mut out = numbered(repo, &owner.legacy_prefix(), |r| {
-        let first = first_log_message(r);
-        owner.owns_legacy(first.as_deref())
-    })?;
+    let mut out = match owner.legacy_prefix() {
+        Some(legacy) => numbered(repo, &legacy, |r| {
+            let first = first_log_message(r);
+            owner.owns_legacy(first.as_deref())
+        })?,
+        None => Vec::new(),
+    };
     out.extend(numbered(repo, &owner.prefix(), |_| true)?);
     out.sort_by_key(|b| b.number);
     Ok(out)

@@ -78,24 +78,36 @@ pub fn collect(
     explicit_base: Option<&str>,
     only: Option<usize>,
 ) -> Result<Formatted> {
-    let series = match name {
-        Some(n) => n.to_owned(),
+    // With `--base`, HEAD on any other local branch is formatted as it is, without adopting it as a series.
+    let (series, branch, tip) = match name {
+        Some(n) => {
+            let tip = crate::refs::target(repo, &branch_ref(n))?
+                .ok_or_else(|| Error::not_found("series", n))?;
+            (n.to_owned(), branch_name(n), tip)
+        }
         None => {
             let cur = current_branch(repo)?;
-            cur.as_deref()
-                .and_then(series_of_branch)
-                .map(str::to_owned)
-                .ok_or_else(|| {
-                    Error::usage(format!(
-                        "HEAD is not on a series branch but on {}; name a series or check one out",
-                        cur.as_deref().unwrap_or("a detached commit")
-                    ))
-                })?
+            match cur.as_deref() {
+                Some(b) if series_of_branch(b).is_some() => {
+                    let n = series_of_branch(b).unwrap_or_default().to_owned();
+                    let tip = crate::refs::target(repo, &branch_ref(&n))?
+                        .ok_or_else(|| Error::not_found("series", &n))?;
+                    (n.clone(), branch_name(&n), tip)
+                }
+                Some(b) if explicit_base.is_some() => {
+                    let tip = crate::refs::target(repo, &format!("refs/heads/{b}"))?
+                        .ok_or_else(|| Error::not_found("branch", b))?;
+                    (b.to_owned(), b.to_owned(), tip)
+                }
+                other => {
+                    return Err(Error::usage(format!(
+                        "HEAD is not on a series branch but on {}; name a series, check one out, or pass --base BRANCH to use the current branch",
+                        other.unwrap_or("a detached commit")
+                    )))
+                }
+            }
         }
     };
-    let branch = branch_name(&series);
-    let tip = crate::refs::target(repo, &branch_ref(&series))?
-        .ok_or_else(|| Error::not_found("series", &series))?;
     let base = base::resolve(repo, explicit_base, Some(&branch))?;
     let patches = super::patches(repo, base.commit, tip)?;
     let total = patches.len();

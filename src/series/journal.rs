@@ -76,6 +76,9 @@ pub struct Journal {
     pub operation: String,
     pub series: String,
     pub branch: String,
+    /// A plain branch rewritten in place (not a series): its backups are under `refs/jules/backup/branch/`.
+    #[serde(default)]
+    pub plain: bool,
     pub pid: u32,
     #[serde(with = "hex_id")]
     pub old_tip: ObjectId,
@@ -257,7 +260,11 @@ pub fn recover(repo: &gix::Repository) -> Result<Option<Recovered>> {
         let branch = j.branch.clone();
         Some(backup::transaction(
             repo,
-            Owner::Series(&j.series),
+            if j.plain {
+                Owner::Branch(&j.branch)
+            } else {
+                Owner::Series(&j.series)
+            },
             j.old_tip,
             edits,
             &j.operation,

@@ -60,17 +60,30 @@ pub fn current_branch(repo: &gix::Repository) -> Result<Option<String>> {
 /// The series HEAD is on, with its base and patches: what every command that rewrites a series starts from.
 #[derive(Debug, Clone)]
 pub struct Current {
+    /// The series name; for a plain branch (see [`current_or_plain`]), the branch's short name.
     pub series: String,
-    /// `jules/staging/NAME`.
+    /// `jules/staging/NAME`, or the plain branch's short name.
     pub branch: String,
+    /// HEAD is on a branch that is not a series (`series reroll --base B` on any branch): it is rewritten in
+    /// place and not adopted (no staging branch, no `julesBase`); its backups are its own.
+    pub plain: bool,
     pub tip: ObjectId,
     pub tip_tree: ObjectId,
     pub base: Base,
     pub patches: Vec<Patch>,
 }
 
-/// The series HEAD is on. `what` names the command for messages. Refuses a bare repository, an operation
-/// in progress (merge, rebase, …) and a HEAD that is not on a series branch.
+impl Current {
+    /// Whose backups this branch's are.
+    pub fn owner(&self) -> crate::backup::Owner<'_> {
+        if self.plain {
+            crate::backup::Owner::Branch(&self.branch)
+        } else {
+            crate::backup::Owner::Series(&self.series)
+        }
+    }
+}
+
 /// The name of the series HEAD is on, or a usage error worded by `refuse` (given what HEAD is on instead).
 pub(crate) fn current_series(
     repo: &gix::Repository,
@@ -85,7 +98,34 @@ pub(crate) fn current_series(
     }
 }
 
+/// The series HEAD is on. `what` names the command for messages. Refuses a bare repository, an operation
+/// in progress (merge, rebase, …), an interrupted rewrite, and a HEAD that is not on a series branch.
 pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) -> Result<Current> {
+    current_inner(repo, explicit_base, what, false)
+}
+
+/// Like [`current`], but a HEAD on any other local branch is accepted too, as a plain branch (not adopted as a
+/// series): with `--base`, or when `plain_without_base` (undo, which needs no base to restore a backup).
+pub fn current_or_plain(
+    repo: &gix::Repository,
+    explicit_base: Option<&str>,
+    what: &str,
+    plain_without_base: bool,
+) -> Result<Current> {
+    current_inner(
+        repo,
+        explicit_base,
+        what,
+        explicit_base.is_some() || plain_without_base,
+    )
+}
+
+fn current_inner(
+    repo: &gix::Repository,
+    explicit_base: Option<&str>,
+    what: &str,
+    plain_ok: bool,
+) -> Result<Current> {
     if repo.workdir().is_none() {
         return Err(Error::usage(
             "a series needs a working tree; this repository is bare",
@@ -102,10 +142,23 @@ pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) 
             j.describe()
         )));
     }
-    let series = current_series(repo, |on| {
-        format!("{what} works on the series HEAD is on, but HEAD is on {on}; check out a series branch (jules/staging/NAME)")
-    })?;
-    let branch = branch_name(&series);
+    let on = current_branch(repo)?;
+    let (series, branch, plain) = match on.as_deref() {
+        Some(b) => match series_of_branch(b) {
+            Some(series) => (series.to_owned(), branch_name(series), false),
+            None if plain_ok => (b.to_owned(), b.to_owned(), true),
+            None => {
+                return Err(Error::usage(format!(
+                    "{what} works on the series HEAD is on, but HEAD is on {b}; check out a series branch (jules/staging/NAME), or pass --base BRANCH to work on {b} itself"
+                )))
+            }
+        },
+        None => {
+            return Err(Error::usage(format!(
+                "{what} works on the series HEAD is on, but HEAD is on a detached commit; check out a series branch (jules/staging/NAME)"
+            )))
+        }
+    };
     let tip = repo.head_id()?.detach();
     let tip_tree = repo.find_commit(tip)?.tree_id()?.detach();
     let base = base::resolve(repo, explicit_base, Some(&branch))?;
@@ -113,6 +166,7 @@ pub fn current(repo: &gix::Repository, explicit_base: Option<&str>, what: &str) 
     Ok(Current {
         series,
         branch,
+        plain,
         tip,
         tip_tree,
         base,

@@ -23,7 +23,7 @@ use super::diff;
 use super::journal::{self, Hook, Journal};
 use super::rewrite::{self, raw_changes, Original, RawChange, Squash, Step, Stop};
 use super::{ser_id, Current, Patch};
-use crate::backup::{self, Backup, Owner};
+use crate::backup::{self, Backup};
 use crate::error::{Error, Result};
 
 /// How to change patch N's message.
@@ -179,7 +179,7 @@ pub fn reroll(
     explicit_base: Option<&str>,
     hook: Hook<'_>,
 ) -> Result<Rerolled> {
-    let cur = super::current(repo, explicit_base, "series reroll")?;
+    let cur = super::current_or_plain(repo, explicit_base, "series reroll", false)?;
     let n = cur.patches.len();
     if n == 0 {
         return Err(Error::usage(format!(
@@ -357,6 +357,7 @@ fn commit_move(
         operation: log.to_owned(),
         series: cur.series.clone(),
         branch: cur.branch.clone(),
+        plain: cur.plain,
         pid: std::process::id(),
         old_tip: cur.tip,
         from_tree,
@@ -375,7 +376,7 @@ fn commit_move(
     let branch = cur.branch.clone();
     let backup = match backup::transaction(
         repo,
-        Owner::Series(&cur.series),
+        cur.owner(),
         cur.tip,
         edits,
         log,
@@ -402,8 +403,8 @@ fn commit_move(
 /// Restore backup `number` (default: the latest) of the series HEAD is on. The current tip becomes a new
 /// backup, so `undo` twice returns to where it started.
 pub fn undo(repo: &gix::Repository, number: Option<u64>, hook: Hook<'_>) -> Result<Rerolled> {
-    let cur = super::current(repo, None, "series undo")?;
-    let backups = backup::list(repo, Owner::Series(&cur.series))?;
+    let cur = super::current_or_plain(repo, None, "series undo", true)?;
+    let backups = backup::list(repo, cur.owner())?;
     let target = match number {
         Some(k) => backups
             .iter()
@@ -412,14 +413,14 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>, hook: Hook<'_>) -> Resu
             .ok_or_else(|| {
                 Error::not_found(
                     "backup",
-                    format!("{}{k}", Owner::Series(&cur.series).prefix()),
+                    format!("{}{k}", cur.owner().prefix()),
                 )
             })?,
         None => backups.last().cloned().ok_or_else(|| {
             Error::usage(format!(
                 "series {} has no backup to restore ({}*)",
                 cur.series,
-                Owner::Series(&cur.series).prefix()
+                cur.owner().prefix()
             ))
         })?,
     };

@@ -690,3 +690,40 @@ fn a_leftover_head_lock_is_named_with_its_age_and_cure() {
     std::fs::remove_file(r.path().join(".git/HEAD.lock")).unwrap();
     r.jules_ok(["series", "reroll", "2", "--drop"]);
 }
+
+/// Issue 13: with `--base`, reroll, format and review work on the current branch when it is not a series,
+/// without adopting it (no staging branch, no julesBase); its backups are its own and `undo` restores them.
+#[test]
+fn reroll_format_and_review_work_on_any_branch_with_base() {
+    let r = Repo::new();
+    r.git(["switch", "-q", "-c", "feature"]);
+    for (f, c) in [("a.txt", "a\n"), ("b.txt", "b\n")] {
+        r.write(f, c);
+        r.git(["add", f]);
+        r.git(["commit", "-qm", &format!("add {f}")]);
+    }
+    let old_tip = r.rev("HEAD").unwrap();
+    // Without --base it says how to do it.
+    let out = r.jules(["series", "reroll", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--base"), "{}", stderr(&out));
+
+    r.write("a.txt", "a2\n");
+    let out = json(&r.jules_ok(["--json", "series", "reroll", "1", "--base", "main"]));
+    assert_eq!(out["branch"], "feature");
+    assert_eq!(out["backup"]["ref"], "refs/jules/backup/branch/feature/1");
+    assert_eq!(r.git(["symbolic-ref", "--short", "HEAD"]), "feature");
+    assert_eq!(r.git(["show", "HEAD~1:a.txt"]), "a2");
+    assert_eq!(r.git(["status", "--porcelain"]), "");
+    assert_eq!(r.git(["for-each-ref", "refs/heads/jules/"]), "", "not adopted");
+    assert!(r.git_output(["config", "branch.feature.julesBase"]).stdout.is_empty());
+
+    let fmt = json(&r.jules_ok(["--json", "series", "format", "--base", "main"]));
+    assert_eq!(fmt["patches"].as_array().map(Vec::len), Some(2), "{fmt}");
+    let review = r.jules(["series", "review", "1", "--print", "--base", "main"]);
+    assert!(review.status.success(), "{}", stderr(&review));
+
+    r.jules_ok(["series", "undo"]);
+    assert_eq!(r.rev("HEAD").unwrap(), old_tip);
+    assert_eq!(r.git(["status", "--porcelain"]), "");
+}
