@@ -290,15 +290,7 @@ fn rebase_onto_base(
     )? {
         Ok(p) => p,
         Err(stop) => {
-            let n = originals.len();
-            let describe = |i: usize| {
-                let o = &originals[i - 1];
-                format!(
-                    "patch {i}/{n} ({} {})",
-                    o.commit.to_hex_with_len(7),
-                    o.summary
-                )
-            };
+            let describe = |i: usize| rewrite::describe(&originals, i);
             let moved = format!(
                 "{} moved to {}",
                 cur.base.name,

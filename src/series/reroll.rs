@@ -511,7 +511,6 @@ fn shown(paths: &[String]) -> String {
 }
 
 fn stop_error(cur: &Current, originals: &[Original], action: &Action, stop: Stop) -> Error {
-    let n = originals.len();
     let what = match action {
         Action::Fold { patch, .. } => format!("folding the working tree into patch {patch}"),
         Action::Drop { patch } => format!("dropping patch {patch}"),
@@ -521,14 +520,7 @@ fn stop_error(cur: &Current, originals: &[Original], action: &Action, stop: Stop
         Action::Fold { .. } => "nothing was changed, the changes are still in the working tree",
         _ => "nothing was changed",
     };
-    let describe = |i: usize| {
-        let o = &originals[i - 1];
-        format!(
-            "patch {i}/{n} ({} {})",
-            o.commit.to_hex_with_len(7),
-            o.summary
-        )
-    };
+    let describe = |i: usize| rewrite::describe(originals, i);
     let _ = cur;
     match stop {
         Stop::Conflict {

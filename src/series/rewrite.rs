@@ -30,6 +30,17 @@ pub struct Original {
     pub commit_object: gix::objs::Commit,
 }
 
+/// "patch 2/3 (1a2b3c4 summary)": how messages name patch `i` (1-based) of `originals`.
+pub fn describe(originals: &[Original], i: usize) -> String {
+    let o = &originals[i - 1];
+    format!(
+        "patch {i}/{} ({} {})",
+        originals.len(),
+        o.commit.to_hex_with_len(7),
+        o.summary
+    )
+}
+
 impl Original {
     /// Read the patches of a linear series (each patch's parent is the previous one, the first one's the
     /// base). A merge commit inside the series is refused: replaying it would need its other parents.
