@@ -1,5 +1,6 @@
 //! Unified diffs of two trees, byte for byte as `git diff --full-index -M --histogram` prints them, plus the
-//! `--stat`/`--shortstat`/`--summary` lines and a patch fingerprint for comparing patches across rewrites.
+//! `--stat`/`--shortstat`/`--summary` lines ([`stat`]) and a patch fingerprint for comparing patches across
+//! rewrites. The line diff and hunk layout are in [`hunks`].
 //!
 //! gix finds the changed files and renames; the line diff is imara-diff's histogram with git's slider
 //! heuristics; the rendering (file headers, hunk grouping with three lines of context, funcname after `@@`,
@@ -10,7 +11,6 @@
 use std::io::Write as _;
 
 use gix::bstr::{BStr, BString, ByteSlice};
-use gix::diff::blob::{Algorithm, Diff, InternedInput};
 use gix::object::tree::diff::ChangeDetached;
 use gix::objs::tree::EntryMode;
 use gix::ObjectId;
@@ -18,8 +18,12 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 
-/// Lines of context around changes, as git's default.
-const CONTEXT: u32 = 3;
+pub mod hunks;
+pub mod stat;
+
+pub use hunks::hunks;
+pub use stat::ShortStat;
+
 /// git looks for a NUL in this many leading bytes to call a file binary.
 const BINARY_PROBE: usize = 8000;
 
@@ -62,164 +66,12 @@ pub struct PatchDiff {
     pub files: Vec<FileDiff>,
 }
 
-/// `N files changed, I insertions(+), D deletions(-)`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ShortStat {
-    pub files: usize,
-    pub insertions: u64,
-    pub deletions: u64,
-}
-
-impl ShortStat {
-    /// git's wording, with the leading space: ` 2 files changed, 3 insertions(+), 1 deletion(-)`.
-    pub fn text(&self) -> String {
-        let mut s = format!(
-            " {} file{} changed",
-            self.files,
-            if self.files == 1 { "" } else { "s" }
-        );
-        if self.files == 0 {
-            return s;
-        }
-        if self.insertions > 0 || self.deletions == 0 {
-            s.push_str(&format!(
-                ", {} insertion{}(+)",
-                self.insertions,
-                if self.insertions == 1 { "" } else { "s" }
-            ));
-        }
-        if self.deletions > 0 || self.insertions == 0 {
-            s.push_str(&format!(
-                ", {} deletion{}(-)",
-                self.deletions,
-                if self.deletions == 1 { "" } else { "s" }
-            ));
-        }
-        s
-    }
-
-    pub fn add(&mut self, other: ShortStat) {
-        self.files += other.files;
-        self.insertions += other.insertions;
-        self.deletions += other.deletions;
-    }
-}
-
 impl PatchDiff {
     /// The patch text: every file block in order.
     pub fn text(&self) -> Vec<u8> {
         let mut out = Vec::new();
         for f in &self.files {
             out.extend_from_slice(&f.text);
-        }
-        out
-    }
-
-    pub fn shortstat(&self) -> ShortStat {
-        ShortStat {
-            files: self.files.len(),
-            insertions: self.files.iter().map(|f| u64::from(f.insertions)).sum(),
-            deletions: self.files.iter().map(|f| u64::from(f.deletions)).sum(),
-        }
-    }
-
-    /// The `--stat` block git puts between `---` and the diff of a mail: one line per file, the shortstat,
-    /// and the `--summary` lines (created, deleted, renamed files and mode changes). The graph is scaled to
-    /// `width` columns like git's, though not guaranteed to the column.
-    pub fn stat(&self, width: usize) -> String {
-        let names: Vec<String> = self.files.iter().map(stat_name).collect();
-        let name_width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
-        let max_change = self
-            .files
-            .iter()
-            .filter(|f| !f.binary)
-            .map(|f| f.insertions + f.deletions)
-            .max()
-            .unwrap_or(0);
-        let count_width = self
-            .files
-            .iter()
-            .map(|f| {
-                if f.binary {
-                    3
-                } else {
-                    (f.insertions + f.deletions).to_string().len()
-                }
-            })
-            .max()
-            .unwrap_or(1);
-        // " name | count graph"
-        let graph_width = width
-            .saturating_sub(name_width + count_width + 4)
-            .clamp(8, 40) as u32;
-        let mut out = String::new();
-        for (f, name) in self.files.iter().zip(&names) {
-            if f.binary {
-                out.push_str(&format!(
-                    " {name:<name_width$} | Bin {} -> {} bytes\n",
-                    f.old_size, f.new_size
-                ));
-                continue;
-            }
-            let total = f.insertions + f.deletions;
-            let (plus, minus) = if max_change <= graph_width || max_change == 0 {
-                (f.insertions, f.deletions)
-            } else {
-                let scale = |n: u32| -> u32 {
-                    if n == 0 {
-                        0
-                    } else {
-                        ((u64::from(n) * u64::from(graph_width)) / u64::from(max_change)).max(1)
-                            as u32
-                    }
-                };
-                (scale(f.insertions), scale(f.deletions))
-            };
-            let row = format!(
-                " {name:<name_width$} | {total:>count_width$} {}{}",
-                "+".repeat(plus as usize),
-                "-".repeat(minus as usize)
-            );
-            out.push_str(row.trim_end());
-            out.push('\n');
-        }
-        out.push_str(&self.shortstat().text());
-        out.push('\n');
-        for f in &self.files {
-            let mode =
-                |m: Option<EntryMode>| m.map(|m| format!("{:06o}", m.value())).unwrap_or_default();
-            match f.status {
-                Status::Added => out.push_str(&format!(
-                    " create mode {} {}\n",
-                    mode(f.new_mode),
-                    f.new_path
-                )),
-                Status::Deleted => out.push_str(&format!(
-                    " delete mode {} {}\n",
-                    mode(f.old_mode),
-                    f.old_path
-                )),
-                Status::Renamed { similarity } => {
-                    out.push_str(&format!(
-                        " rename {} ({similarity}%)\n",
-                        rename_display(f.old_path.as_ref(), f.new_path.as_ref())
-                    ));
-                    if f.old_mode != f.new_mode {
-                        out.push_str(&format!(
-                            " mode change {} => {}\n",
-                            mode(f.old_mode),
-                            mode(f.new_mode)
-                        ));
-                    }
-                }
-                Status::Modified if f.old_mode != f.new_mode => out.push_str(&format!(
-                    " mode change {} => {} {}\n",
-                    mode(f.old_mode),
-                    mode(f.new_mode),
-                    f.new_path
-                )),
-                Status::Modified => {}
-            }
         }
         out
     }
@@ -256,51 +108,6 @@ impl PatchDiff {
         }
         h.finalize().iter().map(|b| format!("{b:02x}")).collect()
     }
-}
-
-/// The stat column's name: the path, or `old => new` with common leading directories and trailing parts
-/// folded as git does (`dir/{a => b}/f`).
-fn stat_name(f: &FileDiff) -> String {
-    match f.status {
-        Status::Renamed { .. } => rename_display(f.old_path.as_ref(), f.new_path.as_ref()),
-        Status::Deleted => f.old_path.to_string(),
-        _ => f.new_path.to_string(),
-    }
-}
-
-fn rename_display(old: &BStr, new: &BStr) -> String {
-    let (a, b) = (old.as_bytes(), new.as_bytes());
-    // Common prefix up to and including a '/', common suffix from a '/'.
-    let mut pfx = 0;
-    for i in 0..a.len().min(b.len()) {
-        if a[i] != b[i] {
-            break;
-        }
-        if a[i] == b'/' {
-            pfx = i + 1;
-        }
-    }
-    let mut sfx = 0;
-    let max_sfx = a.len().min(b.len()) - pfx;
-    for i in 1..=max_sfx {
-        if a[a.len() - i] != b[b.len() - i] {
-            break;
-        }
-        if a[a.len() - i] == b'/' {
-            sfx = i;
-        }
-    }
-    if pfx == 0 && sfx == 0 {
-        return format!("{old} => {new}");
-    }
-    let (ma, mb) = (&a[pfx..a.len() - sfx], &b[pfx..b.len() - sfx]);
-    format!(
-        "{}{{{} => {}}}{}",
-        a[..pfx].as_bstr(),
-        ma.as_bstr(),
-        mb.as_bstr(),
-        a[a.len() - sfx..].as_bstr()
-    )
 }
 
 /// The diff from `old` to `new` (tree ids; `None` is the empty tree).
@@ -584,102 +391,6 @@ fn render(repo: &gix::Repository, part: Part, opts: Options) -> Result<FileDiff>
     Ok(file)
 }
 
-/// The hunks of a text diff, git-exact, and the insertion and deletion counts.
-pub fn hunks(old: &[u8], new: &[u8]) -> (Vec<u8>, u32, u32) {
-    let input = InternedInput::new(
-        gix::diff::blob::sources::byte_lines(old),
-        gix::diff::blob::sources::byte_lines(new),
-    );
-    let mut diff = Diff::compute(Algorithm::Histogram, &input);
-    diff.postprocess_lines(&input);
-    let changes: Vec<(std::ops::Range<u32>, std::ops::Range<u32>)> =
-        diff.hunks().map(|h| (h.before, h.after)).collect();
-    let old_lines: Vec<&[u8]> = input.before.iter().map(|t| input.interner[*t]).collect();
-    let new_lines: Vec<&[u8]> = input.after.iter().map(|t| input.interner[*t]).collect();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < changes.len() {
-        // Group changes whose gap is at most twice the context, as xdiff does.
-        let mut j = i;
-        while j + 1 < changes.len() && changes[j + 1].0.start - changes[j].0.end <= 2 * CONTEXT {
-            j += 1;
-        }
-        let first = &changes[i];
-        let last = &changes[j];
-        let old_start = first.0.start.saturating_sub(CONTEXT);
-        let lead = first.0.start - old_start;
-        let new_start = first.1.start - lead;
-        let old_end = (last.0.end + CONTEXT).min(old_lines.len() as u32);
-        let trail = old_end - last.0.end;
-        let new_end = last.1.end + trail;
-        let old_len = old_end - old_start;
-        let new_len = new_end - new_start;
-        let range = |start: u32, len: u32| match len {
-            0 => format!("{start},0"),
-            1 => format!("{}", start + 1),
-            _ => format!("{},{len}", start + 1),
-        };
-        let _ = write!(
-            out,
-            "@@ -{} +{} @@",
-            range(old_start, old_len),
-            range(new_start, new_len)
-        );
-        if let Some(func) = funcname(&old_lines, old_start) {
-            out.push(b' ');
-            out.extend_from_slice(func);
-        }
-        out.push(b'\n');
-        let mut o = old_start;
-        for (before, after) in &changes[i..=j] {
-            for l in o..before.start {
-                line(&mut out, b' ', old_lines[l as usize]);
-            }
-            for l in before.clone() {
-                line(&mut out, b'-', old_lines[l as usize]);
-            }
-            for l in after.clone() {
-                line(&mut out, b'+', new_lines[l as usize]);
-            }
-            o = before.end;
-        }
-        for l in o..old_end {
-            line(&mut out, b' ', old_lines[l as usize]);
-        }
-        i = j + 1;
-    }
-    (out, diff.count_additions(), diff.count_removals())
-}
-
-fn line(out: &mut Vec<u8>, sign: u8, text: &[u8]) {
-    out.push(sign);
-    out.extend_from_slice(text);
-    if !text.ends_with(b"\n") {
-        out.extend_from_slice(b"\n\\ No newline at end of file\n");
-    }
-}
-
-/// git's default funcname: the nearest line above the hunk that starts with a letter, `_` or `$`, cut to
-/// 80 bytes, trailing whitespace removed (`xemit.c`, `def_ff`).
-fn funcname<'a>(old_lines: &[&'a [u8]], hunk_start: u32) -> Option<&'a [u8]> {
-    let mut l = hunk_start as usize;
-    while l > 0 {
-        l -= 1;
-        let rec = old_lines[l];
-        if rec
-            .first()
-            .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'$')
-        {
-            let mut len = rec.len().min(80);
-            while len > 0 && rec[len - 1].is_ascii_whitespace() {
-                len -= 1;
-            }
-            return Some(&rec[..len]);
-        }
-    }
-    None
-}
-
 /// One `literal N` section of a `GIT binary patch`: the data deflated, in base85 lines of up to 52 bytes.
 fn binary_literal(out: &mut Vec<u8>, data: &[u8]) -> Result<()> {
     use gix::zlib::stream::deflate;
@@ -697,74 +408,6 @@ fn binary_literal(out: &mut Vec<u8>, data: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn h(old: &str, new: &str) -> String {
-        String::from_utf8(hunks(old.as_bytes(), new.as_bytes()).0).unwrap()
-    }
-
-    #[test]
-    fn hunk_headers_follow_git() {
-        assert_eq!(h("", "a\n"), "@@ -0,0 +1 @@\n+a\n");
-        assert_eq!(h("a\n", ""), "@@ -1 +0,0 @@\n-a\n");
-        assert_eq!(h("a\nb\n", "a\nc\n"), "@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
-        assert_eq!(
-            h("a", "b"),
-            "@@ -1 +1 @@\n-a\n\\ No newline at end of file\n+b\n\\ No newline at end of file\n"
-        );
-    }
-
-    #[test]
-    fn funcname_is_the_nearest_identifier_line_above() {
-        let old = "fn main() {\n    1\n    2\n    3\n    4\n    5\n}\n";
-        let new = "fn main() {\n    1\n    2\n    3\n    4\n    five\n}\n";
-        assert_eq!(
-            h(old, new),
-            "@@ -3,5 +3,5 @@ fn main() {\n     2\n     3\n     4\n-    5\n+    five\n }\n"
-        );
-    }
-
-    #[test]
-    fn close_changes_share_a_hunk_and_far_ones_do_not() {
-        let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
-        let near = old.replace("3\n", "x\n").replace("9\n", "y\n");
-        assert_eq!(h(&old, &near).matches("@@ -").count(), 1);
-        let far = old.replace("3\n", "x\n").replace("17\n", "y\n");
-        assert_eq!(h(&old, &far).matches("@@ -").count(), 2);
-    }
-
-    #[test]
-    fn shortstat_wording() {
-        let s = |files, insertions, deletions| {
-            ShortStat {
-                files,
-                insertions,
-                deletions,
-            }
-            .text()
-        };
-        assert_eq!(s(1, 1, 0), " 1 file changed, 1 insertion(+)");
-        assert_eq!(s(2, 0, 3), " 2 files changed, 3 deletions(-)");
-        assert_eq!(
-            s(1, 0, 0),
-            " 1 file changed, 0 insertions(+), 0 deletions(-)"
-        );
-        assert_eq!(
-            s(3, 2, 1),
-            " 3 files changed, 2 insertions(+), 1 deletion(-)"
-        );
-    }
-
-    #[test]
-    fn renames_fold_common_parts() {
-        assert_eq!(
-            rename_display("a.txt".into(), "z.txt".into()),
-            "a.txt => z.txt"
-        );
-        assert_eq!(
-            rename_display("src/a/f.rs".into(), "src/b/f.rs".into()),
-            "src/{a => b}/f.rs"
-        );
-    }
 
     #[test]
     fn quoting() {
