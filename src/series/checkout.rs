@@ -12,6 +12,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use gix::ObjectId;
 
@@ -43,7 +44,7 @@ impl Checkout {
         let mut file = match OpenOptions::new().write(true).create_new(true).open(&lock) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                return Err(super::journal::lock_error(&lock))
+                return Err(lock_error(&lock))
             }
             Err(e) => return Err(Error::io(format!("creating {}", lock.display()), e)),
         };
@@ -199,6 +200,36 @@ impl Checkout {
         self.committed = true;
         Ok(())
     }
+}
+
+/// The error for a lock file left where a command needs to take it: names the file, its age and the command
+/// that clears it (exit 2).
+pub fn lock_error(lock: &Path) -> Error {
+    let age = std::fs::metadata(lock)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .map(|d| format!(", {} s old", d.as_secs()))
+        .unwrap_or_default();
+    Error::usage(format!(
+        "{} exists{age}: another git process seems to be running in this repository; if none is (a process was killed), remove it with `rm {}` and run the command again",
+        lock.display(),
+        lock.display()
+    ))
+}
+
+/// The first leftover lock of the files a ref transaction on HEAD and `branch` takes, if any.
+pub fn ref_lock(repo: &gix::Repository, branch: &str) -> Option<Error> {
+    let candidates = [
+        repo.git_dir().join("HEAD.lock"),
+        repo.common_dir()
+            .join("refs/heads")
+            .join(format!("{branch}.lock")),
+    ];
+    candidates
+        .into_iter()
+        .find(|p| p.exists())
+        .map(|p| lock_error(&p))
 }
 
 impl Drop for Checkout {

@@ -21,12 +21,11 @@
 //! undo` then restores the old tip from its backup, which reverts the operation.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use super::checkout::Checkout;
+use super::checkout::{ref_lock, Checkout};
 use crate::backup::{self, Backup, Owner};
 use crate::error::{Error, Result};
 use crate::gitcli;
@@ -154,36 +153,6 @@ impl Journal {
             .unwrap_or(&self.operation)
             .to_owned()
     }
-}
-
-/// The error for a lock file left where a command needs to take it: names the file, its age and the command
-/// that clears it (exit 2).
-pub fn lock_error(lock: &Path) -> Error {
-    let age = std::fs::metadata(lock)
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| SystemTime::now().duration_since(t).ok())
-        .map(|d| format!(", {} s old", d.as_secs()))
-        .unwrap_or_default();
-    Error::usage(format!(
-        "{} exists{age}: another git process seems to be running in this repository; if none is (a process was killed), remove it with `rm {}` and run the command again",
-        lock.display(),
-        lock.display()
-    ))
-}
-
-/// The first leftover lock of the files a ref transaction on HEAD and `branch` takes, if any.
-pub fn ref_lock(repo: &gix::Repository, branch: &str) -> Option<Error> {
-    let candidates = [
-        repo.git_dir().join("HEAD.lock"),
-        repo.common_dir()
-            .join("refs/heads")
-            .join(format!("{branch}.lock")),
-    ];
-    candidates
-        .into_iter()
-        .find(|p| p.exists())
-        .map(|p| lock_error(&p))
 }
 
 fn process_alive(pid: u32) -> bool {

@@ -350,7 +350,7 @@ fn commit_move(
     log: &str,
     hook: Hook<'_>,
 ) -> Result<Backup> {
-    if let Some(e) = journal::ref_lock(repo, &cur.branch) {
+    if let Some(e) = super::checkout::ref_lock(repo, &cur.branch) {
         return Err(e);
     }
     let j = Journal {
@@ -374,18 +374,11 @@ fn commit_move(
     hook(journal::Step::Switched);
     let edits = vec![backup::update("HEAD", Some(cur.tip), new_tip, true, log)?];
     let branch = cur.branch.clone();
-    let backup = match backup::transaction(
-        repo,
-        cur.owner(),
-        cur.tip,
-        edits,
-        log,
-        || {
-            Error::Conflict(format!(
+    let backup = match backup::transaction(repo, cur.owner(), cur.tip, edits, log, || {
+        Error::Conflict(format!(
             "{branch} moved while it was being rewritten; nothing was changed, run the command again"
         ))
-        },
-    ) {
+    }) {
         Ok(b) => b,
         Err(e) => {
             let _ = lock.switch(new_tree, from_tree);
@@ -410,12 +403,7 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>, hook: Hook<'_>) -> Resu
             .iter()
             .find(|b| b.number == k)
             .cloned()
-            .ok_or_else(|| {
-                Error::not_found(
-                    "backup",
-                    format!("{}{k}", cur.owner().prefix()),
-                )
-            })?,
+            .ok_or_else(|| Error::not_found("backup", format!("{}{k}", cur.owner().prefix())))?,
         None => backups.last().cloned().ok_or_else(|| {
             Error::usage(format!(
                 "series {} has no backup to restore ({}*)",
