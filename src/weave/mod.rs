@@ -42,8 +42,6 @@ use persona::PersonaMap;
 pub use report::Report;
 use report::{InputReport, Status, VerifyFailure, VerifySummary, WovenCommit};
 
-/// Where non-fast-forward moves of an integration branch keep the old tip: `<prefix><n>`.
-
 /// What to weave and how. `Options::default()` weaves nothing and sends no mail: set `specs` (or
 /// `branch_globs`), and `mail: true` with a `from` persona to mail the authors of skipped inputs.
 #[derive(Debug, Clone, Default)]
