@@ -6,12 +6,19 @@ use crate::error::{Result, ResultExt};
 
 /// Open the repository containing `dir`, honouring `GIT_DIR`, `GIT_WORK_TREE` and friends like git does.
 pub fn open(dir: &Path) -> Result<gix::Repository> {
-    let mut repo = gix::discover_with_environment_overrides(dir).context(|| {
-        format!(
-            "not a git repository (or any parent up to /): {}",
-            dir.display()
-        )
-    })?;
+    // gix's discovery error repeats its reason through three sources; when the reason is that there is
+    // no repository, say it in git's one line. Any other failure (unreadable config, …) keeps its chain.
+    let mut repo = match gix::discover_with_environment_overrides(dir) {
+        Ok(repo) => repo,
+        Err(e) if format!("{e:#}").contains("Could not find a git repository") => {
+            return Err(crate::Error::NotRepository {
+                path: dir.to_path_buf(),
+            })
+        }
+        Err(e) => {
+            return Err(e).context(|| format!("opening the repository at {}", dir.display()))
+        }
+    };
     repo.object_cache_size_if_unset(4 * 1024 * 1024);
     Ok(repo)
 }

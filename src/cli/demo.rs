@@ -344,10 +344,10 @@ fn sprint(ctx: &Context, demo: &Demo) -> anyhow::Result<usize> {
     let stats = demo.json(&project, "scheduler", &["sprint", "stats"])?;
     line(format!(
         "sprint 1: {} ticks, {} runs, {} re-runs, conflict rate {:.2}",
-        stats[0]["ticks_used"],
-        stats[0]["runs"],
-        stats[0]["reruns"],
-        stats[0]["conflict_rate"].as_f64().unwrap_or(0.0)
+        stats["items"][0]["ticks_used"],
+        stats["items"][0]["runs"],
+        stats["items"][0]["reruns"],
+        stats["items"][0]["conflict_rate"].as_f64().unwrap_or(0.0)
     ));
     demo.jules(&project, "scheduler", &["sync"])?;
     Ok(ticks)

@@ -312,6 +312,18 @@ pub fn set_mark(
     mark: Mark,
 ) -> Result<Option<Appended>> {
     message::validate_persona(persona)?;
+    // Only a recipient has a mailbox state for the message: anyone else's mark would be noise that
+    // every view then carries.
+    let commit = view
+        .commit_of(message)?
+        .ok_or_else(|| Error::not_found("message", message.to_hex()))?;
+    let header = load_message(log.repo(), commit)?.header(view)?;
+    if !header.reaches(persona) {
+        return Err(Error::usage(format!(
+            "{persona} is not a recipient of message {}: only its recipients can mark it",
+            message.short(12)
+        )));
+    }
     let current = view.marks(persona, &message.to_hex())?;
     if mark.is_noop(&current) {
         return Ok(None);

@@ -59,7 +59,7 @@ fn apply(
     persona: &PersonaArg,
     mark: Mark,
 ) -> anyhow::Result<i32> {
-    let persona = persona.required()?;
+    let persona = persona.checked(ctx, repo)?;
     let log = ops::log(repo)?;
     let (full, changed) = ops::with_view(&log, |view| {
         let (full, _) = view.resolve(id)?;
@@ -124,7 +124,7 @@ pub fn tag(ctx: &Context, repo: &gix::Repository, cmd: TagCommand) -> anyhow::Re
             apply(ctx, repo, &a.id, &a.persona, Mark::Untag(a.tag.clone()))
         }
         TagCommand::Ls(a) => {
-            let persona = a.persona.optional()?;
+            let persona = a.persona.checked_optional(ctx, repo)?;
             let log = ops::log(repo)?;
             let out = ops::with_view(&log, |view| {
                 let msg = ops::find(&log, view, &a.id)?;
