@@ -46,7 +46,10 @@ pub fn script(shell: &str) -> anyhow::Result<String> {
     let mut cmd = super::command().bin_name("git-jules").name("git-jules");
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "git-jules", &mut buf);
-    let mut text = String::from_utf8(buf)?;
+    // Subcommands keep the `git jules` bin name of the clap tree; name their completion functions like
+    // the root's so that clap's own dispatch (`git__jules,mail` -> `git__jules__subcmd__mail`) finds them.
+    let mut text =
+        String::from_utf8(buf)?.replace("git__subcmd__jules__subcmd__", "git__jules__subcmd__");
     if shell == Shell::Bash {
         text.push_str(GIT_BASH_GLUE);
     }

@@ -46,7 +46,7 @@ JSON shapes: docs/json.md."
 )]
 pub struct Cli {
     /// Run as if started in DIR (like `git -C`)
-    #[arg(short = 'C', global = true, value_name = "DIR")]
+    #[arg(short = 'C', id = "chdir", global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Print machine-readable JSON on stdout (the shapes are documented in docs/json.md)
     #[arg(long, global = true)]

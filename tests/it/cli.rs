@@ -105,3 +105,207 @@ fn the_demo_runs_the_whole_mission() {
         "{text}"
     );
 }
+
+// ------------------------------------------------------------------------------------------------------
+// The first hour: one error style, the JSON contract, terminal manners, completions
+
+#[test]
+fn outside_a_repository_is_one_git_style_line() {
+    let r = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let out = r.jules([
+        "-C",
+        outside.path().to_str().unwrap(),
+        "mail",
+        "inbox",
+        "--persona",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].starts_with("error: not a git repository (or any of the parent directories): "),
+        "{err}"
+    );
+    assert!(lines[1..].iter().all(|l| l.starts_with("hint: ")), "{err}");
+    assert!(!err.contains("caused by") && !err.contains("Could not find"), "{err}");
+    let out = r.jules(["-C", "/nonexistent", "mail", "inbox"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).lines().next(),
+        Some("error: cannot change to '/nonexistent': No such directory")
+    );
+}
+
+#[test]
+fn with_json_a_failure_is_also_a_json_error_object_on_stdout() {
+    let r = Repo::new();
+    let out = r.jules(["--json", "task", "done", "zzzz"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["exit"], 2);
+    assert_eq!(doc["error"]["kind"], "usage");
+    assert_eq!(
+        doc["error"]["message"],
+        "task id \"zzzz\" is not hexadecimal (ids are written with 0-9 and a-f)"
+    );
+    assert!(stderr(&out).starts_with("error: task id \"zzzz\" is not hexadecimal"));
+    // A bad flag with --json: still a JSON error.
+    let out = r.jules(["--json", "log", "show", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["error"]["kind"], "usage");
+}
+
+#[test]
+fn json_on_a_command_without_json_output_is_an_error() {
+    let r = Repo::new();
+    for args in [
+        vec!["--json", "hooks", "show"],
+        vec!["--json", "completions", "bash"],
+        vec!["--json", "demo"],
+        vec!["--json", "install-man", "--dir", "x"],
+    ] {
+        let out = r.jules(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains("has no JSON output"), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(doc["error"]["kind"], "usage");
+    }
+    assert!(!r.path().join("x").exists(), "a refused command does nothing");
+}
+
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    let r = Repo::new();
+    r.jules_ok([
+        "log", "append", "mail", "--kind", "t.x", "--actor", "a", "--repeat", "300",
+    ]);
+    let mut child = r
+        .jules_cmd(["log", "show", "mail"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out), "", "no error for a closed pipe");
+}
+
+#[test]
+fn quiet_silences_status_but_not_data() {
+    let r = Repo::new();
+    let id = r.jules_ok(["task", "add", "tidy"]);
+    let out = r.jules(["-q", "task", "done", id.trim()]);
+    assert!(out.status.success());
+    assert_eq!(stderr(&out), "");
+    let again = r.jules(["-q", "task", "done", id.trim()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).starts_with("error: "), "errors still print");
+}
+
+/// Run `git-jules ARGS` (or `git ARGS`) under a pseudo-terminal with `env`; return what the terminal saw.
+fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = std::process::Command::new("script");
+    r.env.apply(&mut cmd);
+    cmd.env_remove("NO_COLOR").env("TERM", "xterm");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // script(1) with stdin at EOF can exit before it copied the last output of a child that exits at once:
+    // a short pause after the command lets it drain.
+    let line = format!("{program} {args}; sleep 0.2");
+    let out = cmd
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(r.path())
+        .output()
+        .expect("script(1) from util-linux");
+    assert!(
+        out.status.success() || !out.stdout.is_empty(),
+        "script {line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn colour_follows_the_terminal_no_color_term_dumb_and_color_ui() {
+    let r = Repo::new();
+    r.jules_ok(["log", "append", "mail", "--kind", "t.x", "--actor", "a"]);
+    let bin = crate::harness::bin();
+    let bin = bin.to_str().unwrap();
+    let coloured = on_a_terminal(&r, bin, "log show mail", &[]);
+    assert!(coloured.contains("\x1b["), "a terminal gets colour: {coloured:?}");
+    for env in [[("NO_COLOR", "1")], [("TERM", "dumb")]] {
+        let plain = on_a_terminal(&r, bin, "log show mail", &env);
+        assert!(!plain.contains("\x1b["), "{env:?}: {plain:?}");
+        assert!(plain.contains("t.x"), "{plain:?}");
+    }
+    let plain = on_a_terminal(&r, "git", "-c color.ui=never jules log show mail", &[]);
+    assert!(plain.contains("t.x") && !plain.contains("\x1b["), "{plain:?}");
+    r.git(["config", "color.ui", "false"]);
+    let plain = on_a_terminal(&r, bin, "log show mail", &[]);
+    assert!(plain.contains("t.x") && !plain.contains("\x1b["), "{plain:?}");
+    // stderr on a terminal, stdout piped: the error label is coloured, the data is not.
+    r.git(["config", "--unset", "color.ui"]);
+    let mixed = on_a_terminal(&r, bin, "task done zzzz | cat", &[]);
+    assert!(mixed.contains("\x1b[31merror:"), "{mixed:?}");
+}
+
+#[test]
+fn completions_complete_git_jules_and_git_jules_subcommands() {
+    let r = Repo::new();
+    let bash = r.jules_ok(["completions", "bash"]);
+    assert!(bash.contains("_git_jules()"), "git's completion hook");
+    let f = r.path().join("c.bash");
+    std::fs::write(&f, &bash).unwrap();
+    let complete = |words: &str, cword: usize| {
+        let script = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; _git_jules; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            f.display()
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let got = complete("git jules ma", 2);
+    assert_eq!(got.trim(), "mail", "{got}");
+    let got = complete("git jules mail in", 3);
+    assert_eq!(got.trim(), "inbox", "{got}");
+    // Through git's own completion: `git jules <TAB>` calls _git_jules.
+    let script = format!(
+        "source /usr/share/bash-completion/completions/git; source {}; \
+         COMP_WORDS=(git jules sy); COMP_CWORD=2; COMP_LINE='git jules sy'; COMP_POINT=12; \
+         __git_wrap__git_main; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        f.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("sync"),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for shell in ["zsh", "fish"] {
+        let s = r.jules_ok(["completions", shell]);
+        assert!(s.contains("git-jules"), "{shell}");
+    }
+}
+
+#[test]
+fn tick_with_a_missing_config_does_not_suggest_passing_it() {
+    let r = Repo::new();
+    let out = r.jules(["tick", "--dry-run", "--config", "/nonexistent.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("error: no schedules at /nonexistent.toml"), "{err}");
+    assert!(!err.contains("--config"), "{err}");
+}

@@ -163,3 +163,21 @@ fn record_done_sprints_notes_and_tasks() {
     assert_eq!(r.jules_ok(["sprint", "start"]).trim(), "2");
     assert_eq!(r.jules(["sprint", "start", "2"]).status.code(), Some(2));
 }
+
+#[test]
+fn a_finished_run_stays_finished_like_a_task() {
+    let r = Repo::new();
+    let run = r.jules_ok(["state", "record", "--persona", "p", "--session", "S1"]);
+    assert!(!run.trim().is_empty());
+    r.jules_ok(["state", "done", "--session", "S1", "--status", "ok"]);
+    let again = r.jules(["state", "done", "--session", "S1", "--status", "failed"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("is already ok"),
+        "{}",
+        stderr(&again)
+    );
+    let shown: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["state", "show", "--json"])).unwrap();
+    assert_eq!(shown["history"]["0"]["status"], "ok", "{shown}");
+}

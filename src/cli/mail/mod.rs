@@ -129,7 +129,8 @@ impl PersonaArg {
 
 /// Check names given where personas are expected against `.jules/schedules.toml`, the groups and the
 /// personas seen on the mail log: a group where one persona is expected is an error; an unknown name warns
-/// with "did you mean", and is an error with `--strict` or `jules.strictPersonas`. A repository that
+/// with "did you mean", and is an error with `--strict` or `jules.strictPersonas`. Personas seen on the log
+/// are its senders (a recipient there may be an earlier typo). A repository that
 /// declares no persona (no schedules file, no group) only warns about near misses of names on the log.
 pub fn check_names(
     ctx: &Context,
@@ -152,7 +153,10 @@ pub fn check_names(
         if matches!(verdict, PersonaCheck::Unknown { .. }) && !seen_loaded {
             // The log is only read when the declarations do not settle it.
             let log = git_jules::mail::ops::log(repo)?;
-            let seen = git_jules::mail::ops::with_view(&log, |v| Ok(v.personas()))?;
+            // Senders only: a recipient on the log may be the very typo being checked.
+            let seen = git_jules::mail::ops::with_view(&log, |v| {
+                Ok(v.all_headers()?.into_iter().map(|h| h.from).collect::<Vec<_>>())
+            })?;
             known.personas.extend(seen);
             seen_loaded = true;
             verdict = known.check(name);
