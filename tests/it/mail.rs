@@ -505,7 +505,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "curator",
         &["mail", "read", "zz"],
         2,
-        "at least 4 hex digits",
+        "is not hexadecimal",
     );
     fails_with(
         &r,
