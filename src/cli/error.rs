@@ -157,10 +157,12 @@ impl CliError {
                 ErrorKind::Internal => Kind::Internal,
             }
         } else if let Some(io) = e.chain().find_map(|c| c.downcast_ref::<std::io::Error>()) {
-            if io.kind() == std::io::ErrorKind::BrokenPipe {
-                Kind::BrokenPipe
-            } else {
-                Kind::Internal
+            use std::io::ErrorKind as Io;
+            match io.kind() {
+                Io::BrokenPipe => Kind::BrokenPipe,
+                // A path the user named that is not there or not a file: bad input.
+                Io::NotFound | Io::IsADirectory | Io::NotADirectory | Io::InvalidData => Kind::Usage,
+                _ => Kind::Internal,
             }
         } else {
             // A plain message raised by a command (`bail!`) or input that does not parse (JSON, TOML):

@@ -2,10 +2,12 @@
 
 mod harness;
 
+
 mod cli;
 mod eventlog;
 mod finalize;
 mod format;
+mod json;
 mod mail;
 mod reroll;
 mod review;
