@@ -23,8 +23,6 @@ pub enum Kind {
     Internal,
     /// stdout was closed by its reader (`| head`): the command ends quietly (exit 0).
     BrokenPipe,
-    /// Ctrl-C or a termination signal (exit 130).
-    Interrupted,
 }
 
 pub const EXIT_OK: i32 = 0;
@@ -32,6 +30,7 @@ pub const EXIT_CHECK_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_CONFLICT: i32 = 3;
 pub const EXIT_INTERNAL: i32 = 4;
+/// Ctrl-C or a termination signal: commands return it as their code (see `interrupt`).
 pub const EXIT_INTERRUPTED: i32 = 130;
 
 impl Kind {
@@ -42,7 +41,6 @@ impl Kind {
             Kind::Conflict => EXIT_CONFLICT,
             Kind::Internal => EXIT_INTERNAL,
             Kind::BrokenPipe => EXIT_OK,
-            Kind::Interrupted => EXIT_INTERRUPTED,
         }
     }
 
@@ -54,7 +52,6 @@ impl Kind {
             Kind::Conflict => "conflict",
             Kind::Internal => "internal",
             Kind::BrokenPipe => "broken-pipe",
-            Kind::Interrupted => "interrupted",
         }
     }
 }
@@ -86,15 +83,6 @@ impl std::error::Error for Fail {}
 pub fn usage(message: impl Into<String>) -> Fail {
     Fail {
         kind: Kind::Usage,
-        message: message.into(),
-        hints: Vec::new(),
-    }
-}
-
-/// Something outside the user's input failed (exit 4).
-pub fn internal(message: impl Into<String>) -> Fail {
-    Fail {
-        kind: Kind::Internal,
         message: message.into(),
         hints: Vec::new(),
     }
@@ -220,7 +208,7 @@ mod tests {
         )));
         assert_eq!(pipe.kind, Kind::BrokenPipe);
         assert_eq!(pipe.exit_code(), 0);
-        let fail = CliError::from(&anyhow::Error::new(usage("no").hint("try this")));
+        let fail = CliError::from(&anyhow::Error::new(super::usage("no").hint("try this")));
         assert_eq!(fail.hints, vec!["try this".to_owned()]);
     }
 

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub const EXIT_INTERRUPTED: i32 = super::error::EXIT_INTERRUPTED;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 

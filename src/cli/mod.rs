@@ -29,8 +29,6 @@ use clap::{CommandFactory, Parser, Subcommand};
 pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
 use error::{CliError, Kind};
 
-pub const EXIT_CODES_HELP: &str = "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 a conflict stopped the \
-operation (nothing changed), 4 internal error (git, disk, a bug), 130 interrupted.";
 
 /// Many AI personas, one repository: mail, sprint state, patch series and weaving, coordinated through git.
 #[derive(Debug, Parser)]

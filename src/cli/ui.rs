@@ -32,7 +32,6 @@ pub struct Ui {
     pub err_color: bool,
     /// stderr is a terminal and status is wanted: progress lines are worth printing.
     pub interactive: bool,
-    pub quiet: bool,
 }
 
 static QUIET: AtomicBool = AtomicBool::new(false);
@@ -63,7 +62,6 @@ impl Ui {
             color,
             err_color,
             interactive: stderr_tty && !quiet && !json,
-            quiet,
         }
     }
 

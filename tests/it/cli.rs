@@ -80,6 +80,20 @@ fn install_man_writes_a_page_per_command() {
     let page = std::fs::read_to_string(dir.path().join("git-jules.1")).unwrap();
     assert!(page.contains(".TH git-jules"), "{page}");
     assert!(dir.path().join("git-jules-log-fsck.1").exists());
+    // Manuals: every page has examples and the exit codes, no `[-C ]` artifact; a leaf page has its JSON.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let p = entry.unwrap().path();
+        let page = std::fs::read_to_string(&p).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(page.contains(".SH EXAMPLES"), "{name}");
+        assert!(page.contains(".SH EXIT STATUS") && page.contains("internal"), "{name}");
+        assert!(!page.contains("\\-C \\fR]"), "{name}: [-C ] artifact");
+    }
+    let ls = std::fs::read_to_string(dir.path().join("git-jules-task-ls.1")).unwrap();
+    assert!(ls.contains(".SH JSON OUTPUT") && ls.contains("items"), "{ls}");
+    assert!(ls.contains("git jules task ls"), "synopsis names the git command: {ls}");
+    let demo = std::fs::read_to_string(dir.path().join("git-jules-demo.1")).unwrap();
+    assert!(demo.contains("no JSON output"), "{demo}");
 }
 
 #[test]
