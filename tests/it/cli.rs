@@ -323,3 +323,27 @@ fn tick_with_a_missing_config_does_not_suggest_passing_it() {
     assert!(err.contains("error: no schedules at /nonexistent.toml"), "{err}");
     assert!(!err.contains("--config"), "{err}");
 }
+
+#[test]
+fn verify_on_a_terminal_shows_one_progress_line_then_the_table_once() {
+    let r = Repo::new();
+    r.git(["checkout", "-q", "-b", "work"]);
+    for i in 0..4 {
+        r.write(&format!("f{i}.txt"), "x\n");
+        r.commit_all(&format!("patch {i}"));
+    }
+    let bin = crate::harness::bin();
+    let seen = on_a_terminal(
+        &r,
+        bin.to_str().unwrap(),
+        "verify --base main --cmd true -j 2",
+        &[],
+    );
+    assert!(seen.contains("[4/4] verifying, 0 running"), "{seen:?}");
+    let rows = seen.matches("\x1b[32mpass").count();
+    assert_eq!(rows, 4, "each commit once: {seen:?}");
+    assert!(seen.contains("all 4 patches pass"), "{seen:?}");
+    // Piped: no progress at all.
+    let out = r.jules(["verify", "--base", "main", "--cmd", "true"]);
+    assert!(!stderr(&out).contains("verifying"), "{}", stderr(&out));
+}
