@@ -15,9 +15,7 @@ pub fn open(dir: &Path) -> Result<gix::Repository> {
                 path: dir.to_path_buf(),
             })
         }
-        Err(e) => {
-            return Err(e).context(|| format!("opening the repository at {}", dir.display()))
-        }
+        Err(e) => return Err(e).context(|| format!("opening the repository at {}", dir.display())),
     };
     repo.object_cache_size_if_unset(4 * 1024 * 1024);
     Ok(repo)

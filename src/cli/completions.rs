@@ -5,9 +5,11 @@
 use clap_complete::Shell;
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Install (bash): git jules completions bash > ~/.local/share/bash-completion/completions/git-jules\n\
+#[command(
+    after_help = "Install (bash): git jules completions bash > ~/.local/share/bash-completion/completions/git-jules\n\
 zsh: git jules completions zsh > \"${fpath[1]}/_git-jules\"; fish: git jules completions fish > ~/.config/fish/completions/git-jules.fish\n\
-Example: source <(git jules completions bash); then `git jules ma<TAB>` completes `mail`.")]
+Example: source <(git jules completions bash); then `git jules ma<TAB>` completes `mail`."
+)]
 pub struct Args {
     /// The shell: bash, zsh or fish
     #[arg(value_parser = ["bash", "zsh", "fish"])]

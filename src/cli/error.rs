@@ -149,7 +149,9 @@ impl CliError {
             match io.kind() {
                 Io::BrokenPipe => Kind::BrokenPipe,
                 // A path the user named that is not there or not a file: bad input.
-                Io::NotFound | Io::IsADirectory | Io::NotADirectory | Io::InvalidData => Kind::Usage,
+                Io::NotFound | Io::IsADirectory | Io::NotADirectory | Io::InvalidData => {
+                    Kind::Usage
+                }
                 _ => Kind::Internal,
             }
         } else {

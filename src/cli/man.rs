@@ -9,8 +9,10 @@ use anyhow::Context as _;
 use super::{ui, Context};
 
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Example: git jules install-man; then `git jules --help` and `git jules mail --help` \
-open the pages.\nWithout --dir the pages go to <prefix>/share/man/man1 beside <prefix>/bin/git-jules.")]
+#[command(
+    after_help = "Example: git jules install-man; then `git jules --help` and `git jules mail --help` \
+open the pages.\nWithout --dir the pages go to <prefix>/share/man/man1 beside <prefix>/bin/git-jules."
+)]
 pub struct Args {
     /// Where to write the pages (default: `<prefix>/share/man/man1` beside the binary's `bin/`, which man
     /// finds through PATH)
@@ -135,14 +137,29 @@ fn extra_sections(words: &str, group: bool) -> String {
 
 pub const EXIT_CODES: [(&str, &str); 6] = [
     ("0", "success (also when the reader of stdout went away)"),
-    ("1", "a check ran and failed (verify, log fsck, mail wait timed out)"),
-    ("2", "bad input: usage, an unknown or ambiguous id or name; nothing was written"),
+    (
+        "1",
+        "a check ran and failed (verify, log fsck, mail wait timed out)",
+    ),
+    (
+        "2",
+        "bad input: usage, an unknown or ambiguous id or name; nothing was written",
+    ),
     ("3", "a conflict stopped the operation; nothing was changed"),
-    ("4", "internal: git, the disk or the repository failed, or a bug"),
+    (
+        "4",
+        "internal: git, the disk or the repository failed, or a bug",
+    ),
     ("130", "interrupted"),
 ];
 
-const NO_JSON: [&str; 5] = ["demo", "completions", "install-man", "hooks show", "mail attachment"];
+const NO_JSON: [&str; 5] = [
+    "demo",
+    "completions",
+    "install-man",
+    "hooks show",
+    "mail attachment",
+];
 
 /// The example under `### \`words\`` in docs/json.md.
 fn json_example(words: &str) -> Option<&'static str> {
@@ -282,6 +299,9 @@ mod tests {
         }
         let mut missing = Vec::new();
         walk(&super::super::command(), &mut Vec::new(), &mut missing);
-        assert!(missing.is_empty(), "commands without an example: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "commands without an example: {missing:?}"
+        );
     }
 }

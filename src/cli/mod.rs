@@ -26,9 +26,8 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
 use error::{CliError, Kind};
-
+pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
 
 /// Many AI personas, one repository: mail, sprint state, patch series and weaving, coordinated through git.
 #[derive(Debug, Parser)]
@@ -117,7 +116,9 @@ impl Command {
             Command::Mail(mail::MailCommand::Attachment(a)) if a.output.is_none() => {
                 Some("mail attachment (without -o)")
             }
-            Command::Series(series::SeriesCommand::Review(r)) if r.print => Some("series review --print"),
+            Command::Series(series::SeriesCommand::Review(r)) if r.print => {
+                Some("series review --print")
+            }
             _ => None,
         }
     }

@@ -228,13 +228,17 @@ pub fn find(log: &Log<'_>, view: &mut MailView, prefix: &str) -> Result<Message>
     }
     let digits = !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit());
     if digits && prefix.len() < crate::abbrev::MIN_ABBREV {
-        let n: i64 = prefix.parse().map_err(|_| Error::not_found("message", prefix))?;
+        let n: i64 = prefix
+            .parse()
+            .map_err(|_| Error::not_found("message", prefix))?;
         return find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix));
     }
     match view.resolve(prefix) {
         Ok((_, commit)) => load_message(log.repo(), commit),
         Err(Error::NotFound { .. }) if digits => {
-            let n: i64 = prefix.parse().map_err(|_| Error::not_found("message", prefix))?;
+            let n: i64 = prefix
+                .parse()
+                .map_err(|_| Error::not_found("message", prefix))?;
             find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix))
         }
         Err(e) => Err(e),

@@ -309,7 +309,10 @@ mod tests {
                 suggestion: Some("refactor".into())
             }
         );
-        assert_eq!(k.check("zzzzzzzz"), PersonaCheck::Unknown { suggestion: None });
+        assert_eq!(
+            k.check("zzzzzzzz"),
+            PersonaCheck::Unknown { suggestion: None }
+        );
     }
 
     #[test]

@@ -86,12 +86,21 @@ fn install_man_writes_a_page_per_command() {
         let page = std::fs::read_to_string(&p).unwrap();
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         assert!(page.contains(".SH EXAMPLES"), "{name}");
-        assert!(page.contains(".SH EXIT STATUS") && page.contains("internal"), "{name}");
+        assert!(
+            page.contains(".SH EXIT STATUS") && page.contains("internal"),
+            "{name}"
+        );
         assert!(!page.contains("\\-C \\fR]"), "{name}: [-C ] artifact");
     }
     let ls = std::fs::read_to_string(dir.path().join("git-jules-task-ls.1")).unwrap();
-    assert!(ls.contains(".SH JSON OUTPUT") && ls.contains("items"), "{ls}");
-    assert!(ls.contains("git jules task ls"), "synopsis names the git command: {ls}");
+    assert!(
+        ls.contains(".SH JSON OUTPUT") && ls.contains("items"),
+        "{ls}"
+    );
+    assert!(
+        ls.contains("git jules task ls"),
+        "synopsis names the git command: {ls}"
+    );
     let demo = std::fs::read_to_string(dir.path().join("git-jules-demo.1")).unwrap();
     assert!(demo.contains("no JSON output"), "{demo}");
 }
@@ -99,9 +108,40 @@ fn install_man_writes_a_page_per_command() {
 #[test]
 fn the_demo_runs_the_whole_mission() {
     let r = Repo::new();
-    let out = r.jules(["demo"]);
+    let out = r.jules(["demo", "--keep"]);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
+    // The demo teaches: each step prints the real commands, quoted so they can be pasted.
+    assert!(
+        text.contains(
+            "$ JULES_PERSONA=patcher git jules series commit --summary 'Add the feature flag' --rationale 'The feature needs a switch.'"
+        ),
+        "{text}"
+    );
+    assert!(text
+        .contains("$ JULES_PERSONA=weaver git jules weave --branches 'jules/*/sprint-1' --json"));
+    // --keep ends with commands to try in the kept directory, and they work there.
+    let kept = text
+        .lines()
+        .find_map(|l| l.strip_prefix("kept "))
+        .and_then(|l| l.split(';').next())
+        .expect("the kept directory")
+        .to_owned();
+    assert!(text.contains("three commands to try next"), "{text}");
+    let project = std::path::Path::new(&kept).join("project");
+    let mut cmd = std::process::Command::new(crate::harness::bin());
+    r.env.apply(&mut cmd);
+    let inbox = cmd
+        .args(["mail", "inbox", "--persona", "refactor", "--all"])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&inbox).contains("Conflict weaving"),
+        "{}",
+        stdout(&inbox)
+    );
+    std::fs::remove_dir_all(&kept).unwrap();
     assert!(
         text.contains("woven: 21 applied, 2 conflicted (refactor, visionary)"),
         "{text}"
@@ -143,7 +183,10 @@ fn outside_a_repository_is_one_git_style_line() {
         "{err}"
     );
     assert!(lines[1..].iter().all(|l| l.starts_with("hint: ")), "{err}");
-    assert!(!err.contains("caused by") && !err.contains("Could not find"), "{err}");
+    assert!(
+        !err.contains("caused by") && !err.contains("Could not find"),
+        "{err}"
+    );
     let out = r.jules(["-C", "/nonexistent", "mail", "inbox"]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
@@ -184,11 +227,18 @@ fn json_on_a_command_without_json_output_is_an_error() {
     ] {
         let out = r.jules(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(stderr(&out).contains("has no JSON output"), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("has no JSON output"),
+            "{}",
+            stderr(&out)
+        );
         let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
         assert_eq!(doc["error"]["kind"], "usage");
     }
-    assert!(!r.path().join("x").exists(), "a refused command does nothing");
+    assert!(
+        !r.path().join("x").exists(),
+        "a refused command does nothing"
+    );
 }
 
 #[test]
@@ -252,17 +302,26 @@ fn colour_follows_the_terminal_no_color_term_dumb_and_color_ui() {
     let bin = crate::harness::bin();
     let bin = bin.to_str().unwrap();
     let coloured = on_a_terminal(&r, bin, "log show mail", &[]);
-    assert!(coloured.contains("\x1b["), "a terminal gets colour: {coloured:?}");
+    assert!(
+        coloured.contains("\x1b["),
+        "a terminal gets colour: {coloured:?}"
+    );
     for env in [[("NO_COLOR", "1")], [("TERM", "dumb")]] {
         let plain = on_a_terminal(&r, bin, "log show mail", &env);
         assert!(!plain.contains("\x1b["), "{env:?}: {plain:?}");
         assert!(plain.contains("t.x"), "{plain:?}");
     }
     let plain = on_a_terminal(&r, "git", "-c color.ui=never jules log show mail", &[]);
-    assert!(plain.contains("t.x") && !plain.contains("\x1b["), "{plain:?}");
+    assert!(
+        plain.contains("t.x") && !plain.contains("\x1b["),
+        "{plain:?}"
+    );
     r.git(["config", "color.ui", "false"]);
     let plain = on_a_terminal(&r, bin, "log show mail", &[]);
-    assert!(plain.contains("t.x") && !plain.contains("\x1b["), "{plain:?}");
+    assert!(
+        plain.contains("t.x") && !plain.contains("\x1b["),
+        "{plain:?}"
+    );
     // stderr on a terminal, stdout piped: the error label is coloured, the data is not.
     r.git(["config", "--unset", "color.ui"]);
     let mixed = on_a_terminal(&r, bin, "task done zzzz | cat", &[]);
@@ -320,7 +379,10 @@ fn tick_with_a_missing_config_does_not_suggest_passing_it() {
     let out = r.jules(["tick", "--dry-run", "--config", "/nonexistent.toml"]);
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("error: no schedules at /nonexistent.toml"), "{err}");
+    assert!(
+        err.contains("error: no schedules at /nonexistent.toml"),
+        "{err}"
+    );
     assert!(!err.contains("--config"), "{err}");
 }
 

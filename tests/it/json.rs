@@ -47,9 +47,10 @@ fn conforms(path: &str, doc: &Value, got: &Value) -> Result<(), String> {
         (Value::Object(d), Value::Object(g)) => {
             for (k, v) in g {
                 // A map keyed by data (persona, kind, run index) documents one entry under "<key>".
-                let dv = d.get(k).or_else(|| d.get("<key>")).ok_or_else(|| {
-                    format!("{path}.{k} is printed but not documented")
-                })?;
+                let dv = d
+                    .get(k)
+                    .or_else(|| d.get("<key>"))
+                    .ok_or_else(|| format!("{path}.{k} is printed but not documented"))?;
                 conforms(&format!("{path}.{k}"), dv, v)?;
             }
             Ok(())
@@ -136,7 +137,16 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     let sent = s.run(
         "mail send",
         &[
-            "mail", "send", "--from", "alice", "--to", "bob", "--subject", "hi", "--body", "b",
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            "hi",
+            "--body",
+            "b",
             "--needs-response",
         ],
     );
@@ -154,7 +164,10 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "mail tag add",
         &["mail", "tag", "add", &mid, "later", "--persona", "bob"],
     );
-    s.run("mail tag ls", &["mail", "tag", "ls", &mid, "--persona", "bob"]);
+    s.run(
+        "mail tag ls",
+        &["mail", "tag", "ls", &mid, "--persona", "bob"],
+    );
     s.run("mail unread", &["mail", "unread", &mid, "--persona", "bob"]);
     s.run("mail claim", &["mail", "claim", &mid, "--persona", "bob"]);
     s.run(
@@ -168,7 +181,10 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "mail export",
         &["mail", "export", "--maildir", md.to_str().unwrap()],
     );
-    s.run("mail import", &["mail", "import", "--maildir", md.to_str().unwrap()]);
+    s.run(
+        "mail import",
+        &["mail", "import", "--maildir", md.to_str().unwrap()],
+    );
 
     s.run("sprint start", &["sprint", "start"]);
     let rec = s.run(
@@ -181,7 +197,14 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     s.run(
         "sprint note",
         &[
-            "sprint", "note", "--persona", "alice", "--kind", "plan", "--text", "t",
+            "sprint",
+            "note",
+            "--persona",
+            "alice",
+            "--kind",
+            "plan",
+            "--text",
+            "t",
         ],
     );
     let task = s.run("task add", &["task", "add", "tidy", "--persona", "alice"]);
@@ -200,7 +223,14 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     s.r.write("b.txt", "b\n");
     s.run(
         "series commit",
-        &["series", "commit", "--summary", "Add b", "--rationale", "b is needed"],
+        &[
+            "series",
+            "commit",
+            "--summary",
+            "Add b",
+            "--rationale",
+            "b is needed",
+        ],
     );
     s.run("series status", &["series", "status"]);
     s.run("series list", &["series", "list"]);
@@ -212,7 +242,10 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     if let Some(f) = std::env::var_os("JULES_JSON_DUMP") {
         let mut text = String::new();
         for (name, out) in &s.outputs {
-            text.push_str(&format!("### `{name}`\n\n```json\n{}\n```\n\n", out.trim_end()));
+            text.push_str(&format!(
+                "### `{name}`\n\n```json\n{}\n```\n\n",
+                out.trim_end()
+            ));
         }
         std::fs::write(f, text).unwrap();
     }
@@ -236,7 +269,22 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
 #[test]
 fn the_shape_check_catches_an_undocumented_key_and_a_wrong_type() {
     let doc = serde_json::json!({"version": 1, "items": [{"id": "x", "n": 1}]});
-    assert!(conforms("t", &doc, &serde_json::json!({"version": 1, "items": [{"id": "y"}]})).is_ok());
-    assert!(conforms("t", &doc, &serde_json::json!({"version": 1, "items": [{"id": "y", "new": 1}]})).is_err());
-    assert!(conforms("t", &doc, &serde_json::json!({"version": 1, "items": [{"id": 3}]})).is_err());
+    assert!(conforms(
+        "t",
+        &doc,
+        &serde_json::json!({"version": 1, "items": [{"id": "y"}]})
+    )
+    .is_ok());
+    assert!(conforms(
+        "t",
+        &doc,
+        &serde_json::json!({"version": 1, "items": [{"id": "y", "new": 1}]})
+    )
+    .is_err());
+    assert!(conforms(
+        "t",
+        &doc,
+        &serde_json::json!({"version": 1, "items": [{"id": 3}]})
+    )
+    .is_err());
 }

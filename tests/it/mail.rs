@@ -1498,7 +1498,16 @@ fn persona_typos_warn_with_a_suggestion_and_strict_refuses_them() {
         "[cycle]\norder = [\"refactor\", \"curator\"]\n[groups]\nreviewers = [\"curator\", \"refactor\"]\n",
     );
     let sent = r.jules([
-        "mail", "send", "--from", "weaver", "--to", "refactr", "--subject", "s", "--body", "b",
+        "mail",
+        "send",
+        "--from",
+        "weaver",
+        "--to",
+        "refactr",
+        "--subject",
+        "s",
+        "--body",
+        "b",
     ]);
     assert!(sent.status.success(), "{}", stderr(&sent));
     assert!(
@@ -1507,16 +1516,22 @@ fn persona_typos_warn_with_a_suggestion_and_strict_refuses_them() {
         stderr(&sent)
     );
     let before = mail_events(&r);
-    for strict in [
-        vec!["--strict"],
-        vec![],
-    ] {
+    for strict in [vec!["--strict"], vec![]] {
         if strict.is_empty() {
             r.git(["config", "jules.strictPersonas", "true"]);
         }
         let mut args = strict.clone();
         args.extend([
-            "mail", "send", "--from", "weaver", "--to", "refactr", "--subject", "s", "--body", "b",
+            "mail",
+            "send",
+            "--from",
+            "weaver",
+            "--to",
+            "refactr",
+            "--subject",
+            "s",
+            "--body",
+            "b",
         ]);
         let out = r.jules(&args);
         assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -1530,7 +1545,16 @@ fn persona_typos_warn_with_a_suggestion_and_strict_refuses_them() {
     }
     // A group is fine as a recipient, an error where one persona is expected.
     r.jules_ok([
-        "mail", "send", "--from", "weaver", "--to", "reviewers", "--subject", "s", "--body", "b",
+        "mail",
+        "send",
+        "--from",
+        "weaver",
+        "--to",
+        "reviewers",
+        "--subject",
+        "s",
+        "--body",
+        "b",
     ]);
     let out = r.jules(["mail", "inbox", "--persona", "reviewers"]);
     assert_eq!(out.status.code(), Some(2));
@@ -1547,7 +1571,16 @@ fn only_recipients_mark_a_message_and_refusals_write_nothing() {
     let r = Repo::new();
     let id = r
         .jules_ok([
-            "mail", "send", "--from", "alice", "--to", "bob", "--subject", "hi", "--body", "b",
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            "hi",
+            "--body",
+            "b",
         ])
         .trim()
         .to_owned();
@@ -1604,10 +1637,20 @@ fn jules_mail_answers_as_seed_000_shows_with_integer_aliases() {
     let jm = |args: &[&str]| {
         let mut cmd = std::process::Command::new(&link);
         r.env.apply(&mut cmd);
-        cmd.current_dir(r.path()).args(args).env("JULES_PERSONA", "weaver");
+        cmd.current_dir(r.path())
+            .args(args)
+            .env("JULES_PERSONA", "weaver");
         cmd.output().unwrap()
     };
-    let sent = jm(&["send", "--to", "curator", "--subject", "Question", "--body", "Can you review X?"]);
+    let sent = jm(&[
+        "send",
+        "--to",
+        "curator",
+        "--subject",
+        "Question",
+        "--body",
+        "Can you review X?",
+    ]);
     assert!(sent.status.success(), "{}", stderr(&sent));
     let inbox = jm(&["inbox", "--persona", "curator", "--unread", "--json"]);
     assert!(inbox.status.success(), "{}", stderr(&inbox));
@@ -1618,16 +1661,27 @@ fn jules_mail_answers_as_seed_000_shows_with_integer_aliases() {
         .iter()
         .map(|m| m["subject"].as_str().unwrap())
         .collect();
-    assert!(subjects.contains(&"Question") && subjects.contains(&"Sprint 5 starts"), "{doc}");
+    assert!(
+        subjects.contains(&"Question") && subjects.contains(&"Sprint 5 starts"),
+        "{doc}"
+    );
     // `read 2` and `#2`: the seed-000 message_id of "Sprint 5 starts".
     let read = jm(&["read", "2", "--persona", "curator"]);
     assert!(read.status.success(), "{}", stderr(&read));
-    assert!(stdout(&read).contains("Sprint 5 starts"), "{}", stdout(&read));
+    assert!(
+        stdout(&read).contains("Sprint 5 starts"),
+        "{}",
+        stdout(&read)
+    );
     let tag = jm(&["tag", "add", "#2", "needs-action", "--persona", "curator"]);
     assert!(tag.status.success(), "{}", stderr(&tag));
     let ls = jm(&["tag", "ls", "2", "--persona", "curator"]);
     assert!(stdout(&ls).contains("needs-action"), "{}", stdout(&ls));
     let missing = jm(&["read", "#77", "--persona", "curator"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr(&missing).contains("message not found: #77"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("message not found: #77"),
+        "{}",
+        stderr(&missing)
+    );
 }

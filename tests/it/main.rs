@@ -2,7 +2,6 @@
 
 mod harness;
 
-
 mod cli;
 mod eventlog;
 mod finalize;

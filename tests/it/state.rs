@@ -149,10 +149,7 @@ fn record_done_sprints_notes_and_tasks() {
         "a done task cannot be done again"
     );
     let tasks = crate::harness::json_items(&r.jules_ok(["task", "ls", "--json"]));
-    let states: Vec<&str> = tasks
-        .iter()
-        .map(|t| t["state"].as_str().unwrap())
-        .collect();
+    let states: Vec<&str> = tasks.iter().map(|t| t["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["done", "canceled"]);
     let status: serde_json::Value =
         serde_json::from_str(&r.jules_ok(["sprint", "status", "--json"])).unwrap();

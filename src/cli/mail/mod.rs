@@ -124,7 +124,6 @@ impl PersonaArg {
         message::validate_persona(&p)?;
         Ok(p)
     }
-
 }
 
 /// Check names given where personas are expected against `.jules/schedules.toml`, the groups and the
@@ -155,7 +154,10 @@ pub fn check_names(
             let log = git_jules::mail::ops::log(repo)?;
             // Senders only: a recipient on the log may be the very typo being checked.
             let seen = git_jules::mail::ops::with_view(&log, |v| {
-                Ok(v.all_headers()?.into_iter().map(|h| h.from).collect::<Vec<_>>())
+                Ok(v.all_headers()?
+                    .into_iter()
+                    .map(|h| h.from)
+                    .collect::<Vec<_>>())
             })?;
             known.personas.extend(seen);
             seen_loaded = true;
@@ -170,11 +172,11 @@ pub fn check_names(
                     .get(name)
                     .map(|m| m.iter().cloned().collect::<Vec<_>>().join(", "))
                     .unwrap_or_default();
-                return Err(crate::cli::error::usage(format!(
-                    "{name} is a group, not a persona"
-                ))
-                .hint(format!("name one of its members: {members}"))
-                .into());
+                return Err(
+                    crate::cli::error::usage(format!("{name} is a group, not a persona"))
+                        .hint(format!("name one of its members: {members}"))
+                        .into(),
+                );
             }
             PersonaCheck::Unknown { suggestion } => {
                 if !strict && !declared && suggestion.is_none() {
