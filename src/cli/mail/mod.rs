@@ -102,7 +102,8 @@ impl PersonaArg {
     /// The persona, checked against the ones the repository knows (see [`check_names`]).
     pub fn checked(&self, ctx: &Context, repo: &gix::Repository) -> anyhow::Result<String> {
         let p = self.required()?;
-        check_names(ctx, repo, &[p.as_str()], false)?;
+        let groups = git_jules::mail::recipients::Groups::load(repo)?;
+        check_names(ctx, repo, &groups, &[p.as_str()], false)?;
         Ok(p)
     }
 
@@ -130,22 +131,26 @@ impl PersonaArg {
 /// personas seen on the mail log: a group where one persona is expected is an error; an unknown name warns
 /// with "did you mean", and is an error with `--strict` or `jules.strictPersonas`. Personas seen on the log
 /// are its senders (a recipient there may be an earlier typo). A repository that
-/// declares no persona (no schedules file, no group) only warns about near misses of names on the log.
+/// declares no persona (no schedules file, no group) is not checked, unless strict.
 pub fn check_names(
     ctx: &Context,
     repo: &gix::Repository,
+    groups: &git_jules::mail::recipients::Groups,
     names: &[&str],
     groups_ok: bool,
 ) -> anyhow::Result<()> {
-    use git_jules::mail::recipients::{Groups, Known, PersonaCheck};
+    use git_jules::mail::recipients::{Known, PersonaCheck};
     let strict = ctx.strict
         || repo
             .config_snapshot()
             .boolean("jules.strictPersonas")
             .unwrap_or(false);
-    let groups = Groups::load(repo)?;
-    let mut known = Known::load(repo, &groups, std::iter::empty())?;
+    let mut known = Known::load(repo, groups, std::iter::empty())?;
     let declared = !known.personas.is_empty() || !known.groups.is_empty();
+    if !declared && !strict {
+        // Nothing to check against but the log, which would cost every send a read of it.
+        return Ok(());
+    }
     let mut seen_loaded = false;
     for &name in names {
         let mut verdict = known.check(name);
@@ -179,9 +184,6 @@ pub fn check_names(
                 );
             }
             PersonaCheck::Unknown { suggestion } => {
-                if !strict && !declared && suggestion.is_none() {
-                    continue;
-                }
                 let message = format!("unknown persona {name}");
                 let hint = match &suggestion {
                     Some(s) => format!("did you mean {s}?"),

@@ -216,8 +216,8 @@ pub fn send(ctx: &Context, repo: &gix::Repository, a: SendArgs) -> anyhow::Resul
     message::validate_subject(&req.subject)?;
     fill(&mut req, &a.compose)?;
     let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
-    super::check_names(ctx, repo, &names, true)?;
     let groups = Groups::load(repo)?;
+    super::check_names(ctx, repo, &groups, &names, true)?;
     finish(ctx, &log, req, &groups)
 }
 
@@ -253,7 +253,7 @@ pub fn reply(ctx: &Context, repo: &gix::Repository, a: ReplyArgs) -> anyhow::Res
     message::validate_subject(&req.subject)?;
     fill(&mut req, &a.compose)?;
     let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
-    super::check_names(ctx, repo, &names, true)?;
     let groups = Groups::load(repo)?;
+    super::check_names(ctx, repo, &groups, &names, true)?;
     finish(ctx, &log, req, &groups)
 }
