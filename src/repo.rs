@@ -27,12 +27,34 @@ pub fn jules_dir(repo: &gix::Repository) -> PathBuf {
 }
 
 /// The configured committer, or a fixed fallback so that sandboxes without `user.name` still work.
+///
+/// Resolved from the configuration as gix's `Repository::committer()` does (`committer.*`, which
+/// `GIT_COMMITTER_NAME`/`EMAIL` override, then `user.*`, then gitoxide's fallbacks), without calling it:
+/// that also computes a commit time in the system time zone, and finding the zone's name makes jiff index
+/// the whole tz database (about 45 directory reads) on every process start. The time is ours anyway.
 pub fn committer(repo: &gix::Repository) -> gix::actor::Signature {
     let now = now_time();
-    match repo.committer() {
-        Some(Ok(sig)) => gix::actor::Signature {
-            name: sig.name.into(),
-            email: sig.email.into(),
+    let c = repo.config_snapshot();
+    let first = |keys: &[&str]| {
+        keys.iter()
+            .find_map(|k| c.string(*k))
+            .map(|v| v.to_owned())
+    };
+    let name = first(&[
+        "committer.name",
+        "user.name",
+        "gitoxide.committer.nameFallback",
+    ]);
+    let email = first(&[
+        "committer.email",
+        "user.email",
+        "gitoxide.user.emailFallback",
+        "gitoxide.committer.emailFallback",
+    ]);
+    match (name, email) {
+        (Some(name), Some(email)) => gix::actor::Signature {
+            name,
+            email,
             time: now,
         },
         _ => gix::actor::Signature {

@@ -221,6 +221,7 @@ fn json_on_a_command_without_json_output_is_an_error() {
     let r = Repo::new();
     for args in [
         vec!["--json", "hooks", "show"],
+        vec!["--json", "series", "review", "--print"],
         vec!["--json", "completions", "bash"],
         vec!["--json", "demo"],
         vec!["--json", "install-man", "--dir", "x"],
