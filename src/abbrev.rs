@@ -24,9 +24,14 @@ pub fn unique_len(sorted: &[String]) -> usize {
 /// Resolve `prefix` against `sorted` full hex ids: exactly one match, else a clear error.
 pub fn resolve<'a>(what: &'static str, prefix: &str, sorted: &'a [String]) -> Result<&'a str> {
     let p = prefix.to_ascii_lowercase();
-    if p.len() < MIN_ABBREV || !p.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !p.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::usage(format!(
-            "{what} id {prefix:?} must be at least {MIN_ABBREV} hex digits"
+            "{what} id {prefix:?} is not hexadecimal (ids are written with 0-9 and a-f)"
+        )));
+    }
+    if p.len() < MIN_ABBREV {
+        return Err(Error::usage(format!(
+            "{what} id {prefix:?} is too short: give at least {MIN_ABBREV} hex digits"
         )));
     }
     let start = sorted.partition_point(|id| id.as_str() < p.as_str());

@@ -16,7 +16,7 @@ pub enum ErrorKind {
     CheckFailed,
     /// A conflict stopped the operation; nothing was changed (exit 3).
     Conflict,
-    /// The repository, the file system or git itself failed (exit 2).
+    /// The repository, the file system or git itself failed, or a bug (exit 4).
     Internal,
 }
 
@@ -24,6 +24,9 @@ pub enum ErrorKind {
 pub enum Error {
     #[error("{0}")]
     Usage(String),
+    /// No repository at or above the directory (git's own wording).
+    #[error("not a git repository (or any of the parent directories): {}", path.display())]
+    NotRepository { path: PathBuf },
     #[error("{what} not found: {name}")]
     NotFound { what: &'static str, name: String },
     #[error("ambiguous {what} prefix {prefix}: it matches {}", candidates.join(", "))]
@@ -61,7 +64,9 @@ pub enum Error {
 impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Usage(_) | Error::Ambiguous { .. } => ErrorKind::Usage,
+            Error::Usage(_) | Error::Ambiguous { .. } | Error::NotRepository { .. } => {
+                ErrorKind::Usage
+            }
             Error::NotFound { .. } => ErrorKind::NotFound,
             Error::CheckFailed(_) => ErrorKind::CheckFailed,
             Error::Conflict(_) => ErrorKind::Conflict,

@@ -45,9 +45,7 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
                     )),
                 }
                 if repo.config_snapshot().string("jules.verify.cmd").is_none() {
-                    ui::status(
-                        "hint: set the command the hook runs: `git config jules.verify.cmd CMD`",
-                    );
+                    ui::hint("set the command the hook runs: `git config jules.verify.cmd CMD`");
                 }
             }
             Ok(0)

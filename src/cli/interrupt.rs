@@ -7,7 +7,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Once;
 
-pub const EXIT_INTERRUPTED: i32 = 130;
+pub const EXIT_INTERRUPTED: i32 = super::error::EXIT_INTERRUPTED;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 

@@ -1,9 +1,13 @@
-//! The command line: clap definitions, dispatch, and the mapping of errors to exit codes.
+//! The command line: clap definitions, dispatch, and the one place where a failure is printed and
+//! becomes an exit code ([`error::CliError`]).
 //!
-//! Exit codes: 0 ok; 1 a check failed (verify, fsck found problems, wait timed out); 2 usage or error;
-//! 3 a conflict stopped the operation and nothing was changed; 130 interrupted.
+//! Exit codes: 0 ok; 1 a check failed (verify, fsck found problems, wait timed out); 2 bad input;
+//! 3 a conflict stopped the operation and nothing was changed; 4 internal (git, disk, a bug);
+//! 130 interrupted. The table is in docs/cli.md.
 
+mod completions;
 mod demo;
+pub mod error;
 mod hooks;
 mod init;
 mod interrupt;
@@ -21,12 +25,9 @@ mod weave;
 use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use git_jules::{Error, ErrorKind};
 
-pub const EXIT_OK: i32 = 0;
-pub const EXIT_CHECK_FAILED: i32 = 1;
-pub const EXIT_ERROR: i32 = 2;
-pub const EXIT_CONFLICT: i32 = 3;
+use error::{CliError, Kind};
+pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
 
 /// Many AI personas, one repository: mail, sprint state, patch series and weaving, coordinated through git.
 #[derive(Debug, Parser)]
@@ -35,16 +36,24 @@ pub const EXIT_CONFLICT: i32 = 3;
     bin_name = "git jules",
     version,
     about,
-    after_help = "Exit codes: 0 ok, 1 a check failed, 2 usage or error, 3 a conflict stopped the operation, 130 interrupted.\n\
-                  `git jules --help` opens the man page git-jules(1); install it with `git jules install-man`."
+    after_help = "Exit codes: 0 ok, 1 a check failed, 2 bad input, 3 a conflict stopped the operation, \
+4 internal error, 130 interrupted.\n\
+`git jules --help` opens the man page git-jules(1); install it with `git jules install-man`.\n\
+JSON shapes: docs/json.md."
 )]
 pub struct Cli {
     /// Run as if started in DIR (like `git -C`)
-    #[arg(short = 'C', global = true, value_name = "DIR")]
+    #[arg(short = 'C', id = "chdir", global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Print machine-readable JSON on stdout (the shape is documented in docs/cli.md)
+    /// Print machine-readable JSON on stdout (the shapes are documented in docs/json.md)
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print no status lines on stderr (data, warnings and errors still print)
+    #[arg(short = 'q', long, global = true)]
+    pub quiet: bool,
+    /// Unknown persona names are errors, not warnings (also: git config jules.strictPersonas true)
+    #[arg(long, global = true)]
+    pub strict: bool,
     /// When to colour human output (NO_COLOR is honoured with `auto`)
     #[arg(long, global = true, value_enum, default_value_t = ui::ColorChoice::Auto)]
     pub color: ui::ColorChoice,
@@ -92,11 +101,34 @@ pub enum Command {
     /// Weave personas' branches, ranges and patch files onto the integration branch, in memory; mail
     /// the authors of what does not apply
     Weave(weave::Args),
+    /// Print a shell completion script (bash also completes `git jules <TAB>`)
+    Completions(completions::Args),
+}
+
+impl Command {
+    /// Commands whose output is not data (a script, a man page, a demonstration): `--json` is refused.
+    fn without_json(&self) -> Option<&'static str> {
+        match self {
+            Command::InstallMan(_) => Some("install-man"),
+            Command::Demo(_) => Some("demo"),
+            Command::Completions(_) => Some("completions"),
+            Command::Hooks(hooks::HooksCommand::Show) => Some("hooks show"),
+            Command::Mail(mail::MailCommand::Attachment(a)) if a.output.is_none() => {
+                Some("mail attachment (without -o)")
+            }
+            Command::Series(series::SeriesCommand::Review(r)) if r.print => {
+                Some("series review --print")
+            }
+            _ => None,
+        }
+    }
 }
 
 pub struct Context {
     pub ui: ui::Ui,
     pub dir: PathBuf,
+    /// `--strict`: unknown persona names are errors.
+    pub strict: bool,
 }
 
 impl Context {
@@ -106,59 +138,107 @@ impl Context {
 }
 
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    run_from(std::env::args_os().collect())
+}
+
+/// Parse `args` (argv, the program name first) and run the command; returns the exit code.
+pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
+    let args = mail::jules_mail_args(args);
+    let wants_json = args.iter().skip(1).any(|a| a == "--json");
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
+            if !e.use_stderr() {
+                let _ = e.print();
+                return EXIT_OK;
+            }
+            if wants_json {
+                let text = e.kind().as_str().unwrap_or("invalid arguments").to_owned();
+                print_json_error(&CliError::new(Kind::Usage, text));
+            }
             let _ = e.print();
-            return code;
+            return EXIT_USAGE;
         }
     };
+    let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     let ctx = Context {
-        ui: ui::Ui::new(cli.json, cli.color),
-        dir: cli.dir.clone().unwrap_or_else(|| PathBuf::from(".")),
+        ui: ui::Ui::new(cli.json, cli.color, cli.quiet, &dir),
+        dir,
+        strict: cli.strict,
     };
-    let result = match cli.command {
-        Command::Init(args) => init::run(&ctx, args),
-        Command::Sync(args) => sync::run(&ctx, args),
-        Command::Log(cmd) => log::run(&ctx, cmd),
-        Command::State(cmd) => state::run_state(&ctx, cmd),
-        Command::Sprint(cmd) => state::run_sprint(&ctx, cmd),
-        Command::Task(cmd) => state::run_task(&ctx, cmd),
-        Command::Mail(cmd) => mail::run(&ctx, cmd),
-        Command::Tick(args) => tick::run_tick(&ctx, args),
-        Command::Prompt(args) => tick::run_prompt(&ctx, args),
-        Command::InstallMan(args) => man::run(&ctx, args),
-        Command::Demo(args) => demo::run(&ctx, args),
-        Command::Series(cmd) => series::run(&ctx, cmd),
-        Command::Verify(args) => verify::run(&ctx, args, cli.json),
-        Command::Hooks(cmd) => hooks::run(&ctx, cmd),
-        Command::Weave(args) => weave::run(&ctx, args, cli.json),
+    let result = dispatch(&ctx, cli);
+    let failure = match result {
+        Ok(code) if !ui::broken_pipe() => return code,
+        Ok(_) => CliError::new(Kind::BrokenPipe, "stdout was closed"),
+        Err(e) => CliError::from(&e),
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => report(&ctx.ui, &e),
+    report(&ctx.ui, &failure)
+}
+
+fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
+    if let Some(d) = &cli.dir {
+        if !d.is_dir() {
+            return Err(error::usage(format!(
+                "cannot change to '{}': No such directory",
+                d.display()
+            ))
+            .into());
+        }
+    }
+    if cli.json {
+        if let Some(name) = cli.command.without_json() {
+            return Err(error::usage(format!("`{name}` has no JSON output"))
+                .hint("drop --json; docs/json.md lists the commands that have it")
+                .into());
+        }
+    }
+    let ctx = ctx;
+    match cli.command {
+        Command::Init(args) => init::run(ctx, args),
+        Command::Sync(args) => sync::run(ctx, args),
+        Command::Log(cmd) => log::run(ctx, cmd),
+        Command::State(cmd) => state::run_state(ctx, cmd),
+        Command::Sprint(cmd) => state::run_sprint(ctx, cmd),
+        Command::Task(cmd) => state::run_task(ctx, cmd),
+        Command::Mail(cmd) => mail::run(ctx, cmd),
+        Command::Tick(args) => tick::run_tick(ctx, args),
+        Command::Prompt(args) => tick::run_prompt(ctx, args),
+        Command::InstallMan(args) => man::run(ctx, args),
+        Command::Demo(args) => demo::run(ctx, args),
+        Command::Series(cmd) => series::run(ctx, cmd),
+        Command::Verify(args) => verify::run(ctx, args, cli.json),
+        Command::Hooks(cmd) => hooks::run(ctx, cmd),
+        Command::Weave(args) => weave::run(ctx, args, cli.json),
+        Command::Completions(args) => completions::run(args),
     }
 }
 
-/// Print an error the way jj does (error, numbered causes, hint) and choose the exit code.
-pub fn report(ui: &ui::Ui, e: &anyhow::Error) -> i32 {
-    eprintln!("{} {e}", ui.red("error:"));
-    let mut causes = e.chain().skip(1).peekable();
-    if causes.peek().is_some() {
+/// Print a failure: `error: ...`, the causes, `hint: ...` lines on stderr; with `--json` also
+/// `{"version": 1, "error": {...}, "exit": N}` on stdout. Returns the exit code.
+pub fn report(ui: &ui::Ui, e: &CliError) -> i32 {
+    if e.kind == Kind::BrokenPipe {
+        return e.exit_code();
+    }
+    if ui.json {
+        print_json_error(e);
+    }
+    eprintln!("{} {}", ui.err_label("31", "error:"), e.message);
+    if !e.causes.is_empty() {
         eprintln!("caused by:");
-        for (i, c) in causes.enumerate() {
+        for (i, c) in e.causes.iter().enumerate() {
             eprintln!("  {}: {c}", i + 1);
         }
     }
-    let kind = e.downcast_ref::<Error>().map(Error::kind);
-    if let Some(Error::Race { .. }) = e.downcast_ref::<Error>() {
-        eprintln!("hint: another writer kept the ref busy; run the command again");
+    for h in &e.hints {
+        eprintln!("{} {h}", ui.err_label("33", "hint:"));
     }
-    match kind {
-        Some(ErrorKind::CheckFailed) => EXIT_CHECK_FAILED,
-        Some(ErrorKind::Conflict) => EXIT_CONFLICT,
-        _ => EXIT_ERROR,
+    e.exit_code()
+}
+
+fn print_json_error(e: &CliError) {
+    let doc = serde_json::json!({ "version": ui::JSON_VERSION, "error": e, "exit": e.exit_code() });
+    if let Ok(s) = serde_json::to_string_pretty(&doc) {
+        ui::out(s);
     }
 }
 

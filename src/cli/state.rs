@@ -174,7 +174,11 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
                     reason: "manual".into(),
                 },
             )?;
-            ui::out(id.short(12));
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "run": id.to_hex() }));
+            } else {
+                ui::out(id.short(12));
+            }
         }
         StateCommand::Done {
             session,
@@ -183,7 +187,11 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
             actor,
         } => {
             let run = state.done(&actor, &session, &status, pr)?;
-            ui::status(format!("run {} is {status}", &run[..12]));
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "run": run, "status": status }));
+            } else {
+                ui::status(format!("run {} is {status}", &run[..12]));
+            }
         }
     }
     Ok(0)
@@ -195,11 +203,19 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
     match cmd {
         SprintCommand::Start { number, actor } => {
             let n = state.sprint_start(&actor, number)?;
-            ui::out(n.to_string());
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "sprint": n, "action": "started" }));
+            } else {
+                ui::out(n.to_string());
+            }
         }
         SprintCommand::Close { number, actor } => {
             let n = state.sprint_close(&actor, number)?;
-            ui::status(format!("sprint {n} closed"));
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "sprint": n, "action": "closed" }));
+            } else {
+                ui::status(format!("sprint {n} closed"));
+            }
         }
         SprintCommand::Note {
             persona,
@@ -215,7 +231,11 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
                 (None, None) => unreachable!("clap requires one"),
             };
             let n = state.sprint_note(&actor, &persona, &kind, &text)?;
-            ui::status(format!("{kind} note for {persona} added to sprint {n}"));
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "sprint": n, "persona": persona, "kind": kind }));
+            } else {
+                ui::status(format!("{kind} note for {persona} added to sprint {n}"));
+            }
         }
         SprintCommand::Status => {
             let view = state.view()?.view;
@@ -303,15 +323,27 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
             actor,
         } => {
             let id = state.task_add(&actor, &title, persona.as_deref())?;
-            ui::out(id.short(7));
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "task": id.to_hex(), "state": "todo" }));
+            } else {
+                ui::out(id.short(7));
+            }
         }
         TaskCommand::Done { id, actor } => {
             let id = state.task_resolve(&actor, &id, true)?;
-            ui::status(format!("task {} done", &id[..7]));
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "task": id, "state": "done" }));
+            } else {
+                ui::status(format!("task {} done", &id[..7]));
+            }
         }
         TaskCommand::Cancel { id, actor } => {
             let id = state.task_resolve(&actor, &id, false)?;
-            ui::status(format!("task {} canceled", &id[..7]));
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "task": id, "state": "canceled" }));
+            } else {
+                ui::status(format!("task {} canceled", &id[..7]));
+            }
         }
         TaskCommand::Ls {
             state: wanted,

@@ -61,20 +61,25 @@ struct TickReport<'a> {
 }
 
 fn load_schedules(repo: &gix::Repository, config: Option<PathBuf>) -> anyhow::Result<Schedules> {
+    let given = config.is_some();
     let path = match config {
         Some(p) => p,
         None => {
-            let wd = repo
-                .workdir()
-                .context("a bare repository has no .jules/schedules.toml: pass --config FILE")?;
+            let wd = repo.workdir().ok_or_else(|| {
+                crate::cli::error::usage("a bare repository has no .jules/schedules.toml")
+                    .hint("pass --config FILE")
+            })?;
             Schedules::default_path(wd)
         }
     };
     if !path.exists() {
-        bail!(
-            "no schedules at {}: write one (see docs/cli.md) or pass --config FILE",
-            path.display()
-        );
+        let e = crate::cli::error::usage(format!("no schedules at {}", path.display()))
+            .hint("the format is in docs/cli.md (.jules/schedules.toml)");
+        return Err(if given {
+            e.into()
+        } else {
+            e.hint("or pass --config FILE").into()
+        });
     }
     Ok(Schedules::load(&path)?)
 }

@@ -1,8 +1,18 @@
-//! Output: data on stdout, status on stderr, colour only for a terminal and never with `NO_COLOR`.
+//! Output: data on stdout, status on stderr; colour decided per stream (a terminal, `NO_COLOR`,
+//! `TERM=dumb`, git's `color.ui`), `-q` silences status, one live progress line on a terminal.
+//!
+//! Every `--json` document goes through [`json`], which adds `"version"` (the contract in docs/json.md).
+//! A closed stdout (`git jules … | head`) is recorded here and turned into the broken-pipe error kind in
+//! one place ([`super::run`]); nothing exits from here.
 
 use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::ValueEnum;
+
+/// The version of every JSON document the CLI prints (docs/json.md).
+pub const JSON_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum ColorChoice {
@@ -16,32 +26,47 @@ pub enum ColorChoice {
 #[derive(Debug, Clone, Copy)]
 pub struct Ui {
     pub json: bool,
+    /// Colour on stdout.
     pub color: bool,
-    /// stderr is a terminal: progress lines are worth printing.
+    /// Colour on stderr (error:, warning:, hint:).
+    pub err_color: bool,
+    /// stderr is a terminal and status is wanted: progress lines are worth printing.
     pub interactive: bool,
 }
 
+static QUIET: AtomicBool = AtomicBool::new(false);
+static BROKEN_PIPE: AtomicBool = AtomicBool::new(false);
+
 impl Ui {
-    pub fn new(json: bool, choice: ColorChoice) -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let color = match choice {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
+    pub fn new(json: bool, choice: ColorChoice, quiet: bool, dir: &Path) -> Self {
+        QUIET.store(quiet, Ordering::Relaxed);
+        let stdout_tty = std::io::stdout().is_terminal();
+        let stderr_tty = std::io::stderr().is_terminal();
+        let (color, err_color) = match choice {
+            ColorChoice::Always => (true, true),
+            ColorChoice::Never => (false, false),
+            ColorChoice::Auto if !stdout_tty && !stderr_tty => (false, false),
+            ColorChoice::Auto => {
+                let env_off = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+                    || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+                match if env_off { None } else { git_color_ui(dir) } {
+                    _ if env_off => (false, false),
+                    Some(GitColor::Never) => (false, false),
+                    Some(GitColor::Always) => (true, true),
+                    Some(GitColor::Auto) | None => (stdout_tty, stderr_tty),
+                }
+            }
         };
         Ui {
             json,
             color,
-            interactive: std::io::stderr().is_terminal(),
+            err_color,
+            interactive: stderr_tty && !quiet && !json,
         }
     }
 
     pub fn paint(&self, code: &str, text: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_owned()
-        }
+        paint(self.color, code, text)
     }
 
     pub fn bold(&self, text: &str) -> String {
@@ -59,31 +84,219 @@ impl Ui {
     pub fn red(&self, text: &str) -> String {
         self.paint("31", text)
     }
+    /// A label for stderr (`error:`, `hint:`), coloured by stderr's own decision.
+    pub fn err_label(&self, code: &str, text: &str) -> String {
+        paint(self.err_color, code, text)
+    }
 }
 
-/// Print a line of data; a closed pipe (`git jules … | head`) ends the process quietly.
+fn paint(on: bool, code: &str, text: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+enum GitColor {
+    Never,
+    Auto,
+    Always,
+}
+
+/// git's `color.ui`: `git -c color.ui=…` (GIT_CONFIG_PARAMETERS) first, then the repository's and the
+/// user's configuration. Only asked when a terminal is involved, so piped runs pay nothing for it.
+fn git_color_ui(dir: &Path) -> Option<GitColor> {
+    let value = std::env::var("GIT_CONFIG_PARAMETERS")
+        .ok()
+        .and_then(|p| color_ui_from_parameters(&p))
+        .or_else(|| {
+            let repo = gix::discover(dir).ok()?;
+            let v = repo.config_snapshot().string("color.ui")?.to_string();
+            Some(v)
+        })?;
+    Some(match value.trim().to_ascii_lowercase().as_str() {
+        "never" | "false" | "no" | "off" | "0" => GitColor::Never,
+        "always" => GitColor::Always,
+        _ => GitColor::Auto,
+    })
+}
+
+/// `color.ui` in git's `GIT_CONFIG_PARAMETERS` (`'color.ui'='never'` or the older `'color.ui=never'`); the
+/// last one wins, as with repeated `-c`.
+fn color_ui_from_parameters(p: &str) -> Option<String> {
+    let mut found = None;
+    for item in p.split(" '").map(|s| s.trim().trim_matches('\'')) {
+        let (k, v) = match item.split_once("'='") {
+            Some((k, v)) => (k, v),
+            None => match item.split_once('=') {
+                Some(kv) => kv,
+                None => continue,
+            },
+        };
+        if k.eq_ignore_ascii_case("color.ui") {
+            found = Some(v.trim_matches('\'').to_owned());
+        }
+    }
+    found
+}
+
+/// Print a line of data. A closed pipe is remembered (see [`broken_pipe`]) and later lines are dropped.
 pub fn out(line: impl AsRef<str>) {
+    let _ = try_out(line);
+}
+
+/// Print a line of data, reporting a closed pipe to the caller.
+pub fn try_out(line: impl AsRef<str>) -> std::io::Result<()> {
+    if BROKEN_PIPE.load(Ordering::Relaxed) {
+        return Err(std::io::ErrorKind::BrokenPipe.into());
+    }
     let mut stdout = std::io::stdout().lock();
-    if let Err(e) = writeln!(stdout, "{}", line.as_ref()) {
+    match writeln!(stdout, "{}", line.as_ref()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            BROKEN_PIPE.store(true, Ordering::Relaxed);
+            Err(e)
+        }
+        other => other,
+    }
+}
+
+/// Raw data on stdout (no newline added).
+pub fn out_raw(text: &str) {
+    if BROKEN_PIPE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(text.as_bytes()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+            BROKEN_PIPE.store(true, Ordering::Relaxed);
         }
     }
 }
 
-/// Print a JSON document on stdout.
+/// Whether stdout's reader went away during this command.
+pub fn broken_pipe() -> bool {
+    BROKEN_PIPE.load(Ordering::Relaxed) || std::io::stdout().flush().is_err()
+}
+
+/// Print a JSON document on stdout, with `"version"` first. A list becomes `{"version": 1, "items": [...]}`.
 pub fn json<T: serde::Serialize>(value: &T) {
-    match serde_json::to_string_pretty(value) {
+    match versioned(value) {
         Ok(s) => out(s),
         Err(e) => eprintln!("error: encoding JSON: {e}"),
     }
 }
 
-/// A status line for people, on stderr.
-pub fn status(line: impl AsRef<str>) {
-    eprintln!("{}", line.as_ref());
+/// The document [`json`] prints.
+pub fn versioned<T: serde::Serialize>(value: &T) -> serde_json::Result<String> {
+    let v = serde_json::to_value(value)?;
+    let doc = match v {
+        serde_json::Value::Object(m) if m.contains_key("version") => serde_json::Value::Object(m),
+        serde_json::Value::Object(m) => {
+            // serde_json's map is sorted; keep the struct's field order by writing "version" in front.
+            let body = serde_json::to_string_pretty(value)?;
+            if m.is_empty() {
+                return Ok(format!("{{\n  \"version\": {JSON_VERSION}\n}}"));
+            }
+            let rest = body.strip_prefix('{').unwrap_or(&body);
+            return Ok(format!("{{\n  \"version\": {JSON_VERSION},{rest}"));
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::json!({ "version": JSON_VERSION, "items": items })
+        }
+        other => serde_json::json!({ "version": JSON_VERSION, "value": other }),
+    };
+    serde_json::to_string_pretty(&doc)
 }
 
+/// A status line for people, on stderr; `-q` silences it.
+pub fn status(line: impl AsRef<str>) {
+    if !QUIET.load(Ordering::Relaxed) {
+        eprintln!("{}", line.as_ref());
+    }
+}
+
+/// A warning, on stderr (not silenced by `-q`).
 pub fn warn(line: impl AsRef<str>) {
     eprintln!("warning: {}", line.as_ref());
+}
+
+/// A hint for people, on stderr, in the one style `hint: ...`.
+pub fn hint(line: impl AsRef<str>) {
+    if !QUIET.load(Ordering::Relaxed) {
+        eprintln!("hint: {}", line.as_ref());
+    }
+}
+
+/// One live line on stderr for long work (`[12/30] verifying, 2 running`), redrawn in place and erased
+/// before the final output; nothing at all unless stderr is a terminal and status is wanted.
+pub struct Progress {
+    on: bool,
+    drawn: bool,
+}
+
+impl Progress {
+    pub fn new(ui: &Ui) -> Self {
+        Progress {
+            on: ui.interactive,
+            drawn: false,
+        }
+    }
+
+    pub fn set(&mut self, text: &str) {
+        if !self.on {
+            return;
+        }
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "\r{text}\x1b[K");
+        let _ = e.flush();
+        self.drawn = true;
+    }
+
+    pub fn clear(&mut self) {
+        if self.drawn {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "\r\x1b[K");
+            let _ = e.flush();
+            self.drawn = false;
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn color_ui_is_read_from_git_config_parameters() {
+        assert_eq!(
+            color_ui_from_parameters("'color.ui'='never'").as_deref(),
+            Some("never")
+        );
+        assert_eq!(
+            color_ui_from_parameters("'user.name'='x' 'color.ui=always'").as_deref(),
+            Some("always")
+        );
+        assert_eq!(color_ui_from_parameters("'user.name'='x'"), None);
+    }
+
+    #[test]
+    fn every_document_gets_a_version() {
+        #[derive(serde::Serialize)]
+        struct S {
+            b: u8,
+            a: u8,
+        }
+        let s = versioned(&S { b: 1, a: 2 }).unwrap();
+        assert!(s.starts_with("{\n  \"version\": 1,\n  \"b\": 1"), "{s}");
+        let v: serde_json::Value = serde_json::from_str(&versioned(&vec![1, 2]).unwrap()).unwrap();
+        assert_eq!(v["version"], 1);
+        assert_eq!(v["items"][1], 2);
+    }
 }

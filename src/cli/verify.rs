@@ -74,13 +74,28 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     let on_base = base.commit == tip.commit || tip.branch.as_deref() == Some(base.name.as_str());
 
     let interrupt = interrupt::install();
-    let progress = ctx.ui.interactive && !quiet;
-    let on_result = |r: &CommitResult| {
-        if progress {
-            ui::status(format!("  {}", line(ctx, r)));
+    // One live line on a terminal (`[12/30] verifying, 2 running`) that the final table replaces.
+    let total = if ctx.ui.interactive && !quiet {
+        series::patches(&repo, base.commit, tip.commit)?.len()
+    } else {
+        0
+    };
+    let progress = std::sync::Mutex::new((ui::Progress::new(&ctx.ui), 0usize));
+    let on_result = |_: &CommitResult| {
+        if total == 0 {
+            return;
+        }
+        if let Ok(mut p) = progress.lock() {
+            p.1 += 1;
+            let done = p.1;
+            let running = (opts.jobs as usize).min(total.saturating_sub(done));
+            p.0.set(&format!("[{done}/{total}] verifying, {running} running"));
         }
     };
     let report = verify::verify(&repo, base, tip.commit, &opts, interrupt, &on_result)?;
+    if let Ok(mut p) = progress.lock() {
+        p.0.clear();
+    }
 
     if json {
         ui::json(&report);
@@ -158,7 +173,12 @@ pub(super) fn human(ctx: &Context, report: &Report, base: &str, rev: &str, on_ba
         }
         None if report.interrupted => ui::status("interrupted: not every patch was verified"),
         None => ui::status(format!(
-            "all {n} patches pass ({} ran, {} cached, {})",
+            "{} ({} ran, {} cached, {})",
+            if n == 1 {
+                "the patch passes".to_owned()
+            } else {
+                format!("all {n} patches pass")
+            },
             report.ran,
             report.cached,
             format_ms(report.duration_ms)

@@ -215,9 +215,53 @@ pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message>
 }
 
 /// Resolve a user-given id or prefix and read the message.
+///
+/// Messages imported from a seed-000 `events.jsonl` keep their integer `message_id` as an alias, so that
+/// prompts written for seed 000 keep working: `#42` always names the alias; bare digits shorter than an
+/// abbreviated id (`42`) too; longer bare digits are a hex prefix first, then an alias.
 pub fn find(log: &Log<'_>, view: &mut MailView, prefix: &str) -> Result<Message> {
-    let (_, commit) = view.resolve(prefix)?;
-    load_message(log.repo(), commit)
+    if let Some(n) = prefix.strip_prefix('#') {
+        let n: i64 = n
+            .parse()
+            .map_err(|_| Error::usage(format!("{prefix:?}: #N wants an integer message_id")))?;
+        return find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix));
+    }
+    let digits = !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit());
+    if digits && prefix.len() < crate::abbrev::MIN_ABBREV {
+        let n: i64 = prefix
+            .parse()
+            .map_err(|_| Error::not_found("message", prefix))?;
+        return find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix));
+    }
+    match view.resolve(prefix) {
+        Ok((_, commit)) => load_message(log.repo(), commit),
+        Err(Error::NotFound { .. }) if digits => {
+            let n: i64 = prefix
+                .parse()
+                .map_err(|_| Error::not_found("message", prefix))?;
+            find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The message imported from seed 000 with `message_id` `n` (the first one, if a file repeated it).
+fn find_alias(log: &Log<'_>, view: &mut MailView, n: i64) -> Result<Option<Message>> {
+    let mut found: Option<Message> = None;
+    for h in view.all_headers()? {
+        let Some(id) = EventId::from_hex(&h.id) else {
+            continue;
+        };
+        let Some(commit) = view.commit_of(&id)? else {
+            continue;
+        };
+        let msg = load_message(log.repo(), commit)?;
+        let alias = msg.data.source.as_ref().and_then(|s| s.message_id);
+        if alias == Some(n) && found.as_ref().is_none_or(|f| msg.lamport < f.lamport) {
+            found = Some(msg);
+        }
+    }
+    Ok(found)
 }
 
 /// The bytes of a file attachment.
@@ -312,6 +356,18 @@ pub fn set_mark(
     mark: Mark,
 ) -> Result<Option<Appended>> {
     message::validate_persona(persona)?;
+    // Only a recipient has a mailbox state for the message: anyone else's mark would be noise that
+    // every view then carries.
+    let commit = view
+        .commit_of(message)?
+        .ok_or_else(|| Error::not_found("message", message.to_hex()))?;
+    let header = load_message(log.repo(), commit)?.header(view)?;
+    if !header.reaches(persona) {
+        return Err(Error::usage(format!(
+            "{persona} is not a recipient of message {}: only its recipients can mark it",
+            message.short(12)
+        )));
+    }
     let current = view.marks(persona, &message.to_hex())?;
     if mark.is_noop(&current) {
         return Ok(None);

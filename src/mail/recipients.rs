@@ -164,6 +164,106 @@ pub fn personas(to: &[String], groups: &BTreeMap<String, Vec<String>>) -> BTreeS
     out
 }
 
+/// What a name given where a persona is expected turns out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PersonaCheck {
+    /// Listed in the schedules file or a group, or seen on the mail log.
+    Known,
+    /// A group name: an error where one persona is expected.
+    Group,
+    /// Nobody knows it; the closest known name, if one is close.
+    Unknown { suggestion: Option<String> },
+}
+
+/// The personas this repository knows: the schedules file (tracks, the weaver, cron personas, group
+/// members), git-config groups, and `seen` (the personas on the mail log).
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    pub personas: BTreeSet<String>,
+    pub groups: BTreeSet<String>,
+}
+
+impl Known {
+    pub fn load(
+        repo: &gix::Repository,
+        groups: &Groups,
+        seen: impl IntoIterator<Item = String>,
+    ) -> Result<Known> {
+        let mut k = Known::default();
+        if let Some(text) = schedules_text(repo)? {
+            k.personas.extend(schedule_personas(&text));
+        }
+        for (g, members) in &groups.groups {
+            k.groups.insert(g.clone());
+            k.personas.extend(members.iter().cloned());
+        }
+        k.personas.extend(seen);
+        k.personas.remove(BROADCAST);
+        Ok(k)
+    }
+
+    /// Whether `name` is a persona this repository knows, a group, or neither (with a suggestion).
+    pub fn check(&self, name: &str) -> PersonaCheck {
+        if self.groups.contains(name) {
+            return PersonaCheck::Group;
+        }
+        if self.personas.contains(name) || name == BROADCAST {
+            return PersonaCheck::Known;
+        }
+        let suggestion = self
+            .personas
+            .iter()
+            .map(|p| (strsim::damerau_levenshtein(name, p), p))
+            .filter(|(d, p)| *d <= 2.max(p.len() / 4) && *d < p.len())
+            .min()
+            .map(|(_, p)| p.clone());
+        PersonaCheck::Unknown { suggestion }
+    }
+}
+
+/// Every persona a schedules file names (read leniently: a file the scheduler rejects is its business).
+fn schedule_personas(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let Ok(table) = toml::from_str::<toml::Table>(text) else {
+        return out;
+    };
+    let strings = |v: Option<&toml::Value>| -> Vec<String> {
+        v.and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if let Some(c) = table.get("cycle").and_then(|c| c.as_table()) {
+        out.extend(strings(c.get("order")));
+    }
+    if let Some(tracks) = table.get("tracks").and_then(|t| t.as_table()) {
+        for t in tracks.values().filter_map(|t| t.as_table()) {
+            out.extend(strings(t.get("order")));
+        }
+    }
+    if let Some(w) = table
+        .get("parallel")
+        .and_then(|p| p.get("weaver"))
+        .and_then(|w| w.as_str())
+    {
+        out.insert(w.to_owned());
+    } else if table.contains_key("parallel") {
+        out.insert("weaver".to_owned());
+    }
+    if let Some(sch) = table.get("schedules").and_then(|s| s.as_table()) {
+        for (name, v) in sch {
+            match v.get("persona").and_then(|p| p.as_str()) {
+                Some(p) => out.insert(p.to_owned()),
+                None => out.insert(name.clone()),
+            };
+        }
+    }
+    out
+}
+
 fn schedules_text(repo: &gix::Repository) -> Result<Option<String>> {
     if let Some(wd) = repo.workdir() {
         let path = wd.join(SCHEDULES_PATH);
@@ -191,6 +291,29 @@ fn schedules_text(repo: &gix::Repository) -> Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_personas_get_a_suggestion_and_groups_are_named() {
+        let text = "[cycle]\norder = [\"refactor\", \"curator\"]\n[schedules.janitor]\ncron = \"0 3 * * *\"\n";
+        let mut k = Known {
+            personas: schedule_personas(text),
+            groups: BTreeSet::new(),
+        };
+        k.groups.insert("reviewers".into());
+        assert_eq!(k.check("refactor"), PersonaCheck::Known);
+        assert_eq!(k.check("janitor"), PersonaCheck::Known);
+        assert_eq!(k.check("reviewers"), PersonaCheck::Group);
+        assert_eq!(
+            k.check("refactr"),
+            PersonaCheck::Unknown {
+                suggestion: Some("refactor".into())
+            }
+        );
+        assert_eq!(
+            k.check("zzzzzzzz"),
+            PersonaCheck::Unknown { suggestion: None }
+        );
+    }
 
     #[test]
     fn toml_forms_and_resolution() {

@@ -125,6 +125,16 @@ impl<'r> State<'r> {
                     .to_owned()
             }
         };
+        // Like a task, a finished run stays finished: a second `done` would silently rewrite history.
+        if let Some(r) = view.runs.iter().find(|r| r.id == run) {
+            if r.status.is_some() && !r.is_running() {
+                return Err(Error::usage(format!(
+                    "run {} is already {}",
+                    &run[..12.min(run.len())],
+                    r.status.as_deref().unwrap_or("finished")
+                )));
+            }
+        }
         self.append(
             DONE,
             actor,

@@ -80,14 +80,68 @@ fn install_man_writes_a_page_per_command() {
     let page = std::fs::read_to_string(dir.path().join("git-jules.1")).unwrap();
     assert!(page.contains(".TH git-jules"), "{page}");
     assert!(dir.path().join("git-jules-log-fsck.1").exists());
+    // Manuals: every page has examples and the exit codes, no `[-C ]` artifact; a leaf page has its JSON.
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let p = entry.unwrap().path();
+        let page = std::fs::read_to_string(&p).unwrap();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(page.contains(".SH EXAMPLES"), "{name}");
+        assert!(
+            page.contains(".SH EXIT STATUS") && page.contains("internal"),
+            "{name}"
+        );
+        assert!(!page.contains("\\-C \\fR]"), "{name}: [-C ] artifact");
+    }
+    let ls = std::fs::read_to_string(dir.path().join("git-jules-task-ls.1")).unwrap();
+    assert!(
+        ls.contains(".SH JSON OUTPUT") && ls.contains("items"),
+        "{ls}"
+    );
+    assert!(
+        ls.contains("git jules task ls"),
+        "synopsis names the git command: {ls}"
+    );
+    let demo = std::fs::read_to_string(dir.path().join("git-jules-demo.1")).unwrap();
+    assert!(demo.contains("no JSON output"), "{demo}");
 }
 
 #[test]
 fn the_demo_runs_the_whole_mission() {
     let r = Repo::new();
-    let out = r.jules(["demo"]);
+    let out = r.jules(["demo", "--keep"]);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     let text = stdout(&out);
+    // The demo teaches: each step prints the real commands, quoted so they can be pasted.
+    assert!(
+        text.contains(
+            "$ JULES_PERSONA=patcher git jules series commit --summary 'Add the feature flag' --rationale 'The feature needs a switch.'"
+        ),
+        "{text}"
+    );
+    assert!(text
+        .contains("$ JULES_PERSONA=weaver git jules weave --branches 'jules/*/sprint-1' --json"));
+    // --keep ends with commands to try in the kept directory, and they work there.
+    let kept = text
+        .lines()
+        .find_map(|l| l.strip_prefix("kept "))
+        .and_then(|l| l.split(';').next())
+        .expect("the kept directory")
+        .to_owned();
+    assert!(text.contains("three commands to try next"), "{text}");
+    let project = std::path::Path::new(&kept).join("project");
+    let mut cmd = std::process::Command::new(crate::harness::bin());
+    r.env.apply(&mut cmd);
+    let inbox = cmd
+        .args(["mail", "inbox", "--persona", "refactor", "--all"])
+        .current_dir(&project)
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&inbox).contains("Conflict weaving"),
+        "{}",
+        stdout(&inbox)
+    );
+    std::fs::remove_dir_all(&kept).unwrap();
     assert!(
         text.contains("woven: 21 applied, 2 conflicted (refactor, visionary)"),
         "{text}"
@@ -104,4 +158,255 @@ fn the_demo_runs_the_whole_mission() {
         text.contains("the sprint took 4 ticks for 23 personas, against 23"),
         "{text}"
     );
+}
+
+// ------------------------------------------------------------------------------------------------------
+// The first hour: one error style, the JSON contract, terminal manners, completions
+
+#[test]
+fn outside_a_repository_is_one_git_style_line() {
+    let r = Repo::new();
+    let outside = tempfile::tempdir().unwrap();
+    let out = r.jules([
+        "-C",
+        outside.path().to_str().unwrap(),
+        "mail",
+        "inbox",
+        "--persona",
+        "x",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert!(
+        lines[0].starts_with("error: not a git repository (or any of the parent directories): "),
+        "{err}"
+    );
+    assert!(lines[1..].iter().all(|l| l.starts_with("hint: ")), "{err}");
+    assert!(
+        !err.contains("caused by") && !err.contains("Could not find"),
+        "{err}"
+    );
+    let out = r.jules(["-C", "/nonexistent", "mail", "inbox"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out).lines().next(),
+        Some("error: cannot change to '/nonexistent': No such directory")
+    );
+}
+
+#[test]
+fn with_json_a_failure_is_also_a_json_error_object_on_stdout() {
+    let r = Repo::new();
+    let out = r.jules(["--json", "task", "done", "zzzz"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["exit"], 2);
+    assert_eq!(doc["error"]["kind"], "usage");
+    assert_eq!(
+        doc["error"]["message"],
+        "task id \"zzzz\" is not hexadecimal (ids are written with 0-9 and a-f)"
+    );
+    assert!(stderr(&out).starts_with("error: task id \"zzzz\" is not hexadecimal"));
+    // A bad flag with --json: still a JSON error.
+    let out = r.jules(["--json", "log", "show", "--no-such-flag"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["error"]["kind"], "usage");
+}
+
+#[test]
+fn json_on_a_command_without_json_output_is_an_error() {
+    let r = Repo::new();
+    for args in [
+        vec!["--json", "hooks", "show"],
+        vec!["--json", "series", "review", "--print"],
+        vec!["--json", "completions", "bash"],
+        vec!["--json", "demo"],
+        vec!["--json", "install-man", "--dir", "x"],
+    ] {
+        let out = r.jules(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).contains("has no JSON output"),
+            "{}",
+            stderr(&out)
+        );
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(doc["error"]["kind"], "usage");
+    }
+    assert!(
+        !r.path().join("x").exists(),
+        "a refused command does nothing"
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    let r = Repo::new();
+    r.jules_ok([
+        "log", "append", "mail", "--kind", "t.x", "--actor", "a", "--repeat", "300",
+    ]);
+    let mut child = r
+        .jules_cmd(["log", "show", "mail"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stderr(&out), "", "no error for a closed pipe");
+}
+
+#[test]
+fn quiet_silences_status_but_not_data() {
+    let r = Repo::new();
+    let id = r.jules_ok(["task", "add", "tidy"]);
+    let out = r.jules(["-q", "task", "done", id.trim()]);
+    assert!(out.status.success());
+    assert_eq!(stderr(&out), "");
+    let again = r.jules(["-q", "task", "done", id.trim()]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(stderr(&again).starts_with("error: "), "errors still print");
+}
+
+/// Run `git-jules ARGS` (or `git ARGS`) under a pseudo-terminal with `env`; return what the terminal saw.
+fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> String {
+    let mut cmd = std::process::Command::new("script");
+    r.env.apply(&mut cmd);
+    cmd.env_remove("NO_COLOR").env("TERM", "xterm");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // script(1) with stdin at EOF can exit before it copied the last output of a child that exits at once:
+    // a short pause after the command lets it drain.
+    let line = format!("{program} {args}; sleep 0.2");
+    let out = cmd
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(r.path())
+        .output()
+        .expect("script(1) from util-linux");
+    assert!(
+        out.status.success() || !out.stdout.is_empty(),
+        "script {line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn colour_follows_the_terminal_no_color_term_dumb_and_color_ui() {
+    let r = Repo::new();
+    r.jules_ok(["log", "append", "mail", "--kind", "t.x", "--actor", "a"]);
+    let bin = crate::harness::bin();
+    let bin = bin.to_str().unwrap();
+    let coloured = on_a_terminal(&r, bin, "log show mail", &[]);
+    assert!(
+        coloured.contains("\x1b["),
+        "a terminal gets colour: {coloured:?}"
+    );
+    for env in [[("NO_COLOR", "1")], [("TERM", "dumb")]] {
+        let plain = on_a_terminal(&r, bin, "log show mail", &env);
+        assert!(!plain.contains("\x1b["), "{env:?}: {plain:?}");
+        assert!(plain.contains("t.x"), "{plain:?}");
+    }
+    let plain = on_a_terminal(&r, "git", "-c color.ui=never jules log show mail", &[]);
+    assert!(
+        plain.contains("t.x") && !plain.contains("\x1b["),
+        "{plain:?}"
+    );
+    r.git(["config", "color.ui", "false"]);
+    let plain = on_a_terminal(&r, bin, "log show mail", &[]);
+    assert!(
+        plain.contains("t.x") && !plain.contains("\x1b["),
+        "{plain:?}"
+    );
+    // stderr on a terminal, stdout piped: the error label is coloured, the data is not.
+    r.git(["config", "--unset", "color.ui"]);
+    let mixed = on_a_terminal(&r, bin, "task done zzzz | cat", &[]);
+    assert!(mixed.contains("\x1b[31merror:"), "{mixed:?}");
+}
+
+#[test]
+fn completions_complete_git_jules_and_git_jules_subcommands() {
+    let r = Repo::new();
+    let bash = r.jules_ok(["completions", "bash"]);
+    assert!(bash.contains("_git_jules()"), "git's completion hook");
+    let f = r.path().join("c.bash");
+    std::fs::write(&f, &bash).unwrap();
+    let complete = |words: &str, cword: usize| {
+        let script = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; _git_jules; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            f.display()
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let got = complete("git jules ma", 2);
+    assert_eq!(got.trim(), "mail", "{got}");
+    let got = complete("git jules mail in", 3);
+    assert_eq!(got.trim(), "inbox", "{got}");
+    // Through git's own completion: `git jules <TAB>` calls _git_jules.
+    let script = format!(
+        "source /usr/share/bash-completion/completions/git; source {}; \
+         COMP_WORDS=(git jules sy); COMP_CWORD=2; COMP_LINE='git jules sy'; COMP_POINT=12; \
+         __git_wrap__git_main; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        f.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("sync"),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for shell in ["zsh", "fish"] {
+        let s = r.jules_ok(["completions", shell]);
+        assert!(s.contains("git-jules"), "{shell}");
+    }
+}
+
+#[test]
+fn tick_with_a_missing_config_does_not_suggest_passing_it() {
+    let r = Repo::new();
+    let out = r.jules(["tick", "--dry-run", "--config", "/nonexistent.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: no schedules at /nonexistent.toml"),
+        "{err}"
+    );
+    assert!(!err.contains("--config"), "{err}");
+}
+
+#[test]
+fn verify_on_a_terminal_shows_one_progress_line_then_the_table_once() {
+    let r = Repo::new();
+    r.git(["checkout", "-q", "-b", "work"]);
+    for i in 0..4 {
+        r.write(&format!("f{i}.txt"), "x\n");
+        r.commit_all(&format!("patch {i}"));
+    }
+    let bin = crate::harness::bin();
+    let seen = on_a_terminal(
+        &r,
+        bin.to_str().unwrap(),
+        "verify --base main --cmd true -j 2",
+        &[],
+    );
+    assert!(seen.contains("[4/4] verifying, 0 running"), "{seen:?}");
+    let rows = seen.matches("\x1b[32mpass").count();
+    assert_eq!(rows, 4, "each commit once: {seen:?}");
+    assert!(seen.contains("all 4 patches pass"), "{seen:?}");
+    // Piped: no progress at all.
+    let out = r.jules(["verify", "--base", "main", "--cmd", "true"]);
+    assert!(!stderr(&out).contains("verifying"), "{}", stderr(&out));
 }

@@ -283,3 +283,14 @@ pub fn stderr(o: &Output) -> String {
 pub fn open(path: &Path) -> gix::Repository {
     gix::open(path).unwrap()
 }
+
+/// The list of a `--json` list document (`{"version": 1, "items": [...]}`, docs/json.md).
+pub fn json_items(out: &str) -> Vec<serde_json::Value> {
+    let doc: serde_json::Value =
+        serde_json::from_str(out).unwrap_or_else(|e| panic!("not JSON ({e}): {out}"));
+    assert_eq!(doc["version"], 1, "{out}");
+    doc["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {out}"))
+        .clone()
+}

@@ -505,7 +505,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
         "curator",
         &["mail", "read", "zz"],
         2,
-        "at least 4 hex digits",
+        "is not hexadecimal",
     );
     fails_with(
         &r,
@@ -1479,4 +1479,209 @@ fn concurrent_writers_and_readers_leave_a_cache_that_matches_a_rebuild() {
     assert_eq!(cached, rebuilt);
     let doc: ListDoc = serde_json::from_str(&rebuilt).unwrap();
     assert_eq!(doc.messages.len(), 13);
+}
+
+// ------------------------------------------------------------------------------------------------------
+// The first hour: persona names checked, marks only by recipients, seed-000 drop-in
+
+fn mail_events(r: &Repo) -> usize {
+    r.git(["rev-list", "--count", "refs/jules/mail"])
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn persona_typos_warn_with_a_suggestion_and_strict_refuses_them() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"refactor\", \"curator\"]\n[groups]\nreviewers = [\"curator\", \"refactor\"]\n",
+    );
+    let sent = r.jules([
+        "mail",
+        "send",
+        "--from",
+        "weaver",
+        "--to",
+        "refactr",
+        "--subject",
+        "s",
+        "--body",
+        "b",
+    ]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    assert!(
+        stderr(&sent).contains("warning: unknown persona refactr; did you mean refactor?"),
+        "{}",
+        stderr(&sent)
+    );
+    let before = mail_events(&r);
+    for strict in [vec!["--strict"], vec![]] {
+        if strict.is_empty() {
+            r.git(["config", "jules.strictPersonas", "true"]);
+        }
+        let mut args = strict.clone();
+        args.extend([
+            "mail",
+            "send",
+            "--from",
+            "weaver",
+            "--to",
+            "refactr",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ]);
+        let out = r.jules(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("error: unknown persona refactr")
+                && stderr(&out).contains("hint: did you mean refactor?"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(mail_events(&r), before, "a refused send writes nothing");
+    }
+    // A group is fine as a recipient, an error where one persona is expected.
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "weaver",
+        "--to",
+        "reviewers",
+        "--subject",
+        "s",
+        "--body",
+        "b",
+    ]);
+    let out = r.jules(["mail", "inbox", "--persona", "reviewers"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("error: reviewers is a group, not a persona")
+            && stderr(&out).contains("hint: name one of its members: curator, refactor"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn only_recipients_mark_a_message_and_refusals_write_nothing() {
+    let r = Repo::new();
+    let id = r
+        .jules_ok([
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            "hi",
+            "--body",
+            "b",
+        ])
+        .trim()
+        .to_owned();
+    let before = mail_events(&r);
+    for args in [
+        vec!["mail", "read", &id, "--persona", "nobodyxyz"],
+        vec!["mail", "trash", &id, "--persona", "stranger"],
+        vec!["mail", "archive", &id, "--persona", "stranger"],
+        vec!["mail", "tag", "add", &id, "x", "--persona", "stranger"],
+        vec!["mail", "claim", &id, "--persona", "stranger"],
+        vec!["mail", "read", &id, "--persona", "alice"],
+    ] {
+        let out = r.jules(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("is not a recipient"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(mail_events(&r), before);
+    // The sender has no mailbox state of a direct message.
+    let shown: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "mail", "show", &id, "--persona", "alice"]))
+            .unwrap();
+    assert!(shown["message"]["state"].is_null(), "{shown}");
+    // The recipient reads it; the state line has its space.
+    let read = r.jules_ok(["mail", "read", &id, "--persona", "bob"]);
+    assert!(
+        read.lines()
+            .any(|l| l.starts_with("State (bob): ") && l.ends_with(" read")),
+        "{read}"
+    );
+    let again = r.jules(["mail", "unread", &id, "--persona", "bob"]);
+    assert!(again.status.success());
+    let noop = r.jules(["mail", "unread", &id, "--persona", "bob"]);
+    assert!(
+        stderr(&noop).contains("is already unread for bob; nothing changed"),
+        "{}",
+        stderr(&noop)
+    );
+}
+
+#[test]
+fn jules_mail_answers_as_seed_000_shows_with_integer_aliases() {
+    let r = Repo::new();
+    let f = r.path().join("events.jsonl");
+    std::fs::write(&f, SEED_000).unwrap();
+    r.jules_ok(["mail", "import", f.to_str().unwrap()]);
+    // The binary under the name seed 000's prompts use.
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("jules-mail");
+    std::os::unix::fs::symlink(crate::harness::bin(), &link).unwrap();
+    let jm = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(&link);
+        r.env.apply(&mut cmd);
+        cmd.current_dir(r.path())
+            .args(args)
+            .env("JULES_PERSONA", "weaver");
+        cmd.output().unwrap()
+    };
+    let sent = jm(&[
+        "send",
+        "--to",
+        "curator",
+        "--subject",
+        "Question",
+        "--body",
+        "Can you review X?",
+    ]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let inbox = jm(&["inbox", "--persona", "curator", "--unread", "--json"]);
+    assert!(inbox.status.success(), "{}", stderr(&inbox));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&inbox)).unwrap();
+    let subjects: Vec<&str> = doc["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap())
+        .collect();
+    assert!(
+        subjects.contains(&"Question") && subjects.contains(&"Sprint 5 starts"),
+        "{doc}"
+    );
+    // `read 2` and `#2`: the seed-000 message_id of "Sprint 5 starts".
+    let read = jm(&["read", "2", "--persona", "curator"]);
+    assert!(read.status.success(), "{}", stderr(&read));
+    assert!(
+        stdout(&read).contains("Sprint 5 starts"),
+        "{}",
+        stdout(&read)
+    );
+    let tag = jm(&["tag", "add", "#2", "needs-action", "--persona", "curator"]);
+    assert!(tag.status.success(), "{}", stderr(&tag));
+    let ls = jm(&["tag", "ls", "2", "--persona", "curator"]);
+    assert!(stdout(&ls).contains("needs-action"), "{}", stdout(&ls));
+    let missing = jm(&["read", "#77", "--persona", "curator"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("message not found: #77"),
+        "{}",
+        stderr(&missing)
+    );
 }

@@ -7,6 +7,7 @@ mod eventlog;
 mod finalize;
 mod format;
 mod layering;
+mod json;
 mod mail;
 mod reroll;
 mod review;

@@ -303,10 +303,8 @@ fn status_and_list_number_the_patches_and_show_cached_verdicts() {
 
     r.git(["checkout", "-q", "main"]);
     make_series(&r, "other", &[("c.txt", "c\n")]);
-    let list = json(&r.jules_ok(["--json", "series", "list"]));
+    let list = crate::harness::json_items(&r.jules_ok(["--json", "series", "list"]));
     let names: Vec<(&str, bool, usize)> = list
-        .as_array()
-        .unwrap()
         .iter()
         .map(|s| {
             (

@@ -44,7 +44,10 @@ fn import_of_the_dict_form_shows_back_the_seed_shape_in_numeric_order() {
     assert_eq!(report["runs"], 12);
     assert_eq!(report["added"], 13);
     let shown = r.jules_ok(["state", "show", "--json"]);
-    let parsed: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let mut parsed: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    // Seed 004's shape, plus the "version" every --json document carries.
+    assert_eq!(parsed["version"], 1);
+    parsed.as_object_mut().unwrap().remove("version");
     assert_eq!(parsed, doc);
     let pos = |k: &str| shown.find(&format!("\"{k}\": {{")).unwrap();
     assert!(
@@ -145,14 +148,8 @@ fn record_done_sprints_notes_and_tasks() {
         Some(2),
         "a done task cannot be done again"
     );
-    let tasks: serde_json::Value =
-        serde_json::from_str(&r.jules_ok(["task", "ls", "--json"])).unwrap();
-    let states: Vec<&str> = tasks
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["state"].as_str().unwrap())
-        .collect();
+    let tasks = crate::harness::json_items(&r.jules_ok(["task", "ls", "--json"]));
+    let states: Vec<&str> = tasks.iter().map(|t| t["state"].as_str().unwrap()).collect();
     assert_eq!(states, ["done", "canceled"]);
     let status: serde_json::Value =
         serde_json::from_str(&r.jules_ok(["sprint", "status", "--json"])).unwrap();
@@ -162,4 +159,22 @@ fn record_done_sprints_notes_and_tasks() {
     assert_eq!(r.jules(["sprint", "close", "1"]).status.code(), Some(2));
     assert_eq!(r.jules_ok(["sprint", "start"]).trim(), "2");
     assert_eq!(r.jules(["sprint", "start", "2"]).status.code(), Some(2));
+}
+
+#[test]
+fn a_finished_run_stays_finished_like_a_task() {
+    let r = Repo::new();
+    let run = r.jules_ok(["state", "record", "--persona", "p", "--session", "S1"]);
+    assert!(!run.trim().is_empty());
+    r.jules_ok(["state", "done", "--session", "S1", "--status", "ok"]);
+    let again = r.jules(["state", "done", "--session", "S1", "--status", "failed"]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr(&again).contains("is already ok"),
+        "{}",
+        stderr(&again)
+    );
+    let shown: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["state", "show", "--json"])).unwrap();
+    assert_eq!(shown["history"]["0"]["status"], "ok", "{shown}");
 }

@@ -108,8 +108,7 @@ fn a_parallel_sprint_launches_everyone_at_once_then_the_weaver() {
     finish_all(&r, &weave);
     let done = tick(&r, &launch);
     assert_eq!(done["complete"], true, "{done}");
-    let stats: serde_json::Value =
-        serde_json::from_str(&r.jules_ok(["sprint", "stats", "--json"])).unwrap();
+    let stats = crate::harness::json_items(&r.jules_ok(["sprint", "stats", "--json"]));
     assert_eq!(stats[0]["ticks_used"], 2);
     assert_eq!(stats[0]["weaves"], 1);
 }

@@ -31,7 +31,7 @@ struct Out<'a> {
 
 /// Exit 0 when the persona holds the claim, 3 when somebody else does.
 pub fn run(ctx: &Context, repo: &gix::Repository, a: ClaimArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.required()?;
+    let persona = a.persona.checked(ctx, repo)?;
     let log = ops::log(repo)?;
     let report = if a.sync {
         let remote = match a.remote {

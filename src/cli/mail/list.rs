@@ -53,7 +53,7 @@ pub struct SentArgs {
 }
 
 pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.required()?;
+    let persona = a.persona.checked(ctx, repo)?;
     let now = chrono::Utc::now();
     let filter = Filter {
         folder: if a.all {
@@ -154,7 +154,7 @@ pub fn print_items(
 }
 
 pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.required()?;
+    let persona = a.persona.checked(ctx, repo)?;
     let now = chrono::Utc::now();
     let log = ops::log(repo)?;
     let (mut headers, abbrev) =

@@ -59,10 +59,10 @@ fn apply(
     persona: &PersonaArg,
     mark: Mark,
 ) -> anyhow::Result<i32> {
-    let persona = persona.required()?;
+    let persona = persona.checked(ctx, repo)?;
     let log = ops::log(repo)?;
     let (full, changed) = ops::with_view(&log, |view| {
-        let (full, _) = view.resolve(id)?;
+        let full = ops::find(&log, view, id)?.id;
         let changed = ops::set_mark(&log, view, &persona, &full, mark.clone())?.is_some();
         Ok((full, changed))
     })?;
@@ -78,8 +78,18 @@ fn apply(
     } else if changed {
         ui::status(format!("{action}: {} for {persona}", full.short(12)));
     } else {
+        let state = match &mark {
+            Mark::Read => "read".to_owned(),
+            Mark::Unread => "unread".to_owned(),
+            Mark::Tag(t) => format!("tagged {t}"),
+            Mark::Untag(t) => format!("not tagged {t}"),
+            Mark::Trash => "in the trash".to_owned(),
+            Mark::Untrash => "not in the trash".to_owned(),
+            Mark::Archive => "archived".to_owned(),
+            Mark::Unarchive => "not archived".to_owned(),
+        };
         ui::status(format!(
-            "{} already so for {persona}: nothing to do",
+            "{} is already {state} for {persona}; nothing changed",
             full.short(12)
         ));
     }
@@ -124,7 +134,7 @@ pub fn tag(ctx: &Context, repo: &gix::Repository, cmd: TagCommand) -> anyhow::Re
             apply(ctx, repo, &a.id, &a.persona, Mark::Untag(a.tag.clone()))
         }
         TagCommand::Ls(a) => {
-            let persona = a.persona.optional()?;
+            let persona = a.persona.checked_optional(ctx, repo)?;
             let log = ops::log(repo)?;
             let out = ops::with_view(&log, |view| {
                 let msg = ops::find(&log, view, &a.id)?;

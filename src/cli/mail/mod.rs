@@ -17,7 +17,7 @@ use git_jules::mail::view::{Claim, Header, Marks};
 use git_jules::mail::{message, when};
 use serde::Serialize;
 
-use super::Context;
+use super::{ui, Context};
 
 /// The version of every `git jules mail … --json` document.
 pub const JSON_VERSION: u32 = 1;
@@ -99,6 +99,25 @@ pub struct PersonaArg {
 }
 
 impl PersonaArg {
+    /// The persona, checked against the ones the repository knows (see [`check_names`]).
+    pub fn checked(&self, ctx: &Context, repo: &gix::Repository) -> anyhow::Result<String> {
+        let p = self.required()?;
+        let groups = git_jules::mail::recipients::Groups::load(repo)?;
+        check_names(ctx, repo, &groups, &[p.as_str()], false)?;
+        Ok(p)
+    }
+
+    pub fn checked_optional(
+        &self,
+        ctx: &Context,
+        repo: &gix::Repository,
+    ) -> anyhow::Result<Option<String>> {
+        match &self.persona {
+            Some(_) => Ok(Some(self.checked(ctx, repo)?)),
+            None => Ok(None),
+        }
+    }
+
     pub fn required(&self) -> anyhow::Result<String> {
         let p = self.persona.clone().ok_or_else(|| {
             git_jules::Error::usage("no persona: pass --persona or set JULES_PERSONA")
@@ -106,13 +125,81 @@ impl PersonaArg {
         message::validate_persona(&p)?;
         Ok(p)
     }
+}
 
-    pub fn optional(&self) -> anyhow::Result<Option<String>> {
-        match &self.persona {
-            Some(_) => Ok(Some(self.required()?)),
-            None => Ok(None),
+/// Check names given where personas are expected against `.jules/schedules.toml`, the groups and the
+/// personas seen on the mail log: a group where one persona is expected is an error; an unknown name warns
+/// with "did you mean", and is an error with `--strict` or `jules.strictPersonas`. Personas seen on the log
+/// are its senders (a recipient there may be an earlier typo). A repository that
+/// declares no persona (no schedules file, no group) is not checked, unless strict.
+pub fn check_names(
+    ctx: &Context,
+    repo: &gix::Repository,
+    groups: &git_jules::mail::recipients::Groups,
+    names: &[&str],
+    groups_ok: bool,
+) -> anyhow::Result<()> {
+    use git_jules::mail::recipients::{Known, PersonaCheck};
+    let strict = ctx.strict
+        || repo
+            .config_snapshot()
+            .boolean("jules.strictPersonas")
+            .unwrap_or(false);
+    let mut known = Known::load(repo, groups, std::iter::empty())?;
+    let declared = !known.personas.is_empty() || !known.groups.is_empty();
+    if !declared && !strict {
+        // Nothing to check against but the log, which would cost every send a read of it.
+        return Ok(());
+    }
+    let mut seen_loaded = false;
+    for &name in names {
+        let mut verdict = known.check(name);
+        if matches!(verdict, PersonaCheck::Unknown { .. }) && !seen_loaded {
+            // The log is only read when the declarations do not settle it.
+            let log = git_jules::mail::ops::log(repo)?;
+            // Senders only: a recipient on the log may be the very typo being checked.
+            let seen = git_jules::mail::ops::with_view(&log, |v| {
+                Ok(v.all_headers()?
+                    .into_iter()
+                    .map(|h| h.from)
+                    .collect::<Vec<_>>())
+            })?;
+            known.personas.extend(seen);
+            seen_loaded = true;
+            verdict = known.check(name);
+        }
+        match verdict {
+            PersonaCheck::Known => {}
+            PersonaCheck::Group if groups_ok => {}
+            PersonaCheck::Group => {
+                let members = groups
+                    .groups
+                    .get(name)
+                    .map(|m| m.iter().cloned().collect::<Vec<_>>().join(", "))
+                    .unwrap_or_default();
+                return Err(
+                    crate::cli::error::usage(format!("{name} is a group, not a persona"))
+                        .hint(format!("name one of its members: {members}"))
+                        .into(),
+                );
+            }
+            PersonaCheck::Unknown { suggestion } => {
+                let message = format!("unknown persona {name}");
+                let hint = match &suggestion {
+                    Some(s) => format!("did you mean {s}?"),
+                    None => "the personas are listed in .jules/schedules.toml".to_owned(),
+                };
+                if strict {
+                    return Err(crate::cli::error::usage(message)
+                        .hint(hint)
+                        .hint("--strict (or jules.strictPersonas) makes unknown personas errors")
+                        .into());
+                }
+                ui::warn(format!("{message}; {hint}"));
+            }
         }
     }
+    Ok(())
 }
 
 /// A persona's state of a message, in JSON.
@@ -229,4 +316,20 @@ pub fn short_time(stored: &str) -> String {
     when::parse_stored(stored)
         .map(|t| t.format("%Y-%m-%d %H:%M").to_string())
         .unwrap_or_else(|| stored.to_owned())
+}
+
+/// The binary also answers as `jules-mail` (a link or a shim installed by the README's install step), so
+/// prompts written for seed 000 keep working: `jules-mail inbox --persona X` is `git jules mail inbox
+/// --persona X`. Any other program name leaves the arguments as they are.
+pub fn jules_mail_args(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let called_as_jules_mail = args.first().is_some_and(|a0| {
+        std::path::Path::new(a0)
+            .file_name()
+            .is_some_and(|n| n == "jules-mail")
+    });
+    if called_as_jules_mail {
+        args[0] = "git-jules".into();
+        args.insert(1, "mail".into());
+    }
+    args
 }

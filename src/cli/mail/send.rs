@@ -215,7 +215,9 @@ pub fn send(ctx: &Context, repo: &gix::Repository, a: SendArgs) -> anyhow::Resul
     }
     message::validate_subject(&req.subject)?;
     fill(&mut req, &a.compose)?;
+    let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
     let groups = Groups::load(repo)?;
+    super::check_names(ctx, repo, &groups, &names, true)?;
     finish(ctx, &log, req, &groups)
 }
 
@@ -250,6 +252,8 @@ pub fn reply(ctx: &Context, repo: &gix::Repository, a: ReplyArgs) -> anyhow::Res
     };
     message::validate_subject(&req.subject)?;
     fill(&mut req, &a.compose)?;
+    let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
     let groups = Groups::load(repo)?;
+    super::check_names(ctx, repo, &groups, &names, true)?;
     finish(ctx, &log, req, &groups)
 }

@@ -45,9 +45,10 @@ fn detail(
     now: chrono::DateTime<chrono::Utc>,
 ) -> git_jules::Result<MessageOut> {
     let h = msg.header(view)?;
+    // Only a recipient has a state of the message (the sender of a direct message has none).
     let state = match persona {
-        Some(p) => Some(StateOut::new(p, &view.marks(p, &h.id)?)),
-        None => None,
+        Some(p) if h.reaches(p) => Some(StateOut::new(p, &view.marks(p, &h.id)?)),
+        _ => None,
     };
     let abbrev = view.abbrev()?;
     Ok(MessageOut::new(
@@ -61,7 +62,7 @@ fn detail(
 }
 
 fn print(ctx: &Context, m: &MessageOut) {
-    let line = |k: &str, v: &str| ui::out(format!("{:<18}{v}", format!("{k}:")));
+    let line = |k: &str, v: &str| ui::out(format!("{:<18} {v}", format!("{k}:")));
     ui::out(ctx.ui.yellow(&format!("message {}", m.id)));
     line("From", &m.from);
     let mut to = Vec::new();
@@ -129,7 +130,7 @@ fn print(ctx: &Context, m: &MessageOut) {
 }
 
 pub fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.optional()?;
+    let persona = a.persona.checked_optional(ctx, repo)?;
     let log = ops::log(repo)?;
     let now = chrono::Utc::now();
     let out = ops::with_view(&log, |view| {
@@ -152,7 +153,7 @@ fn emit(ctx: &Context, out: MessageOut) {
 }
 
 pub fn read(ctx: &Context, repo: &gix::Repository, a: ReadArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.required()?;
+    let persona = a.persona.checked(ctx, repo)?;
     let log = ops::log(repo)?;
     let now = chrono::Utc::now();
     let out = ops::with_view(&log, |view| {
@@ -173,7 +174,7 @@ pub fn read(ctx: &Context, repo: &gix::Repository, a: ReadArgs) -> anyhow::Resul
 }
 
 pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.optional()?;
+    let persona = a.persona.checked_optional(ctx, repo)?;
     let log = ops::log(repo)?;
     let now = chrono::Utc::now();
     let messages = ops::with_view(&log, |view| {

@@ -1,0 +1,290 @@
+//! The JSON contract (docs/json.md): every `--json` document carries `"version"`, and every key a command
+//! prints is documented with the right type. The test runs one scenario through the real binary and checks
+//! each command's output against the example documented under its heading in docs/json.md.
+//!
+//! `JULES_JSON_DUMP=FILE cargo test --test it json::` writes the outputs to FILE (to refresh the doc).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::harness::{stderr, stdout, Repo};
+
+/// The documented examples: `### NAME` headings, each followed by a ```json block.
+fn documented() -> BTreeMap<String, Value> {
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/json.md"))
+        .expect("docs/json.md");
+    let mut out = BTreeMap::new();
+    let mut name: Option<String> = None;
+    let mut block: Option<String> = None;
+    for line in text.lines() {
+        if let Some(b) = &mut block {
+            if line.starts_with("```") {
+                let v: Value = serde_json::from_str(b)
+                    .unwrap_or_else(|e| panic!("docs/json.md, {name:?}: {e}\n{b}"));
+                out.insert(name.take().expect("a heading before the block"), v);
+                block = None;
+            } else {
+                b.push_str(line);
+                b.push('\n');
+            }
+        } else if let Some(h) = line.strip_prefix("### ") {
+            name = Some(h.trim().trim_matches('`').to_owned());
+        } else if line.starts_with("```json") && name.is_some() {
+            block = Some(String::new());
+        }
+    }
+    out
+}
+
+/// Every key of `got` is in `doc`, with the same type (`null` in the doc allows any type; `got` may
+/// leave out a documented key, which the doc lists because it is optional). Arrays: every element
+/// against the doc's first element.
+fn conforms(path: &str, doc: &Value, got: &Value) -> Result<(), String> {
+    match (doc, got) {
+        (Value::Null, _) => Ok(()),
+        (Value::Object(d), Value::Object(g)) => {
+            for (k, v) in g {
+                // A map keyed by data (persona, kind, run index) documents one entry under "<key>".
+                let dv = d
+                    .get(k)
+                    .or_else(|| d.get("<key>"))
+                    .ok_or_else(|| format!("{path}.{k} is printed but not documented"))?;
+                conforms(&format!("{path}.{k}"), dv, v)?;
+            }
+            Ok(())
+        }
+        (Value::Array(d), Value::Array(g)) => match d.first() {
+            None => Ok(()),
+            Some(first) => g
+                .iter()
+                .enumerate()
+                .try_for_each(|(i, v)| conforms(&format!("{path}[{i}]"), first, v)),
+        },
+        (Value::String(_), Value::String(_))
+        | (Value::Bool(_), Value::Bool(_))
+        | (Value::Number(_), Value::Number(_)) => Ok(()),
+        (_, Value::Null) => Ok(()),
+        (d, g) => Err(format!("{path}: documented as {d}, printed {g}")),
+    }
+}
+
+struct Scenario {
+    r: Repo,
+    outputs: Vec<(String, String)>,
+}
+
+impl Scenario {
+    /// Run `git jules --json ARGS` (it must succeed, or exit with `code`) and keep its output under `name`.
+    fn run_code(&mut self, name: &str, args: &[&str], code: i32, env: &[(&str, &str)]) -> Value {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let mut cmd = self.r.jules_cmd(&all);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{name}: {}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        let text = stdout(&out);
+        let v: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{name}: not one JSON document ({e}): {text}"));
+        assert_eq!(v["version"], 1, "{name}: no version: {text}");
+        self.outputs.push((name.to_owned(), text));
+        v
+    }
+
+    fn run(&mut self, name: &str, args: &[&str]) -> Value {
+        self.run_code(name, args, 0, &[])
+    }
+}
+
+#[test]
+fn every_json_document_has_a_version_and_its_documented_shape() {
+    let seed = Repo::new();
+    let bare = seed.bare_sibling();
+    let r = bare.clone_of(bare.path());
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"alice\", \"bob\"]\n[groups]\nteam = [\"alice\", \"bob\"]\n",
+    );
+    r.write("a.txt", "a\n");
+    r.commit_all("initial");
+    r.git(["push", "-q", "origin", "HEAD:main"]);
+    let mut s = Scenario {
+        r,
+        outputs: Vec::new(),
+    };
+
+    s.run("init", &["init"]);
+    let appended = s.run(
+        "log append",
+        &["log", "append", "mail", "--kind", "t.x", "--actor", "a"],
+    );
+    let eid = appended["items"][0]["id"].as_str().unwrap().to_owned();
+    s.run("log show", &["log", "show", "mail"]);
+    s.run("log get", &["log", "get", "mail", &eid]);
+    s.run("log stats", &["log", "stats", "mail"]);
+    s.run("log fsck", &["log", "fsck"]);
+    s.run("log list", &["log", "list"]);
+
+    let sent = s.run(
+        "mail send",
+        &[
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            "hi",
+            "--body",
+            "b",
+            "--needs-response",
+        ],
+    );
+    let mid = sent["id"].as_str().unwrap().to_owned();
+    s.run(
+        "mail reply",
+        &["mail", "reply", &mid, "--from", "bob", "--body", "ok"],
+    );
+    s.run("mail inbox", &["mail", "inbox", "--persona", "bob"]);
+    s.run("mail read", &["mail", "read", &mid, "--persona", "bob"]);
+    s.run("mail show", &["mail", "show", &mid, "--persona", "bob"]);
+    s.run("mail sent", &["mail", "sent", "--persona", "alice"]);
+    s.run("mail thread", &["mail", "thread", &mid]);
+    s.run(
+        "mail tag add",
+        &["mail", "tag", "add", &mid, "later", "--persona", "bob"],
+    );
+    s.run(
+        "mail tag ls",
+        &["mail", "tag", "ls", &mid, "--persona", "bob"],
+    );
+    s.run("mail unread", &["mail", "unread", &mid, "--persona", "bob"]);
+    s.run("mail claim", &["mail", "claim", &mid, "--persona", "bob"]);
+    s.run(
+        "mail wait",
+        &["mail", "wait", "--persona", "bob", "--timeout", "1"],
+    );
+    s.run("mail stats", &["mail", "stats"]);
+    let maildir = tempfile::tempdir().unwrap();
+    let md = maildir.path().join("m");
+    s.run(
+        "mail export",
+        &["mail", "export", "--maildir", md.to_str().unwrap()],
+    );
+    s.run(
+        "mail import",
+        &["mail", "import", "--maildir", md.to_str().unwrap()],
+    );
+
+    s.run("sprint start", &["sprint", "start"]);
+    let rec = s.run(
+        "state record",
+        &["state", "record", "--persona", "alice", "--session", "S1"],
+    );
+    assert!(rec["run"].is_string());
+    s.run("state done", &["state", "done", "--session", "S1"]);
+    s.run("state show", &["state", "show"]);
+    s.run(
+        "sprint note",
+        &[
+            "sprint",
+            "note",
+            "--persona",
+            "alice",
+            "--kind",
+            "plan",
+            "--text",
+            "t",
+        ],
+    );
+    let task = s.run("task add", &["task", "add", "tidy", "--persona", "alice"]);
+    let tid = task["task"].as_str().unwrap().to_owned();
+    s.run("task ls", &["task", "ls"]);
+    s.run("task done", &["task", "done", &tid]);
+    s.run("sprint status", &["sprint", "status"]);
+    s.run("sprint stats", &["sprint", "stats"]);
+    s.run("tick", &["tick", "--dry-run"]);
+    s.run("prompt", &["prompt", "bob"]);
+    s.run("sprint close", &["sprint", "close"]);
+    s.run("sync", &["sync"]);
+    s.run("hooks install", &["hooks", "install"]);
+
+    s.run("series start", &["series", "start", "feat"]);
+    s.r.write("b.txt", "b\n");
+    s.run(
+        "series commit",
+        &[
+            "series",
+            "commit",
+            "--summary",
+            "Add b",
+            "--rationale",
+            "b is needed",
+        ],
+    );
+    s.run("series status", &["series", "status"]);
+    s.run("series list", &["series", "list"]);
+    s.run("verify", &["verify", "--cmd", "true"]);
+
+    // A failure with --json: the error object.
+    s.run_code("error", &["task", "done", "zzzz"], 2, &[]);
+
+    if let Some(f) = std::env::var_os("JULES_JSON_DUMP") {
+        let mut text = String::new();
+        for (name, out) in &s.outputs {
+            text.push_str(&format!(
+                "### `{name}`\n\n```json\n{}\n```\n\n",
+                out.trim_end()
+            ));
+        }
+        std::fs::write(f, text).unwrap();
+    }
+
+    let docs = documented();
+    let mut problems = Vec::new();
+    for (name, out) in &s.outputs {
+        let got: Value = serde_json::from_str(out).unwrap();
+        match docs.get(name) {
+            None => problems.push(format!("{name}: no `### {name}` example in docs/json.md")),
+            Some(doc) => {
+                if let Err(e) = conforms(name, doc, &got) {
+                    problems.push(e);
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_shape_check_catches_an_undocumented_key_and_a_wrong_type() {
+    let doc = serde_json::json!({"version": 1, "items": [{"id": "x", "n": 1}]});
+    assert!(conforms(
+        "t",
+        &doc,
+        &serde_json::json!({"version": 1, "items": [{"id": "y"}]})
+    )
+    .is_ok());
+    assert!(conforms(
+        "t",
+        &doc,
+        &serde_json::json!({"version": 1, "items": [{"id": "y", "new": 1}]})
+    )
+    .is_err());
+    assert!(conforms(
+        "t",
+        &doc,
+        &serde_json::json!({"version": 1, "items": [{"id": 3}]})
+    )
+    .is_err());
+}
