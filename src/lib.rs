@@ -4,6 +4,7 @@
 //! Nothing in this crate prints, reads the terminal or parses command lines. See `docs/architecture.md`.
 
 pub mod abbrev;
+pub mod checkpoints;
 pub mod error;
 pub mod eventlog;
 pub mod gitcli;

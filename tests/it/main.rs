@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod checkpoint;
 mod cli;
 mod eventlog;
 mod finalize;

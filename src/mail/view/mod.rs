@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use crate::eventlog::cache::{load_json, save_json, write_atomically, Projection};
+use crate::eventlog::cache::{load_json, save_json, write_sealed, Projection, Stamp};
 use crate::eventlog::{EventId, LoggedEvent};
 
 use parts::Parts;
@@ -118,7 +118,7 @@ impl Projection for MailView {
         }
     }
 
-    fn save(&self, dir: &Path) -> std::io::Result<()> {
+    fn save(&self, dir: &Path, stamp: &Stamp) -> std::io::Result<()> {
         if let Some(why) = &self.broken {
             return Err(std::io::Error::other(why.clone()));
         }
@@ -131,10 +131,10 @@ impl Projection for MailView {
                 }
             }
         }
-        self.boxes.save(dir, all)?;
-        self.sent.save(dir, all)?;
-        self.meta.save(dir, all)?;
-        self.threads.save(dir, all)?;
+        self.boxes.save(dir, all, stamp)?;
+        self.sent.save(dir, all, stamp)?;
+        self.meta.save(dir, all, stamp)?;
+        self.threads.save(dir, all, stamp)?;
         let mut summary = self.summary.clone();
         if all || self.index_dirty {
             let mut index = self.index.clone().unwrap_or_default();
@@ -144,14 +144,14 @@ impl Projection for MailView {
                 raw.extend_from_slice(&id.0);
                 raw.extend_from_slice(commit.as_bytes());
             }
-            write_atomically(&dir.join("index.bin"), &raw)?;
+            write_sealed(dir, "index.bin", &raw, stamp)?;
             summary.abbrev = unique_len(&index);
         }
         summary.boxes = self.boxes.present.clone();
         summary.sent = self.sent.present.clone();
         summary.meta = self.meta.present.clone();
         summary.threads = self.threads.present.clone();
-        save_json(dir, "summary.json", &summary)
+        save_json(dir, "summary.json", &summary, stamp)
     }
 
     fn load(dir: &Path) -> Option<Self> {
@@ -306,10 +306,11 @@ mod tests {
     #[test]
     fn saved_partitions_load_lazily_and_fold_on() {
         let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp::of(&[]);
         let a = send(1, "weaver", &["curator"], serde_json::json!({}));
         let b = send(2, "weaver", &["refactor"], serde_json::json!({}));
         let v = fold(&[a.clone(), b.clone()]);
-        v.save(dir.path()).unwrap();
+        v.save(dir.path(), &stamp).unwrap();
         let mut loaded = MailView::load(dir.path()).unwrap();
         assert_eq!(loaded.messages(), 2);
         assert!(
@@ -328,7 +329,7 @@ mod tests {
             1,
             "only curator's box was touched"
         );
-        loaded.save(dir.path()).unwrap();
+        loaded.save(dir.path(), &stamp).unwrap();
         let mut again = MailView::load(dir.path()).unwrap();
         let now = Utc::now();
         assert!(again

@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::eventlog::cache::write_atomically;
+use crate::eventlog::cache::{read_sealed, write_sealed, Stamp};
 
 pub(super) trait PartKey: Ord + Clone {
     fn file_name(&self) -> String;
@@ -49,8 +49,9 @@ impl<K: PartKey, V: Default + Serialize + DeserializeOwned> Parts<K, V> {
         }
         let value = match (dir, self.present.contains(key)) {
             (Some(dir), true) => {
-                let path = dir.join(self.sub).join(key.file_name());
-                let bytes = std::fs::read(&path).map_err(|e| Error::Corrupt {
+                let rel = format!("{}/{}", self.sub, key.file_name());
+                let path = dir.join(&rel);
+                let bytes = read_sealed(dir, &rel).map_err(|e| Error::Corrupt {
                     path: path.clone(),
                     message: format!("mail cache partition unreadable: {e}"),
                 })?;
@@ -80,15 +81,13 @@ impl<K: PartKey, V: Default + Serialize + DeserializeOwned> Parts<K, V> {
         Ok(self.loaded.get_mut(key).expect("just ensured"))
     }
 
-    pub(super) fn save(&self, dir: &Path, all: bool) -> std::io::Result<()> {
-        let sub = dir.join(self.sub);
-        std::fs::create_dir_all(&sub)?;
+    pub(super) fn save(&self, dir: &Path, all: bool, stamp: &Stamp) -> std::io::Result<()> {
+        std::fs::create_dir_all(dir.join(self.sub))?;
         for (k, v) in &self.loaded {
             if all || self.dirty.contains(k) {
-                write_atomically(
-                    &sub.join(k.file_name()),
-                    &serde_json::to_vec(v).map_err(std::io::Error::other)?,
-                )?;
+                let rel = format!("{}/{}", self.sub, k.file_name());
+                let bytes = serde_json::to_vec(v).map_err(std::io::Error::other)?;
+                write_sealed(dir, &rel, &bytes, stamp)?;
             }
         }
         Ok(())

@@ -41,7 +41,7 @@ impl MailView {
             let mut index = Vec::new();
             if let Some(dir) = &self.dir {
                 let path = dir.join("index.bin");
-                match std::fs::read(&path) {
+                match crate::eventlog::cache::read_sealed(dir, "index.bin") {
                     Ok(raw) if raw.len() as u64 == self.summary.messages * RECORD as u64 => {
                         index.reserve(raw.len() / RECORD);
                         for rec in raw.chunks_exact(RECORD) {
