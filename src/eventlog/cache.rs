@@ -99,16 +99,32 @@ pub fn unseal<'a>(rel: &str, file: &'a [u8]) -> Option<(&'a [u8], &'a str)> {
     Some((content, std::str::from_utf8(stamp).ok()?))
 }
 
+/// The name a file is sealed under: `<log>/<projection>/<rel>`, from the last two components of its
+/// projection directory, so that a file copied from another log, projection or path fails its seal.
+pub fn seal_key(dir: &Path, rel: &str) -> String {
+    let name = |p: Option<&Path>| {
+        p.and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    format!("{}/{}/{rel}", name(dir.parent()), name(Some(dir)))
+}
+
 /// Seal `content` and write it to `dir/rel` atomically.
 pub fn write_sealed(dir: &Path, rel: &str, content: &[u8], stamp: &Stamp) -> std::io::Result<()> {
-    write_atomically(&dir.join(rel), &seal(rel, content, stamp))
+    write_atomically(&dir.join(rel), &seal(&seal_key(dir, rel), content, stamp))
 }
 
 /// Read `dir/rel` and check its seal: `NotFound` when it is missing, `InvalidData` when it is damaged.
 pub fn read_sealed(dir: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
+    Ok(read_sealed_stamp(dir, rel)?.0)
+}
+
+/// [`read_sealed`], with the stamp the file was built from.
+pub fn read_sealed_stamp(dir: &Path, rel: &str) -> std::io::Result<(Vec<u8>, String)> {
     let mut bytes = std::fs::read(dir.join(rel))?;
-    let len = match unseal(rel, &bytes) {
-        Some((content, _)) => content.len(),
+    let (len, stamp) = match unseal(&seal_key(dir, rel), &bytes) {
+        Some((content, stamp)) => (content.len(), stamp.to_owned()),
         None => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -117,10 +133,11 @@ pub fn read_sealed(dir: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
         }
     };
     bytes.truncate(len);
-    Ok(bytes)
+    Ok((bytes, stamp))
 }
 
-/// Save and load a whole projection as one sealed JSON file; fine for small views.
+/// Save and load a whole projection as one sealed JSON file; fine for small views. Such a file is rewritten
+/// with the meta at every refresh, so it must carry the meta's stamp: an older copy of itself is refused too.
 pub fn save_json<T: Serialize>(
     dir: &Path,
     file: &str,
@@ -132,7 +149,10 @@ pub fn save_json<T: Serialize>(
 }
 
 pub fn load_json<T: DeserializeOwned>(dir: &Path, file: &str) -> Option<T> {
-    let bytes = read_sealed(dir, file).ok()?;
+    let (bytes, stamp) = read_sealed_stamp(dir, file).ok()?;
+    if file != META && read_sealed_stamp(dir, META).ok()?.1 != stamp {
+        return None;
+    }
     serde_json::from_slice(&bytes).ok()
 }
 

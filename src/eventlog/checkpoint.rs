@@ -192,7 +192,16 @@ pub fn build<P: Projection>(log: &Log<'_>, at: ObjectId) -> Result<Section> {
         .map_err(|e| Error::Other(format!("creating {}: {e}", scratch.display())))?;
     let tmp = tempfile::tempdir_in(&scratch)
         .map_err(|e| Error::Other(format!("creating a scratch directory: {e}")))?;
-    let dir = tmp.path().join(P::NAME);
+    // The same last two components as the cache directory: files are sealed under `<log>/<projection>/`.
+    let real = log.cache_dir(P::NAME);
+    let dir = tmp
+        .path()
+        .join(
+            real.parent()
+                .and_then(|p| p.file_name())
+                .unwrap_or_default(),
+        )
+        .join(P::NAME);
     let tips = [at];
     let (ordered, _) = log.scan(&tips, &[], false)?.into_ordered();
     let mut view = P::empty();
@@ -212,12 +221,13 @@ pub fn build<P: Projection>(log: &Log<'_>, at: ObjectId) -> Result<Section> {
     files.sort();
     let mut sealed = Vec::with_capacity(files.len());
     for (rel, bytes) in files {
-        let content = cache::unseal(&rel, &bytes)
+        let key = cache::seal_key(&dir, &rel);
+        let content = cache::unseal(&key, &bytes)
             .ok_or_else(|| {
                 Error::Other(format!("{rel}: a cache file just written fails its seal"))
             })?
             .0;
-        sealed.push((rel.clone(), cache::seal(&rel, content, &stamp)));
+        sealed.push((rel.clone(), cache::seal(&key, content, &stamp)));
     }
     Ok(Section {
         projection: P::NAME.to_owned(),
@@ -391,7 +401,7 @@ pub(crate) fn seed_cache<P: Projection>(
         let stamp = Stamp::of(&[at]);
         for (rel, id) in &section.files {
             let data = log.repo.find_blob(*id)?;
-            match cache::unseal(rel, &data.data) {
+            match cache::unseal(&cache::seal_key(dir, rel), &data.data) {
                 Some((_, s)) if s == stamp.as_str() => {}
                 _ => {
                     return Err(Error::Other(format!(

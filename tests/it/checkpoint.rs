@@ -26,7 +26,7 @@ fn fresh_clone(a: &Repo, bare: &Repo) -> Repo {
 
 /// Append `n` mail events as `from`: sends to the other personas, each later one a reply in a thread, and
 /// read marks on some of them.
-fn mail_batch(r: &Repo, from: &str, start: usize, n: usize) {
+pub(crate) fn mail_batch(r: &Repo, from: &str, start: usize, n: usize) {
     let mut lines = String::new();
     for i in start..start + n {
         let to: Vec<&str> = PERSONAS.iter().copied().filter(|p| *p != from).collect();
@@ -59,7 +59,7 @@ fn mail_batch(r: &Repo, from: &str, start: usize, n: usize) {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
-fn state_events(r: &Repo, sessions: std::ops::Range<usize>) {
+pub(crate) fn state_events(r: &Repo, sessions: std::ops::Range<usize>) {
     for s in sessions {
         let session = format!("s-{s}");
         r.jules_ok([
@@ -74,7 +74,7 @@ fn state_events(r: &Repo, sessions: std::ops::Range<usize>) {
 }
 
 /// Every read the tests compare, as raw stdout: inboxes, sent lists, a thread, the state and the stats.
-fn answers(r: &Repo, extra: &[&str]) -> Vec<String> {
+pub(crate) fn answers(r: &Repo, extra: &[&str]) -> Vec<String> {
     let mut cmds: Vec<Vec<String>> = Vec::new();
     for p in PERSONAS {
         cmds.push(vec![

@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod cache;
 mod checkpoint;
 mod cli;
 mod eventlog;
