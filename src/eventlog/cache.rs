@@ -280,18 +280,13 @@ impl Log<'_> {
 
     /// Fold every event reachable from `tips` into an empty projection, reading and writing no cache.
     pub fn fold_from_log<P: Projection>(&self, tips: &[ObjectId]) -> Result<Loaded<P>> {
-        let scan = self.scan(tips, &[], false)?;
-        let commits = scan.commits;
-        let (events, invalid) = scan.into_ordered();
         let mut view = P::empty();
-        for e in &events {
-            view.apply(e);
-        }
+        let r = self.replay(tips, |e| view.apply(e))?;
         Ok(Loaded {
             view,
-            refresh: Refresh::Rebuilt { commits },
-            invalid,
-            events: events.len() as u64,
+            refresh: Refresh::Rebuilt { commits: r.commits },
+            invalid: r.invalid,
+            events: r.ids.len() as u64,
         })
     }
 
@@ -374,23 +369,16 @@ impl Log<'_> {
     }
 
     fn rebuild<P: Projection>(&self, dir: &Path, tips: &[ObjectId]) -> Result<Loaded<P>> {
-        let scan = self.scan(tips, &[], false)?;
-        let commits = scan.commits;
-        let (events, invalid) = scan.into_ordered();
         let mut view = P::empty();
-        for e in &events {
-            view.apply(e);
-        }
-        let mut ids: Vec<EventId> = events.iter().map(|e| e.id).collect();
-        ids.sort_unstable();
-        let max = events.last().map(|e| e.key());
+        let r = self.replay(tips, |e| view.apply(e))?;
+        let events = r.ids.len() as u64;
         let _ = std::fs::remove_dir_all(dir);
-        let _ = self.store(dir, &view, tips, max, Some(&ids), ids.len() as u64);
+        let _ = self.store(dir, &view, tips, r.max_key, Some(&r.ids), events);
         Ok(Loaded {
             view,
-            refresh: Refresh::Rebuilt { commits },
-            invalid,
-            events: ids.len() as u64,
+            refresh: Refresh::Rebuilt { commits: r.commits },
+            invalid: r.invalid,
+            events,
         })
     }
 

@@ -203,17 +203,10 @@ pub fn build<P: Projection>(log: &Log<'_>, at: ObjectId) -> Result<Section> {
         )
         .join(P::NAME);
     let tips = [at];
-    let (ordered, _) = log.scan(&tips, &[], false)?.into_ordered();
     let mut view = P::empty();
-    for e in &ordered {
-        view.apply(e);
-    }
-    let mut ids: Vec<EventId> = ordered.iter().map(|e| e.id).collect();
-    ids.sort_unstable();
-    let max_key = ordered.last().map(|e| e.key());
-    let events = ids.len() as u64;
-    drop(ordered);
-    log.store(&dir, &view, &tips, max_key, Some(&ids), events)?;
+    let r = log.replay(&tips, |e| view.apply(e))?;
+    let (max_key, events) = (r.max_key, r.ids.len() as u64);
+    log.store(&dir, &view, &tips, max_key, Some(&r.ids), events)?;
     let stamp = Stamp::of(&tips);
     let mut files = Vec::new();
     collect_files(&dir, &dir, &mut files)?;

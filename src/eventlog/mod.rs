@@ -29,7 +29,7 @@ pub use append::{Appended, NewEvent};
 pub use event::{Event, EventId, PayloadRef, FORMAT_VERSION, MAX_EVENT_BYTES};
 pub use fsck::FsckReport;
 pub use merge::MergeOutcome;
-pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Scan};
+pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Replayed, Scan};
 
 use gix::ObjectId;
 
