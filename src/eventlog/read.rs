@@ -423,8 +423,7 @@ impl Log<'_> {
             walk_result
         });
         walked?;
-        compact
-            .sort_unstable_by(|a, b| (a.lamport, a.id, a.commit).cmp(&(b.lamport, b.id, b.commit)));
+        compact.sort_unstable_by_key(|c| (c.lamport, c.id, c.commit));
         // Ids appended more than once (rare): only their first place in the order is folded.
         let mut ids: Vec<EventId> = compact.iter().map(|c| c.id).collect();
         ids.sort_unstable();
