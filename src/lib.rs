@@ -9,6 +9,7 @@ pub mod abbrev;
 pub mod backup;
 pub mod base;
 pub mod base85;
+pub mod checkpoints;
 pub mod error;
 pub mod eventlog;
 pub mod gitcli;

@@ -115,6 +115,13 @@ pub fn union(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Result
     notes_commit(repo, tree, parents, "jules: merge notes")
 }
 
+/// Every (annotated object, note blob) of the notes tree `tree`, through any fanout.
+pub fn list(repo: &gix::Repository, tree: ObjectId) -> Result<Vec<(ObjectId, ObjectId)>> {
+    let mut out = Vec::new();
+    collect_notes(repo, tree, String::new(), &mut out)?;
+    Ok(out)
+}
+
 /// Every (annotated object, note blob) of a notes tree, through any fanout.
 fn collect_notes(
     repo: &gix::Repository,

@@ -24,6 +24,17 @@ pub enum LogCommand {
     Fsck(FsckArgs),
     /// List the logs in this repository
     List,
+    /// Store the log's projections (stats, and mail or state) as a checkpoint on the log, at its local tip
+    Checkpoint(CheckpointArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckpointArgs {
+    /// The log: `mail`, `state`, … or a full ref under refs/jules/
+    pub log: String,
+    /// Only when at least N commits were added since the newest checkpoint (for a cron schedule)
+    #[arg(long, value_name = "N")]
+    pub every: Option<u64>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -79,6 +90,9 @@ pub struct GetArgs {
 pub struct FsckArgs {
     /// The log to check (default: every log under refs/jules/)
     pub log: Option<String>,
+    /// Also recompute every checkpoint on the log from its events and compare
+    #[arg(long)]
+    pub checkpoints: bool,
 }
 
 pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
@@ -89,6 +103,7 @@ pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
         LogCommand::Get(a) => get(ctx, &repo, a),
         LogCommand::Stats(a) => stats(ctx, &repo, a),
         LogCommand::Fsck(a) => fsck(ctx, &repo, a),
+        LogCommand::Checkpoint(a) => checkpoint(ctx, &repo, a),
         LogCommand::List => {
             let logs = eventlog::list_logs(&repo)?;
             if ctx.ui.json {
@@ -313,8 +328,21 @@ fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow::Result<i3
     for name in &logs {
         reports.push(Log::open(repo, name)?.fsck()?);
     }
-    let clean = reports.iter().all(|r| r.is_clean());
-    if ctx.ui.json {
+    let mut checkpoints = Vec::new();
+    if a.checkpoints {
+        for name in &logs {
+            let log = Log::open(repo, name)?;
+            checkpoints.push(CheckpointFsck {
+                log: name.clone(),
+                report: git_jules::checkpoints::fsck(&log)?,
+            });
+        }
+    }
+    let clean = reports.iter().all(|r| r.is_clean())
+        && checkpoints.iter().all(|c| c.report.problems.is_empty());
+    if ctx.ui.json && a.checkpoints {
+        ui::json(&serde_json::json!({"logs": reports, "checkpoints": checkpoints}));
+    } else if ctx.ui.json {
         ui::json(&reports);
     } else {
         for r in &reports {
@@ -336,6 +364,53 @@ fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow::Result<i3
                 ));
             }
         }
+        for c in &checkpoints {
+            ui::out(format!(
+                "{}: {} checkpoints, {} problems",
+                c.log,
+                c.report.checked,
+                c.report.problems.len()
+            ));
+            for p in &c.report.problems {
+                ui::out(format!(
+                    "  {} {}: {}",
+                    ctx.ui.red("checkpoint"),
+                    p.commit,
+                    p.problem
+                ));
+            }
+        }
     }
     Ok(if clean { 0 } else { EXIT_CHECK_FAILED })
+}
+
+#[derive(Serialize)]
+struct CheckpointFsck {
+    log: String,
+    #[serde(flatten)]
+    report: git_jules::checkpoints::Report,
+}
+
+fn checkpoint(ctx: &Context, repo: &gix::Repository, a: CheckpointArgs) -> anyhow::Result<i32> {
+    let log = Log::open(repo, &a.log)?;
+    let w = git_jules::checkpoints::write(&log, a.every)?;
+    if ctx.ui.json {
+        ui::json(&w);
+    } else if w.skipped {
+        ui::out(format!(
+            "{}: {} commits since the last checkpoint, under {}: nothing written",
+            log.name(),
+            w.since_previous.unwrap_or(0),
+            a.every.unwrap_or(0)
+        ));
+    } else {
+        ui::out(format!(
+            "{}: checkpoint of {} events at {} (manifest {})",
+            log.name(),
+            w.events,
+            w.commit,
+            w.manifest.as_deref().unwrap_or("-")
+        ));
+    }
+    Ok(0)
 }

@@ -57,6 +57,9 @@ pub struct Cli {
     /// When to colour human output (NO_COLOR is honoured with `auto`)
     #[arg(long, global = true, value_enum, default_value_t = ui::ColorChoice::Auto)]
     pub color: ui::ColorChoice,
+    /// Reads replay the whole log: no cache and no checkpoint is used (same answers, the cold path)
+    #[arg(long, global = true)]
+    pub full: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -161,6 +164,7 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
         }
     };
     let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
+    git_jules::eventlog::cache::set_full_replay(cli.full);
     let ctx = Context {
         ui: ui::Ui::new(cli.json, cli.color, cli.quiet, &dir),
         dir,

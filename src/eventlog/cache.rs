@@ -2,14 +2,21 @@
 //!
 //! The cache is keyed by the tips it was computed from. When the tips moved forward, only the new commits
 //! are read; if all their events sort after the cached ones they are folded in, otherwise (a merge brought
-//! in older-sorting events) the projection is refolded from the log. A missing, foreign or corrupt cache is
-//! rebuilt. The cache is never needed for correctness: deleting `.git/jules/` changes no answer.
+//! in older-sorting events) the projection is refolded from the log. With no usable cache, a checkpoint on
+//! the shared log (see [`super::checkpoint`]) stands in for the cache before a full replay is tried.
+//!
+//! Caches are only speed. Every cache file is *sealed*: it ends with a trailer that names the log tips it was
+//! built from and a sha256 of its path, those tips and its content, checked on every read. A file that is
+//! damaged, truncated, swapped with another (the path is in the checksum) or gone is an unreadable cache,
+//! and an unreadable cache is thrown away and rebuilt from the log: deleting `.git/jules/` changes no answer.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use gix::ObjectId;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use super::event::EventId;
 use super::read::{InvalidCommit, LoggedEvent};
@@ -23,21 +30,142 @@ pub trait Projection: Sized {
     const VERSION: u32;
     fn empty() -> Self;
     fn apply(&mut self, event: &LoggedEvent);
-    /// Persist into `dir` (which exists and is private to this projection).
-    fn save(&self, dir: &Path) -> std::io::Result<()>;
+    /// Persist into `dir` (which exists and is private to this projection), sealing every file with
+    /// `stamp` (see [`write_sealed`]).
+    fn save(&self, dir: &Path, stamp: &Stamp) -> std::io::Result<()>;
     /// Load what [`Projection::save`] wrote; `None` when missing or unreadable.
     fn load(dir: &Path) -> Option<Self>;
 }
 
-/// Save and load a whole projection as one JSON file; fine for small views.
-pub fn save_json<T: Serialize>(dir: &Path, file: &str, value: &T) -> std::io::Result<()> {
+/// What a cache file was built from: a digest of the log tips (sorted), 64 hex digits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stamp(String);
+
+impl Stamp {
+    pub fn of(tips: &[ObjectId]) -> Stamp {
+        let mut sorted: Vec<&ObjectId> = tips.iter().collect();
+        sorted.sort();
+        let mut h = Sha256::new();
+        for t in sorted {
+            h.update(t.as_bytes());
+        }
+        Stamp(EventId(h.finalize().into()).to_hex())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+const SEAL_TAG: &[u8] = b"\njules-cache 1 ";
+/// The trailer: the tag, the stamp (64 hex), a space, the checksum (64 hex), a newline.
+pub(crate) const SEAL_LEN: usize = SEAL_TAG.len() + 64 + 1 + 64 + 1;
+
+fn seal_sum(rel: &str, stamp: &[u8], content: &[u8]) -> String {
+    let mut h = Sha256::new();
+    h.update(rel.as_bytes());
+    h.update([0]);
+    h.update(stamp);
+    h.update([0]);
+    h.update(content);
+    EventId(h.finalize().into()).to_hex()
+}
+
+/// `content` followed by its trailer: the stamp and sha256(`rel`, stamp, content).
+pub fn seal(rel: &str, content: &[u8], stamp: &Stamp) -> Vec<u8> {
+    let mut out = Vec::with_capacity(content.len() + SEAL_LEN);
+    out.extend_from_slice(content);
+    out.extend_from_slice(SEAL_TAG);
+    out.extend_from_slice(stamp.0.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(seal_sum(rel, stamp.0.as_bytes(), content).as_bytes());
+    out.push(b'\n');
+    out
+}
+
+/// The content of a sealed file read as `rel`, with the stamp it was built from; `None` when the trailer is
+/// missing or the checksum does not match (bit flips, truncation, a file copied from another path).
+pub fn unseal<'a>(rel: &str, file: &'a [u8]) -> Option<(&'a [u8], &'a str)> {
+    if file.len() < SEAL_LEN {
+        return None;
+    }
+    let (content, trailer) = file.split_at(file.len() - SEAL_LEN);
+    let rest = trailer.strip_prefix(SEAL_TAG)?;
+    let (stamp, rest) = rest.split_at(64);
+    let (sum, nl) = rest.strip_prefix(b" ")?.split_at(64);
+    if nl != b"\n" || seal_sum(rel, stamp, content).as_bytes() != sum {
+        return None;
+    }
+    Some((content, std::str::from_utf8(stamp).ok()?))
+}
+
+/// The name a file is sealed under: `<log>/<projection>/<rel>`, from the last two components of its
+/// projection directory, so that a file copied from another log, projection or path fails its seal.
+pub fn seal_key(dir: &Path, rel: &str) -> String {
+    let name = |p: Option<&Path>| {
+        p.and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    format!("{}/{}/{rel}", name(dir.parent()), name(Some(dir)))
+}
+
+/// Seal `content` and write it to `dir/rel` atomically.
+pub fn write_sealed(dir: &Path, rel: &str, content: &[u8], stamp: &Stamp) -> std::io::Result<()> {
+    write_atomically(&dir.join(rel), &seal(&seal_key(dir, rel), content, stamp))
+}
+
+/// Read `dir/rel` and check its seal: `NotFound` when it is missing, `InvalidData` when it is damaged.
+pub fn read_sealed(dir: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
+    Ok(read_sealed_stamp(dir, rel)?.0)
+}
+
+/// [`read_sealed`], with the stamp the file was built from.
+pub fn read_sealed_stamp(dir: &Path, rel: &str) -> std::io::Result<(Vec<u8>, String)> {
+    let mut bytes = std::fs::read(dir.join(rel))?;
+    let (len, stamp) = match unseal(&seal_key(dir, rel), &bytes) {
+        Some((content, stamp)) => (content.len(), stamp.to_owned()),
+        None => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{rel}: cache file fails its checksum"),
+            ))
+        }
+    };
+    bytes.truncate(len);
+    Ok((bytes, stamp))
+}
+
+/// Save and load a whole projection as one sealed JSON file; fine for small views. Such a file is rewritten
+/// with the meta at every refresh, so it must carry the meta's stamp: an older copy of itself is refused too.
+pub fn save_json<T: Serialize>(
+    dir: &Path,
+    file: &str,
+    value: &T,
+    stamp: &Stamp,
+) -> std::io::Result<()> {
     let bytes = serde_json::to_vec(value).map_err(std::io::Error::other)?;
-    write_atomically(&dir.join(file), &bytes)
+    write_sealed(dir, file, &bytes, stamp)
 }
 
 pub fn load_json<T: DeserializeOwned>(dir: &Path, file: &str) -> Option<T> {
-    let bytes = std::fs::read(dir.join(file)).ok()?;
+    let (bytes, stamp) = read_sealed_stamp(dir, file).ok()?;
+    if file != META && read_sealed_stamp(dir, META).ok()?.1 != stamp {
+        return None;
+    }
     serde_json::from_slice(&bytes).ok()
+}
+
+static FULL_REPLAY: AtomicBool = AtomicBool::new(false);
+
+/// Make every read of this process a full replay: no cache, no checkpoint is read (`--full`). The answer
+/// is the same either way; this is how to check it, and how to measure the cold path.
+pub fn set_full_replay(full: bool) {
+    FULL_REPLAY.store(full, Ordering::Relaxed);
+}
+
+pub fn full_replay() -> bool {
+    FULL_REPLAY.load(Ordering::Relaxed)
 }
 
 /// How a projection was brought up to date, for diagnostics and tests.
@@ -48,6 +176,8 @@ pub enum Refresh {
     Warm,
     /// Only the new commits were read and folded in.
     Incremental { commits: usize },
+    /// No cache: a checkpoint on the log was loaded and only the commits after it were read.
+    Checkpoint { commits: usize },
     /// Rebuilt from the whole log.
     Rebuilt { commits: usize },
 }
@@ -62,14 +192,17 @@ pub struct Loaded<P> {
 }
 
 #[derive(Serialize, Deserialize)]
-struct Meta {
-    projection: String,
-    version: u32,
-    tips: Vec<String>,
+pub(crate) struct Meta {
+    pub(crate) projection: String,
+    pub(crate) version: u32,
+    pub(crate) tips: Vec<String>,
     /// The largest (lamport, id) folded so far.
-    max_key: Option<(u64, String)>,
-    events: u64,
+    pub(crate) max_key: Option<(u64, String)>,
+    pub(crate) events: u64,
 }
+
+pub(crate) const META: &str = "meta.json";
+pub(crate) const IDS: &str = "ids.bin";
 
 impl Log<'_> {
     pub fn cache_dir(&self, projection: &str) -> PathBuf {
@@ -87,33 +220,37 @@ impl Log<'_> {
 
     /// Like [`Log::project`], for a caller that holds the cache lock itself because the projection keeps
     /// reading its cache directory after it is returned (lazily loaded partitions).
+    ///
+    /// A cache that turns out unreadable, or that vanishes while it is read (somebody deleted
+    /// `.git/jules/`), is thrown away and the projection is computed once more.
     pub fn project_locked<P: Projection>(&self, lock: &CacheLock) -> Result<Loaded<P>> {
-        if !lock.held {
-            // Another process kept the lock too long: answer from the log, touch no cache file.
+        if !lock.held || full_replay() {
+            // Another process kept the lock too long, or a full replay was asked for: answer from the log,
+            // touch no cache file.
             let tips = self.tips()?;
-            let scan = self.scan(&tips, &[], false)?;
-            let commits = scan.commits;
-            let (events, invalid) = scan.into_ordered();
-            let mut view = P::empty();
-            for e in &events {
-                view.apply(e);
-            }
-            return Ok(Loaded {
-                view,
-                refresh: Refresh::Rebuilt { commits },
-                invalid,
-                events: events.len() as u64,
-            });
+            return self.fold_from_log::<P>(&tips);
         }
-        let tips = self.tips()?;
         let dir = self.cache_dir(P::NAME);
-        let meta: Option<Meta> = load_json(&dir, "meta.json")
-            .filter(|m: &Meta| m.projection == P::NAME && m.version == P::VERSION);
-        let tip_strings: Vec<String> = tips.iter().map(|t| t.to_string()).collect();
+        match self.project_cached::<P>(&dir, &self.tips()?) {
+            Ok(l) => Ok(l),
+            Err(_) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                self.project_cached::<P>(&dir, &self.tips()?)
+            }
+        }
+    }
 
-        if let Some(meta) = meta {
+    /// The projection at `tips`, kept in `dir`: warm, incremental, from a checkpoint, or rebuilt.
+    pub(crate) fn project_cached<P: Projection>(
+        &self,
+        dir: &Path,
+        tips: &[ObjectId],
+    ) -> Result<Loaded<P>> {
+        let tips = tips.to_vec();
+        let tip_strings: Vec<String> = tips.iter().map(|t| t.to_string()).collect();
+        if let Some(meta) = self.valid_meta::<P>(dir) {
             if meta.tips == tip_strings {
-                if let Some(view) = P::load(&dir) {
+                if let Some(view) = P::load(dir) {
                     return Ok(Loaded {
                         view,
                         refresh: Refresh::Warm,
@@ -121,14 +258,39 @@ impl Log<'_> {
                         events: meta.events,
                     });
                 }
-            } else if let Some(loaded) = self.try_incremental::<P>(&dir, &meta, &tips)? {
+            } else if let Some(loaded) = self.try_incremental::<P>(dir, &meta, &tips)? {
                 return Ok(loaded);
             }
+        } else if let Some(mut loaded) = super::checkpoint::seed_cache::<P>(self, dir, &tips)
+            .ok()
+            .flatten()
+            .and_then(|meta| self.try_incremental::<P>(dir, &meta, &tips).ok().flatten())
+        {
+            if let Refresh::Incremental { commits } = loaded.refresh {
+                loaded.refresh = Refresh::Checkpoint { commits };
+            }
+            return Ok(loaded);
         }
-        self.rebuild::<P>(&dir, &tips)
+        self.rebuild::<P>(dir, &tips)
     }
 
-    fn try_incremental<P: Projection>(
+    fn valid_meta<P: Projection>(&self, dir: &Path) -> Option<Meta> {
+        load_json(dir, META).filter(|m: &Meta| m.projection == P::NAME && m.version == P::VERSION)
+    }
+
+    /// Fold every event reachable from `tips` into an empty projection, reading and writing no cache.
+    pub fn fold_from_log<P: Projection>(&self, tips: &[ObjectId]) -> Result<Loaded<P>> {
+        let mut view = P::empty();
+        let r = self.replay(tips, |e| view.apply(e))?;
+        Ok(Loaded {
+            view,
+            refresh: Refresh::Rebuilt { commits: r.commits },
+            invalid: r.invalid,
+            events: r.ids.len() as u64,
+        })
+    }
+
+    pub(crate) fn try_incremental<P: Projection>(
         &self,
         dir: &Path,
         meta: &Meta,
@@ -152,15 +314,8 @@ impl Log<'_> {
         let Some(mut view) = P::load(dir) else {
             return Ok(None);
         };
-        let Some(mut ids) = load_ids(dir, meta.events) else {
-            return Ok(None);
-        };
         let commits = scan.commits;
         let (fresh, invalid) = scan.into_ordered();
-        let fresh: Vec<LoggedEvent> = fresh
-            .into_iter()
-            .filter(|e| ids.binary_search(&e.id).is_err())
-            .collect();
         let max_key = match &meta.max_key {
             Some((l, id)) => match EventId::from_hex(id) {
                 Some(id) => Some((*l, id)),
@@ -174,14 +329,37 @@ impl Log<'_> {
                 return Ok(None);
             }
         }
+        // The ids folded so far are read only when there is something new: an event appended twice (on two
+        // branches) must be folded once.
+        let mut ids = Vec::new();
+        if !fresh.is_empty() {
+            match load_ids(dir, meta.events) {
+                Some(v) => ids = v,
+                None => return Ok(None),
+            }
+        }
+        let fresh: Vec<LoggedEvent> = fresh
+            .into_iter()
+            .filter(|e| ids.binary_search(&e.id).is_err())
+            .collect();
         for e in &fresh {
             view.apply(e);
         }
         let new_max = fresh.last().map(|e| e.key()).or(max_key);
-        ids.extend(fresh.iter().map(|e| e.id));
-        ids.sort_unstable();
-        let events = ids.len() as u64;
-        self.store(dir, &view, tips, new_max, &ids)?;
+        let events = meta.events + fresh.len() as u64;
+        if !fresh.is_empty() {
+            ids.extend(fresh.iter().map(|e| e.id));
+            ids.sort_unstable();
+        }
+        // A cache that cannot be written (read-only repository, deleted under us) costs speed, never an answer.
+        let _ = self.store(
+            dir,
+            &view,
+            tips,
+            new_max,
+            (!fresh.is_empty()).then_some(&ids[..]),
+            events,
+        );
         Ok(Some(Loaded {
             view,
             refresh: Refresh::Incremental { commits },
@@ -191,53 +369,56 @@ impl Log<'_> {
     }
 
     fn rebuild<P: Projection>(&self, dir: &Path, tips: &[ObjectId]) -> Result<Loaded<P>> {
-        let scan = self.scan(tips, &[], false)?;
-        let commits = scan.commits;
-        let (events, invalid) = scan.into_ordered();
         let mut view = P::empty();
-        for e in &events {
-            view.apply(e);
-        }
-        let mut ids: Vec<EventId> = events.iter().map(|e| e.id).collect();
-        ids.sort_unstable();
-        let max = events.last().map(|e| e.key());
-        // A cache that cannot be written (read-only repository) costs speed, never an answer.
-        let _ = self.store(dir, &view, tips, max, &ids);
+        let r = self.replay(tips, |e| view.apply(e))?;
+        let events = r.ids.len() as u64;
+        let _ = std::fs::remove_dir_all(dir);
+        let _ = self.store(dir, &view, tips, r.max_key, Some(&r.ids), events);
         Ok(Loaded {
             view,
-            refresh: Refresh::Rebuilt { commits },
-            invalid,
-            events: ids.len() as u64,
+            refresh: Refresh::Rebuilt { commits: r.commits },
+            invalid: r.invalid,
+            events,
         })
     }
 
-    fn store<P: Projection>(
+    /// Write the projection and its meta; `ids` is `None` when the folded ids did not change.
+    pub(crate) fn store<P: Projection>(
         &self,
         dir: &Path,
         view: &P,
         tips: &[ObjectId],
         max_key: Option<(u64, EventId)>,
-        ids: &[EventId],
+        ids: Option<&[EventId]>,
+        events: u64,
     ) -> Result<()> {
         std::fs::create_dir_all(dir).context(|| format!("creating {}", dir.display()))?;
+        let stamp = Stamp::of(tips);
         // Meta goes last and names the tips: a crash in between leaves a cache that does not match and is rebuilt.
-        let _ = std::fs::remove_file(dir.join("meta.json"));
-        view.save(dir)
+        let _ = std::fs::remove_file(dir.join(META));
+        view.save(dir, &stamp)
             .context(|| format!("writing the {} cache", P::NAME))?;
-        let mut raw = Vec::with_capacity(ids.len() * 32);
-        for id in ids {
-            raw.extend_from_slice(&id.0);
+        if let Some(ids) = ids {
+            write_sealed(dir, IDS, &ids_bytes(ids), &stamp)
+                .context(|| "writing the id cache".into())?;
         }
-        write_atomically(&dir.join("ids.bin"), &raw).context(|| "writing the id cache".into())?;
         let meta = Meta {
             projection: P::NAME.into(),
             version: P::VERSION,
             tips: tips.iter().map(|t| t.to_string()).collect(),
             max_key: max_key.map(|(l, id)| (l, id.to_hex())),
-            events: ids.len() as u64,
+            events,
         };
-        save_json(dir, "meta.json", &meta).context(|| "writing the cache meta".into())
+        save_json(dir, META, &meta, &stamp).context(|| "writing the cache meta".into())
     }
+}
+
+pub(crate) fn ids_bytes(ids: &[EventId]) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(ids.len() * 32);
+    for id in ids {
+        raw.extend_from_slice(&id.0);
+    }
+    raw
 }
 
 /// An exclusive hold on one projection's cache directory, released on drop. The cache is several files (and
@@ -307,7 +488,7 @@ impl Log<'_> {
 }
 
 fn load_ids(dir: &Path, expected: u64) -> Option<Vec<EventId>> {
-    let raw = std::fs::read(dir.join("ids.bin")).ok()?;
+    let raw = read_sealed(dir, IDS).ok()?;
     if raw.len() as u64 != expected * 32 {
         return None;
     }

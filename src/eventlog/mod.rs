@@ -11,12 +11,14 @@
 //! - `append`: compare-and-swap appends with bounded, jittered retries; batches.
 //! - `read`: walking, decoding and ordering.
 //! - [`cache`]: projections folded over the ordered events, cached under `.git/jules/cache/`.
+//! - [`checkpoint`]: projection states stored on the log (notes), so a fresh clone replays only the tail.
 //! - `merge`: joining two divergent tips.
 //! - `fsck`: strict validation of every commit.
 //! - [`stats`]: a small projection of any log.
 
 mod append;
 pub mod cache;
+pub mod checkpoint;
 pub mod event;
 mod fsck;
 mod merge;
@@ -27,7 +29,7 @@ pub use append::{Appended, NewEvent};
 pub use event::{Event, EventId, PayloadRef, FORMAT_VERSION, MAX_EVENT_BYTES};
 pub use fsck::FsckReport;
 pub use merge::MergeOutcome;
-pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Scan};
+pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Replayed, Scan};
 
 use gix::ObjectId;
 

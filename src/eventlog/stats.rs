@@ -6,7 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::cache::{load_json, save_json, Projection};
+use super::cache::{load_json, save_json, Projection, Stamp};
 use super::event::EventId;
 use super::read::LoggedEvent;
 
@@ -39,8 +39,8 @@ impl Projection for LogStats {
         self.last = Some(e.id);
     }
 
-    fn save(&self, dir: &Path) -> std::io::Result<()> {
-        save_json(dir, "stats.json", self)
+    fn save(&self, dir: &Path, stamp: &Stamp) -> std::io::Result<()> {
+        save_json(dir, "stats.json", self, stamp)
     }
 
     fn load(dir: &Path) -> Option<Self> {

@@ -53,9 +53,17 @@ pub fn with_view<T>(log: &Log<'_>, mut f: impl FnMut(&mut MailView) -> Result<T>
     let mut loaded = open_view(log, &lock)?;
     match f(&mut loaded.view) {
         Err(Error::Corrupt { .. }) => {
+            // A damaged or vanished cache file: rebuild once; if that fails too (the cache directory keeps
+            // vanishing, a checkpoint that seals but does not decode), answer from the log in memory.
             clear_cache(log);
             let mut loaded = log.project_locked::<MailView>(&lock)?;
-            f(&mut loaded.view)
+            match f(&mut loaded.view) {
+                Err(Error::Corrupt { .. }) => {
+                    let mut loaded = log.fold_from_log::<MailView>(&log.tips()?)?;
+                    f(&mut loaded.view)
+                }
+                other => other,
+            }
         }
         other => other,
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 
-use crate::eventlog::cache::{load_json, save_json, Projection};
+use crate::eventlog::cache::{load_json, save_json, Projection, Stamp};
 use crate::eventlog::LoggedEvent;
 
 use super::events::*;
@@ -288,8 +288,8 @@ impl Projection for StateView {
         }
     }
 
-    fn save(&self, dir: &Path) -> std::io::Result<()> {
-        save_json(dir, "state.json", self)
+    fn save(&self, dir: &Path, stamp: &Stamp) -> std::io::Result<()> {
+        save_json(dir, "state.json", self, stamp)
     }
 
     fn load(dir: &Path) -> Option<Self> {

@@ -2,6 +2,8 @@
 
 mod harness;
 
+mod cache;
+mod checkpoint;
 mod cli;
 mod eventlog;
 mod finalize;

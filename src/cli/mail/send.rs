@@ -199,8 +199,12 @@ pub fn send(ctx: &Context, repo: &gix::Repository, a: SendArgs) -> anyhow::Resul
                 }
             }
             if let Some(t) = a.thread.as_deref().filter(|t| looks_like_id(t)) {
-                let (id, _) = view.resolve(t)?;
-                req.thread = Some(view.thread_of(&id.to_hex())?);
+                // Hex digits name a message when one matches; otherwise they are a thread name.
+                match view.resolve(t) {
+                    Ok((id, _)) => req.thread = Some(view.thread_of(&id.to_hex())?),
+                    Err(Error::NotFound { .. }) => req.thread = Some(t.to_owned()),
+                    Err(e) => return Err(e),
+                }
             }
             Ok(())
         })?;

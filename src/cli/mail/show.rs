@@ -178,8 +178,18 @@ pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::R
     let log = ops::log(repo)?;
     let now = chrono::Utc::now();
     let messages = ops::with_view(&log, |view| {
-        let (id, _) = view.resolve(&a.id)?;
-        let key = view.thread_of(&id.to_hex())?;
+        // A message id (or prefix) names its thread; anything else, hex-looking names included, is a thread
+        // name when such a thread exists.
+        let key = match view.resolve(&a.id) {
+            Ok((id, _)) => view.thread_of(&id.to_hex())?,
+            Err(e @ (git_jules::Error::NotFound { .. } | git_jules::Error::Usage(_))) => {
+                if view.thread(&a.id)?.is_empty() {
+                    return Err(e);
+                }
+                a.id.clone()
+            }
+            Err(e) => return Err(e),
+        };
         let mut out = Vec::new();
         for m in view.thread(&key)? {
             let Some(commit) =

@@ -1,0 +1,447 @@
+//! Checkpoints: a projection's state stored on the shared log, so that a fresh clone folds only the
+//! events after it instead of the whole history.
+//!
+//! A checkpoint is anchored at one commit `C` of a log and covers exactly the events reachable from `C`.
+//! It is the projection's sealed cache files (see [`super::cache`]) as a fresh fold of those events would
+//! write them, every file re-stamped with `C`, so it is a deterministic function of the events: two replicas
+//! that checkpoint the same commit write byte-identical blobs and the same manifest blob.
+//!
+//! On the log it is two kinds of notes, both under `refs/notes/jules/`, which `sync` already carries and
+//! joins by union:
+//!
+//! - `refs/notes/jules/checkpoints`: on `C`, the *manifest* (text, format in `docs/format.md`): the log, `C`,
+//!   and per projection its version, event count, largest (lamport, id) and files with their blob ids.
+//! - `refs/notes/jules/checkpoint-data`: every file blob annotates itself (the note on blob `B` is `B`), which
+//!   makes the blobs reachable, so push and fetch carry them.
+//!
+//! A reader without a cache finds the newest anchor reachable from its tips, checks the manifest (format,
+//! log, anchor, projection version) and every file's seal, writes the files into its cache directory and
+//! then refreshes incrementally from `C` to its tips. Anything missing, foreign or damaged makes it fall
+//! back to a full replay; `git jules log fsck --checkpoints` recomputes every manifest from the log.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use gix::ObjectId;
+
+use super::cache::{self, Meta, Projection, Stamp};
+use super::event::EventId;
+use super::Log;
+use crate::error::{Error, Result};
+
+/// Manifests, one per anchor commit.
+pub const NOTES_REF: &str = "refs/notes/jules/checkpoints";
+/// The file blobs, each the note on itself.
+pub const DATA_REF: &str = "refs/notes/jules/checkpoint-data";
+/// The manifest format this build reads and writes.
+pub const FORMAT: u32 = 1;
+const MAGIC: &str = "jules-checkpoint";
+
+/// One projection's part of a checkpoint, with the files' contents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    pub projection: String,
+    pub version: u32,
+    pub events: u64,
+    pub max_key: Option<(u64, EventId)>,
+    /// Paths relative to the projection's cache directory, sorted, with sealed contents.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// A section as a manifest names it: files by blob id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionRef {
+    pub projection: String,
+    pub version: u32,
+    pub events: u64,
+    pub max_key: Option<(u64, EventId)>,
+    pub files: Vec<(String, ObjectId)>,
+}
+
+/// A parsed manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub log: String,
+    pub commit: ObjectId,
+    pub sections: Vec<SectionRef>,
+}
+
+impl Section {
+    fn to_ref(&self) -> Result<SectionRef> {
+        let mut files = Vec::with_capacity(self.files.len());
+        for (path, bytes) in &self.files {
+            files.push((path.clone(), blob_id(bytes)?));
+        }
+        Ok(SectionRef {
+            projection: self.projection.clone(),
+            version: self.version,
+            events: self.events,
+            max_key: self.max_key,
+            files,
+        })
+    }
+}
+
+fn blob_id(bytes: &[u8]) -> Result<ObjectId> {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .map_err(|e| Error::Other(format!("hashing a checkpoint file: {e}")))
+}
+
+impl Manifest {
+    /// The manifest's text: line-based, sorted, the same bytes for the same checkpoint.
+    pub fn to_text(&self) -> String {
+        let mut out = format!(
+            "{MAGIC} {FORMAT}\nlog {}\ncommit {}\n",
+            self.log, self.commit
+        );
+        for s in &self.sections {
+            out.push_str(&format!("projection {} {}\n", s.projection, s.version));
+            out.push_str(&format!("events {}\n", s.events));
+            match &s.max_key {
+                Some((l, id)) => out.push_str(&format!("max-key {l} {}\n", id.to_hex())),
+                None => out.push_str("max-key -\n"),
+            }
+            for (path, id) in &s.files {
+                out.push_str(&format!("file {id} {path}\n"));
+            }
+        }
+        out
+    }
+
+    /// Parse a manifest; an error says why it is not one this build can use.
+    pub fn parse(text: &[u8]) -> std::result::Result<Manifest, String> {
+        let text = std::str::from_utf8(text).map_err(|_| "not UTF-8".to_owned())?;
+        let mut lines = text.lines();
+        let head = lines.next().unwrap_or_default();
+        let version = head
+            .strip_prefix(MAGIC)
+            .and_then(|v| v.strip_prefix(' '))
+            .ok_or_else(|| "not a checkpoint manifest".to_owned())?;
+        if version != FORMAT.to_string() {
+            return Err(format!("unknown checkpoint format {version:?}"));
+        }
+        let log = lines
+            .next()
+            .and_then(|l| l.strip_prefix("log "))
+            .ok_or("missing log line")?
+            .to_owned();
+        let commit = lines
+            .next()
+            .and_then(|l| l.strip_prefix("commit "))
+            .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok())
+            .ok_or("missing or bad commit line")?;
+        let mut sections: Vec<SectionRef> = Vec::new();
+        for line in lines {
+            let (word, rest) = line.split_once(' ').ok_or(format!("bad line {line:?}"))?;
+            match word {
+                "projection" => {
+                    let (name, v) = rest.split_once(' ').ok_or("bad projection line")?;
+                    sections.push(SectionRef {
+                        projection: name.to_owned(),
+                        version: v.parse().map_err(|_| "bad projection version")?,
+                        events: 0,
+                        max_key: None,
+                        files: Vec::new(),
+                    });
+                }
+                "events" => {
+                    let s = sections.last_mut().ok_or("events before projection")?;
+                    s.events = rest.parse().map_err(|_| "bad event count")?;
+                }
+                "max-key" => {
+                    let s = sections.last_mut().ok_or("max-key before projection")?;
+                    s.max_key = match rest.split_once(' ') {
+                        None if rest == "-" => None,
+                        Some((l, id)) => Some((
+                            l.parse().map_err(|_| "bad max-key clock")?,
+                            EventId::from_hex(id).ok_or("bad max-key id")?,
+                        )),
+                        None => return Err("bad max-key line".into()),
+                    };
+                }
+                "file" => {
+                    let s = sections.last_mut().ok_or("file before projection")?;
+                    let (id, path) = rest.split_once(' ').ok_or("bad file line")?;
+                    let id = ObjectId::from_hex(id.as_bytes()).map_err(|_| "bad file id")?;
+                    if path.is_empty()
+                        || path.starts_with('/')
+                        || path
+                            .split('/')
+                            .any(|c| c.is_empty() || c == "." || c == "..")
+                    {
+                        return Err(format!("bad file path {path:?}"));
+                    }
+                    s.files.push((path.to_owned(), id));
+                }
+                _ => return Err(format!("unknown line {line:?}")),
+            }
+        }
+        Ok(Manifest {
+            log,
+            commit,
+            sections,
+        })
+    }
+}
+
+/// The projection `P` of the events reachable from `at`, as checkpoint files: always a full fold of those
+/// events (never seeded from another checkpoint), so what is written depends on the events alone.
+pub fn build<P: Projection>(log: &Log<'_>, at: ObjectId) -> Result<Section> {
+    let scratch = crate::repo::jules_dir(log.repo).join("tmp");
+    std::fs::create_dir_all(&scratch)
+        .map_err(|e| Error::Other(format!("creating {}: {e}", scratch.display())))?;
+    let tmp = tempfile::tempdir_in(&scratch)
+        .map_err(|e| Error::Other(format!("creating a scratch directory: {e}")))?;
+    // The same last two components as the cache directory: files are sealed under `<log>/<projection>/`.
+    let real = log.cache_dir(P::NAME);
+    let dir = tmp
+        .path()
+        .join(
+            real.parent()
+                .and_then(|p| p.file_name())
+                .unwrap_or_default(),
+        )
+        .join(P::NAME);
+    let tips = [at];
+    let mut view = P::empty();
+    let r = log.replay(&tips, |e| view.apply(e))?;
+    let (max_key, events) = (r.max_key, r.ids.len() as u64);
+    log.store(&dir, &view, &tips, max_key, Some(&r.ids), events)?;
+    let stamp = Stamp::of(&tips);
+    let mut files = Vec::new();
+    collect_files(&dir, &dir, &mut files)?;
+    files.retain(|(rel, _)| rel != cache::META);
+    files.sort();
+    let mut sealed = Vec::with_capacity(files.len());
+    for (rel, bytes) in files {
+        let key = cache::seal_key(&dir, &rel);
+        let content = cache::unseal(&key, &bytes)
+            .ok_or_else(|| {
+                Error::Other(format!("{rel}: a cache file just written fails its seal"))
+            })?
+            .0;
+        sealed.push((rel.clone(), cache::seal(&key, content, &stamp)));
+    }
+    Ok(Section {
+        projection: P::NAME.to_owned(),
+        version: P::VERSION,
+        events,
+        max_key,
+        files: sealed,
+    })
+}
+
+fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| Error::Other(format!("{}: {e}", dir.display())))?;
+    for entry in entries {
+        let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", dir.display())))?;
+        let path = entry.path();
+        if path.is_dir() {
+            collect_files(root, &path, out)?;
+        } else {
+            let rel = path
+                .strip_prefix(root)
+                .expect("below root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            let bytes = std::fs::read(&path)
+                .map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
+            out.push((rel, bytes));
+        }
+    }
+    Ok(())
+}
+
+/// The manifest a set of sections makes at `at` (nothing is written).
+pub fn manifest(log: &Log<'_>, at: ObjectId, sections: &[Section]) -> Result<Manifest> {
+    let mut refs = Vec::with_capacity(sections.len());
+    for s in sections {
+        refs.push(s.to_ref()?);
+    }
+    refs.sort_by(|a, b| a.projection.cmp(&b.projection));
+    Ok(Manifest {
+        log: log.name().to_owned(),
+        commit: at,
+        sections: refs,
+    })
+}
+
+/// Write a checkpoint at `at`: the file blobs first (each noted on itself), then the manifest on `at`.
+/// Returns the manifest's blob id.
+pub fn write(log: &Log<'_>, at: ObjectId, sections: &[Section]) -> Result<ObjectId> {
+    let repo = log.repo;
+    let mut contents: HashMap<ObjectId, &[u8]> = HashMap::new();
+    for s in sections {
+        for (_, bytes) in &s.files {
+            contents.insert(blob_id(bytes)?, bytes);
+        }
+    }
+    let mut ids: Vec<ObjectId> = contents.keys().copied().collect();
+    ids.sort();
+    crate::notes::update_many(
+        repo,
+        DATA_REF,
+        &ids,
+        |id, _| contents[&id].to_vec(),
+        "jules: checkpoint data",
+    )?;
+    let text = manifest(log, at, sections)?.to_text();
+    crate::notes::update_many(
+        repo,
+        NOTES_REF,
+        &[at],
+        |_, _| text.clone().into_bytes(),
+        &format!("jules: checkpoint {} at {at}", log.short_name()),
+    )?;
+    Ok(repo.write_blob(text.as_bytes())?.detach())
+}
+
+/// Every manifest this replica holds, local and fetched (`refs/remotes/<r>/notes/jules/checkpoints`):
+/// (anchor commit, manifest blob). Where two copies annotate the same commit, the local one wins.
+pub fn list(repo: &gix::Repository) -> Result<Vec<(ObjectId, ObjectId)>> {
+    let mut refs = Vec::new();
+    if let Some(t) = crate::refs::target(repo, NOTES_REF)? {
+        refs.push(t);
+    }
+    let suffix = NOTES_REF.trim_start_matches("refs/");
+    for r in repo.references()?.prefixed("refs/remotes/")? {
+        let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
+        let name = r.name().as_bstr().to_string();
+        if name.ends_with(&format!("/{suffix}")) {
+            if let Some(id) = r.target().try_id() {
+                refs.push(id.to_owned());
+            }
+        }
+    }
+    let mut out: HashMap<ObjectId, ObjectId> = HashMap::new();
+    for notes_commit in refs {
+        let Ok(commit) = repo.find_commit(notes_commit) else {
+            continue;
+        };
+        let tree = commit.tree_id()?.detach();
+        for (object, blob) in crate::notes::list(repo, tree)? {
+            out.entry(object).or_insert(blob);
+        }
+    }
+    let mut v: Vec<_> = out.into_iter().collect();
+    v.sort();
+    Ok(v)
+}
+
+/// The newest checkpoint anchor reachable from `tips` (the first met walking back from them), with its
+/// manifest blob.
+pub fn newest(log: &Log<'_>, tips: &[ObjectId]) -> Result<Option<(ObjectId, ObjectId)>> {
+    if tips.is_empty() {
+        return Ok(None);
+    }
+    let all: HashMap<ObjectId, ObjectId> = list(log.repo)?.into_iter().collect();
+    if all.is_empty() {
+        return Ok(None);
+    }
+    for info in log.repo.rev_walk(tips.iter().copied()).all()? {
+        let id = info?.id;
+        if let Some(blob) = all.get(&id) {
+            return Ok(Some((id, *blob)));
+        }
+    }
+    Ok(None)
+}
+
+/// Read and check the manifest in `blob` as one anchored at `at` on `log`.
+pub fn read_manifest(log: &Log<'_>, at: ObjectId, blob: ObjectId) -> Result<Manifest> {
+    let data = log.repo.find_blob(blob)?.data.clone();
+    let m = Manifest::parse(&data).map_err(Error::Other)?;
+    if m.log != log.name() {
+        return Err(Error::Other(format!(
+            "a checkpoint of {}, not of {}",
+            m.log,
+            log.name()
+        )));
+    }
+    if m.commit != at {
+        return Err(Error::Other(format!(
+            "the manifest names {}, but annotates {at}",
+            m.commit
+        )));
+    }
+    Ok(m)
+}
+
+/// With no usable cache in `dir`: put the newest checkpoint of `P` reachable from `tips` there and return
+/// its meta, so that an incremental refresh takes it to `tips`. `None` (and an empty `dir`) when there is
+/// none this build can use.
+pub(crate) fn seed_cache<P: Projection>(
+    log: &Log<'_>,
+    dir: &Path,
+    tips: &[ObjectId],
+) -> Result<Option<Meta>> {
+    let Some((at, blob)) = newest(log, tips)? else {
+        return Ok(None);
+    };
+    let seeded = (|| -> Result<Option<Meta>> {
+        let m = read_manifest(log, at, blob)?;
+        let Some(section) = m
+            .sections
+            .iter()
+            .find(|s| s.projection == P::NAME && s.version == P::VERSION)
+        else {
+            return Ok(None);
+        };
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::Other(format!("creating {}: {e}", dir.display())))?;
+        let stamp = Stamp::of(&[at]);
+        for (rel, id) in &section.files {
+            let data = log.repo.find_blob(*id)?;
+            match cache::unseal(&cache::seal_key(dir, rel), &data.data) {
+                Some((_, s)) if s == stamp.as_str() => {}
+                _ => {
+                    return Err(Error::Other(format!(
+                        "checkpoint file {rel} fails its seal"
+                    )))
+                }
+            }
+            // The ids file holds every folded id: its size must agree with the count.
+            if rel == cache::IDS
+                && data.data.len() as u64 != section.events * 32 + cache::SEAL_LEN as u64
+            {
+                return Err(Error::Other(
+                    "checkpoint ids do not match its event count".into(),
+                ));
+            }
+            let path = dir.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| Error::Other(format!("{}: {e}", parent.display())))?;
+            }
+            std::fs::write(&path, &data.data)
+                .map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
+        }
+        let meta = Meta {
+            projection: P::NAME.into(),
+            version: P::VERSION,
+            tips: vec![at.to_string()],
+            max_key: section.max_key.map(|(l, id)| (l, id.to_hex())),
+            events: section.events,
+        };
+        cache::save_json(dir, cache::META, &meta, &stamp)
+            .map_err(|e| Error::Other(format!("writing the cache meta: {e}")))?;
+        Ok(Some(meta))
+    })();
+    match seeded {
+        Ok(Some(meta)) => Ok(Some(meta)),
+        _ => {
+            let _ = std::fs::remove_dir_all(dir);
+            Ok(None)
+        }
+    }
+}
+
+/// What fsck found about one checkpoint.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CheckpointProblem {
+    /// The anchor commit.
+    pub commit: String,
+    pub problem: String,
+}
