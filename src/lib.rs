@@ -8,6 +8,7 @@ pub mod error;
 pub mod eventlog;
 pub mod gitcli;
 pub mod hooks;
+pub mod hygiene;
 pub mod init;
 pub mod mail;
 pub mod names;
