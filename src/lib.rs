@@ -7,6 +7,7 @@ pub mod abbrev;
 pub mod error;
 pub mod eventlog;
 pub mod gitcli;
+pub mod guard;
 pub mod hooks;
 pub mod hygiene;
 pub mod init;

@@ -215,6 +215,7 @@ pub fn stale_lock(repo: &gix::Repository, name: &str) -> Option<std::path::PathB
 /// clears it. `None` when there is no stale lock (the ref simply moved).
 pub fn stale_lock_error(repo: &gix::Repository, name: &str) -> Option<Error> {
     let path = stale_lock(repo, name)?;
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
     let age = std::fs::metadata(&path)
         .ok()
         .and_then(|m| m.modified().ok())

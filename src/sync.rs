@@ -103,6 +103,8 @@ pub struct SyncReport {
     pub skipped: Vec<Skipped>,
     /// Remote-tracking refs removed because the remote no longer has them.
     pub pruned: Vec<String>,
+    /// Commits taken in from the remote that are not valid events (readers skip them; `log fsck` names them).
+    pub invalid: Vec<Skipped>,
 }
 
 impl SyncReport {
@@ -296,6 +298,8 @@ pub fn reopen(repo: &gix::Repository) -> Result<gix::Repository> {
 struct Seen {
     local: Option<ObjectId>,
     main: Option<ObjectId>,
+    /// What the remote's shared ref holds when that is not a commit (the lease to replace it under).
+    main_other: Option<ObjectId>,
     /// The remote's writer refs of this shared ref: (name on the remote, tip).
     writers: Vec<(String, ObjectId)>,
 }
@@ -317,8 +321,13 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
     let mut results: BTreeMap<String, RefSync> = BTreeMap::new();
     let mut pruned = Vec::new();
     let mut folded = 0;
-    for round in 1..=MAX_ROUNDS {
-        fetch(repo, remote)?;
+    let mut invalid: Vec<Skipped> = Vec::new();
+    // Round 0 fetches nothing: it takes what the remote-tracking refs already hold (a plain `git fetch`
+    // wrote them) into the local refs, so that pruning them in round 1 can not drop an event from the view.
+    for round in 0..=MAX_ROUNDS {
+        if round > 0 {
+            fetch(repo, remote)?;
+        }
         let fresh = reopen(repo)?;
         let repo = &fresh;
         let mut skipped = Vec::new();
@@ -343,6 +352,9 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                 match object_kind(repo, id) {
                     Some(gix::object::Kind::Commit) => {}
                     kind => {
+                        if shared_of_writer(&remote_name).is_none() && !rest.starts_with(WRITERS) {
+                            seen.entry(remote_name.clone()).or_default().main_other = Some(id);
+                        }
                         skipped.push(Skipped {
                             reason: match kind {
                                 Some(k) => format!("points at a {k} ({id}), not a commit"),
@@ -408,6 +420,17 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                 });
             }
             let Some(tip) = tip else { continue };
+            if let (Some(log), true) = (&log, Some(tip) != s.local) {
+                let hidden: Vec<ObjectId> = s.local.into_iter().collect();
+                for bad in log.scan(&[tip], &hidden, false)?.invalid {
+                    if !invalid.iter().any(|i| i.name == bad.commit.to_string()) {
+                        invalid.push(Skipped {
+                            name: bad.commit.to_string(),
+                            reason: format!("{name}: {}", bad.reason),
+                        });
+                    }
+                }
+            }
             if Some(tip) != s.local && !refs::cas(repo, name, s.local, tip, "jules: sync")? {
                 if let Some(err) = refs::stale_lock_error(repo, name) {
                     return Err(err);
@@ -419,7 +442,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             }
             let publish = Some(tip) != s.main;
             if publish {
-                fold.push((name.clone(), Some(tip), s.main));
+                fold.push((name.clone(), Some(tip), s.main.or(s.main_other)));
                 let mine = writer_ref(name, &me);
                 let current = s
                     .writers
@@ -430,7 +453,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             }
             let lost = s.main.is_none()
                 && (tracked_before.contains(&tracking_name(remote, name))
-                    || skipped.iter().any(|k| k.name == *name));
+                    || s.main_other.is_some());
             let action = if s.local.is_none() {
                 Action::Created
             } else if merged && publish {
@@ -454,6 +477,15 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
         // Keep the strongest action seen per ref across rounds: a ref merged in round 1 whose join was pushed
         // in round 2 was merged, not pushed.
         for r in round_results {
+            // Round 0 only moved local refs; what it would publish is decided after a fetch.
+            if round == 0
+                && matches!(
+                    r.action,
+                    Action::UpToDate | Action::Pushed | Action::Republished
+                )
+            {
+                continue;
+            }
             match results.get_mut(&r.name) {
                 Some(x) => {
                     x.tip = r.tip;
@@ -471,8 +503,9 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             folded,
             skipped,
             pruned: pruned.clone(),
+            invalid: invalid.clone(),
         };
-        if local_race {
+        if local_race || round == 0 {
             continue;
         }
         if fold.is_empty() {

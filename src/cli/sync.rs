@@ -20,6 +20,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     for s in &report.skipped {
         ui::warn(format!("skipped {}: {}", s.name, s.reason));
     }
+    for i in &report.invalid {
+        ui::warn(format!("skipped commit {} on {}", i.name, i.reason));
+    }
     if ctx.ui.json {
         ui::json(&report);
     } else {

@@ -11,6 +11,7 @@ mod reroll;
 mod review;
 mod series;
 mod state;
+mod sync;
 mod tick;
 mod verify;
 mod weave;
