@@ -90,20 +90,113 @@ pub enum Relation {
     Diverged,
 }
 
+/// How `a` relates to `b`, decided from reachability itself.
+///
+/// gix 0.90's `merge_base` may return a redundant base first on criss-cross histories whose commits share
+/// one timestamp (every base of `[X, a]` where `X` is an ancestor of `a`; `git merge-base --all` prints only
+/// `a`), so taking its first answer says "diverged" where `a` is contained in `b`. Here the full list of
+/// merge bases only settles the easy cases (one tip among them); otherwise an explicit walk decides.
 pub fn relation(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Relation> {
     if a == b {
         return Ok(Relation::Same);
     }
-    let base = match repo.merge_base(a, b) {
-        Ok(base) => base.map(|b| b.detach()),
-        Err(e) if e.is_not_found() => None,
-        Err(e) => return Err(e.into()),
-    };
-    Ok(match base {
-        Some(base) if base == b => Relation::Ahead,
-        Some(base) if base == a => Relation::Behind,
-        _ => Relation::Diverged,
-    })
+    let bases = merge_bases_all(repo, a, b)?;
+    if bases.contains(&b) {
+        return Ok(Relation::Ahead);
+    }
+    if bases.contains(&a) {
+        return Ok(Relation::Behind);
+    }
+    if bases.is_empty() {
+        return Ok(Relation::Diverged);
+    }
+    // gix named neither tip: confirm with a walk, whatever it returned.
+    if is_ancestor(repo, b, a)? {
+        return Ok(Relation::Ahead);
+    }
+    if is_ancestor(repo, a, b)? {
+        return Ok(Relation::Behind);
+    }
+    Ok(Relation::Diverged)
+}
+
+fn merge_bases_all(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<ObjectId>> {
+    match repo.merge_bases_many(a, &[b]) {
+        Ok(bases) => Ok(bases.into_iter().map(|id| id.detach()).collect()),
+        Err(e) if e.is_not_found() => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The best common ancestor of `a` and `b` (as `git merge-base a b`): among all merge bases gix reports,
+/// one that is not an ancestor of another (gix may list redundant ones first, see [`relation`]).
+pub fn merge_base(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
+    let bases = merge_bases_all(repo, a, b)?;
+    for (i, candidate) in bases.iter().enumerate() {
+        let mut redundant = false;
+        for (j, other) in bases.iter().enumerate() {
+            if i != j && other != candidate && is_ancestor(repo, *candidate, *other)? {
+                redundant = true;
+                break;
+            }
+        }
+        if !redundant {
+            return Ok(Some(*candidate));
+        }
+    }
+    Ok(bases.first().copied())
+}
+
+/// Whether `ancestor` is reachable from `descendant` (a commit is its own ancestor).
+///
+/// A breadth-first walk from `descendant`. On logs it is pruned by the Lamport clock, which never decreases
+/// from parent to child: a commit whose clock is below `ancestor`'s cannot reach it. Commits without a clock
+/// (notes, garbage pushed onto a log) are walked through.
+pub fn is_ancestor(
+    repo: &gix::Repository,
+    ancestor: ObjectId,
+    descendant: ObjectId,
+) -> Result<bool> {
+    if ancestor == descendant {
+        return Ok(true);
+    }
+    let floor = lamport_of(repo, ancestor);
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = std::collections::VecDeque::from([descendant]);
+    seen.insert(descendant);
+    while let Some(id) = queue.pop_front() {
+        let commit = match repo.find_commit(id) {
+            Ok(c) => c,
+            // A missing or non-commit object ends this path (shallow or damaged history).
+            Err(_) => continue,
+        };
+        for parent in commit.parent_ids() {
+            let parent = parent.detach();
+            if parent == ancestor {
+                return Ok(true);
+            }
+            if !seen.insert(parent) {
+                continue;
+            }
+            if let (Some(floor), Some(l)) = (floor, lamport_of(repo, parent)) {
+                if l < floor {
+                    continue;
+                }
+            }
+            queue.push_back(parent);
+        }
+    }
+    Ok(false)
+}
+
+/// The Lamport clock a log commit (event or merge) carries, if it is one.
+fn lamport_of(repo: &gix::Repository, id: ObjectId) -> Option<u64> {
+    let commit = repo.find_commit(id).ok()?;
+    let message = commit.message_raw().ok()?;
+    match crate::eventlog::event::parse_message(message).ok()? {
+        crate::eventlog::event::Framed::Event { lamport, .. }
+        | crate::eventlog::event::Framed::Merge { lamport } => Some(lamport),
+    }
 }
 
 /// How old a ref's lock file must be before it is reported as left behind by a dead writer: ref
@@ -116,4 +209,23 @@ pub fn stale_lock(repo: &gix::Repository, name: &str) -> Option<std::path::PathB
     let path = repo.common_dir().join(format!("{name}.lock"));
     let modified = std::fs::metadata(&path).ok()?.modified().ok()?;
     (modified.elapsed().ok()? > STALE_LOCK_AGE).then_some(path)
+}
+
+/// The error for a ref whose lock file was left behind: names the file, its age and the command that
+/// clears it. `None` when there is no stale lock (the ref simply moved).
+pub fn stale_lock_error(repo: &gix::Repository, name: &str) -> Option<Error> {
+    let path = stale_lock(repo, name)?;
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let age = std::fs::metadata(&path)
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.elapsed().ok())
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    Some(Error::Other(format!(
+        "{name} is locked by {}, {age} s old: a writer was probably killed while updating the ref; \
+         if no git or git-jules process is running here, clear it with `rm {}` and try again",
+        path.display(),
+        path.display()
+    )))
 }

@@ -1,12 +1,25 @@
-//! `git jules sync`: fetch the remote's logs and notes, join divergent copies, push with a lease, retry.
+//! `git jules sync`: fetch the remote's logs and notes, take the union, publish it without fighting over a ref.
 //!
-//! The remote is the only server. A round fetches `refs/jules/*` and `refs/notes/jules/*` into remote-tracking
-//! refs (with gix), then for every log or notes ref decides: create locally, fast-forward locally, push ours,
-//! or join both (a merge commit) and push the join. The push (the `git` binary: gix 0.90 cannot push) is
-//! atomic and leased on the values just fetched; when somebody pushed in between, the round starts over.
+//! The remote is the only server. Layout version 2 (see `docs/format.md`): every shared ref `R`
+//! (`refs/jules/<log>`, `refs/notes/jules/<name>`) has, next to it, per-writer refs
+//! `<prefix>writers/<name>/<writer-id>` that only one clone ever moves. The true content of `R` on the remote
+//! is the union of `R` and its writer refs.
+//!
+//! One round: fetch everything (the `git` binary, so every transport and credential setting of the user
+//! applies), join the local ref with the remote's `R` and every writer ref (union; merge commits only where
+//! histories diverged), move the local ref, then publish:
+//!
+//! 1. *fold*: one atomic push moving `R` to the union under a lease on the fetched value and deleting, under
+//!    leases, the writer refs the union contains. When it lands, the remote holds everything in `R` and no
+//!    writer refs: the number of refs stays bounded however many sandboxes came and went.
+//! 2. when the fold's lease was stale (somebody else folded first: harmless), push the union to this clone's
+//!    own writer ref, which nobody else moves, so it cannot lose a race. Its events are on the remote, and
+//!    the next fold (by anyone) takes them into `R` and deletes the writer ref.
+//!
+//! So a sync needs one round and at most two pushes, however many clones sync at once; further rounds happen
+//! only when the writer ref itself was deleted in between (its content folded) or the local ref moved.
 
-use std::collections::BTreeSet;
-use std::sync::atomic::AtomicBool;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use gix::remote::Direction;
@@ -19,8 +32,11 @@ use crate::refs;
 
 const MAX_ROUNDS: u32 = 20;
 
+/// The namespace of per-writer refs below `refs/jules/` and `refs/notes/jules/`.
+pub const WRITERS: &str = "writers/";
+
 /// What happened to one ref.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
     UpToDate,
@@ -30,7 +46,9 @@ pub enum Action {
     FastForwarded,
     /// We were ahead; we pushed.
     Pushed,
-    /// Both had news: joined and pushed.
+    /// The remote had lost the log (deleted, replaced, or not a commit): our copy was pushed again.
+    Republished,
+    /// Both had news: joined (a merge commit) and pushed.
     Merged,
 }
 
@@ -41,9 +59,22 @@ impl Action {
             Action::Created => "created",
             Action::FastForwarded => "fast-forwarded",
             Action::Pushed => "pushed",
+            Action::Republished => "republished",
             Action::Merged => "merged",
         }
     }
+}
+
+/// Where a sync published a ref's union.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Published {
+    /// Nothing needed publishing.
+    Nothing,
+    /// The shared ref itself (the fold landed).
+    Shared,
+    /// This clone's writer ref (somebody else folded first).
+    Writer,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +82,14 @@ pub struct RefSync {
     pub name: String,
     pub action: Action,
     pub tip: String,
+    pub published: Published,
+}
+
+/// A remote ref that was not used, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub name: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -58,6 +97,14 @@ pub struct SyncReport {
     pub remote: String,
     pub rounds: u32,
     pub refs: Vec<RefSync>,
+    /// Writer refs deleted on the remote because the shared ref now holds their events.
+    pub folded: usize,
+    /// Remote refs under `refs/jules/*` or `refs/notes/jules/*` that do not point at a commit.
+    pub skipped: Vec<Skipped>,
+    /// Remote-tracking refs removed because the remote no longer has them.
+    pub pruned: Vec<String>,
+    /// Commits taken in from the remote that are not valid events (readers skip them; `log fsck` names them).
+    pub invalid: Vec<Skipped>,
 }
 
 impl SyncReport {
@@ -103,29 +150,127 @@ fn tracking_prefixes(remote: &str) -> [(String, &'static str); 2] {
     ]
 }
 
-/// Fetch the remote's jules refs into remote-tracking refs with gix.
+/// This clone's writer id (16 hex digits), made once and kept in `.git/jules/writer-id`. Losing the file only
+/// means a new writer ref next time; the old one is folded and deleted like any other.
+pub fn writer_id(repo: &gix::Repository) -> Result<String> {
+    let dir = crate::repo::jules_dir(repo);
+    let path = dir.join("writer-id");
+    let valid = |s: &str| s.len() == 16 && s.bytes().all(|b| b.is_ascii_hexdigit());
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        if valid(text.trim()) {
+            return Ok(text.trim().to_owned());
+        }
+    }
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    let id: String = crate::eventlog::event::fresh_nonce()
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(16)
+        .collect();
+    let id = format!("{id:0>16}");
+    // Write aside, then link into place: concurrent first syncs agree on whichever id landed first.
+    let tmp = dir.join(format!("writer-id.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, format!("{id}\n")).map_err(|e| Error::io("writing the writer id", e))?;
+    let linked = std::fs::hard_link(&tmp, &path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(id),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+            if valid(text.trim()) {
+                Ok(text.trim().to_owned())
+            } else {
+                Err(Error::Other(format!(
+                    "{} does not hold a writer id; remove it and sync again",
+                    path.display()
+                )))
+            }
+        }
+        Err(e) => Err(Error::io(format!("creating {}", path.display()), e)),
+    }
+}
+
+/// The writer ref of `shared` (`refs/jules/mail` or `refs/notes/jules/x`) for `writer`.
+pub fn writer_ref(shared: &str, writer: &str) -> String {
+    for prefix in ["refs/notes/jules/", "refs/jules/"] {
+        if let Some(rest) = shared.strip_prefix(prefix) {
+            return format!("{prefix}{WRITERS}{rest}/{writer}");
+        }
+    }
+    format!("{shared}/{WRITERS}{writer}")
+}
+
+/// The shared ref and writer id of a writer ref name, `None` if `name` is not one.
+pub fn shared_of_writer(name: &str) -> Option<(String, &str)> {
+    for prefix in ["refs/notes/jules/", "refs/jules/"] {
+        if let Some(rest) = name.strip_prefix(prefix) {
+            let (log, writer) = rest.strip_prefix(WRITERS)?.rsplit_once('/')?;
+            return (!log.is_empty() && !writer.is_empty())
+                .then(|| (format!("{prefix}{log}"), writer));
+        }
+    }
+    None
+}
+
+/// The kind of object `id` names, if it exists here.
+pub fn object_kind(repo: &gix::Repository, id: ObjectId) -> Option<gix::object::Kind> {
+    repo.find_header(id).ok().map(|h| h.kind())
+}
+
+/// Fetch the remote's jules refs into remote-tracking refs, pruning those the remote no longer has.
+///
+/// The `git` binary, not gix: it is the reference for every transport and every setting users rely on to
+/// reach a remote (https with credential helpers, `http.extraHeader`, proxies, `url.*.insteadOf`, ssh with
+/// `GIT_SSH_COMMAND`/`core.sshCommand`, `git://`, local paths); the gix build carries no http client, and
+/// one process per fetch costs little next to the network round trip (see `docs/architecture.md`).
+/// Afterwards [`crate::hygiene::maintain`] keeps packs and loose objects bounded.
 pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
-    let configured = repo
-        .find_remote(remote)
+    repo.find_remote(remote)
         .map_err(|_| Error::not_found("remote", remote))?;
-    let url = configured
-        .url(Direction::Fetch)
-        .ok_or_else(|| Error::usage(format!("remote {remote} has no URL")))?
-        .to_owned();
     let specs = [
         format!("+refs/jules/*:refs/remotes/{remote}/jules/*"),
         format!("+refs/notes/jules/*:refs/remotes/{remote}/notes/jules/*"),
     ];
-    let anon = repo
-        .remote_at(url)?
-        .with_refspecs(specs.iter().map(String::as_str), Direction::Fetch)?;
-    anon.connect(Direction::Fetch)?
-        .prepare_fetch(gix::progress::Discard, Default::default())?
-        .with_reflog_message(gix::remote::fetch::RefLogMessage::Override {
-            message: "jules: sync fetch".into(),
-        })
-        .receive(gix::progress::Discard, &AtomicBool::new(false))?;
+    let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
+        .args([
+            "fetch",
+            "--quiet",
+            "--prune",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-auto-maintenance",
+            "--no-recurse-submodules",
+            remote,
+        ])
+        .args(&specs)
+        .output()
+        .map_err(|e| Error::io("running `git fetch` (is git on PATH?)", e))?;
+    if !out.status.success() {
+        return Err(remote_error(remote, "fetch from", &out.stderr));
+    }
+    crate::hygiene::maintain(repo)?;
     Ok(())
+}
+
+/// A failure to reach `remote`, named, with git's own reason (credentials, network, missing repository).
+fn remote_error(remote: &str, what: &str, stderr: &[u8]) -> Error {
+    let text = String::from_utf8_lossy(stderr);
+    let reason: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| l.strip_prefix("fatal: ").unwrap_or(l))
+        .collect();
+    Error::Other(format!(
+        "cannot {what} remote {remote}: {}",
+        if reason.is_empty() {
+            "git failed without saying why".to_owned()
+        } else {
+            reason.join("; ")
+        }
+    ))
 }
 
 fn list(repo: &gix::Repository, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
@@ -139,134 +284,287 @@ fn list(repo: &gix::Repository, prefix: &str) -> Result<Vec<(String, ObjectId)>>
     Ok(out)
 }
 
-/// Synchronise every jules log and notes ref with `remote` until both sides agree.
+/// A fresh handle on the same repository: its object store sees the packs on disk now, so a long run of
+/// fetches and repacks never exhausts the slots of a store sized when the process started.
+pub fn reopen(repo: &gix::Repository) -> Result<gix::Repository> {
+    let mut fresh = gix::open_opts(repo.path(), repo.open_options().clone())
+        .map_err(|e| Error::Other(format!("reopening {}: {e}", repo.path().display())))?;
+    fresh.object_cache_size_if_unset(4 * 1024 * 1024);
+    Ok(fresh)
+}
+
+/// One shared ref as this round sees it.
+#[derive(Default)]
+struct Seen {
+    local: Option<ObjectId>,
+    main: Option<ObjectId>,
+    /// What the remote's shared ref holds when that is not a commit (the lease to replace it under).
+    main_other: Option<ObjectId>,
+    /// The remote's writer refs of this shared ref: (name on the remote, tip).
+    writers: Vec<(String, ObjectId)>,
+}
+
+type Update = (String, Option<ObjectId>, Option<ObjectId>);
+
+/// Synchronise every jules log and notes ref with `remote`: afterwards the remote holds every local event and
+/// the local refs hold every event the remote had.
 pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
-    let mut results: Vec<RefSync> = Vec::new();
-    for round in 1..=MAX_ROUNDS {
-        fetch(repo, remote)?;
-        let mut pushes: Vec<(String, ObjectId, Option<ObjectId>)> = Vec::new();
-        let mut round_results = Vec::new();
-        let mut local_race = false;
-        for (tracking_prefix, local_prefix) in tracking_prefixes(remote) {
-            let theirs = list(repo, &tracking_prefix)?;
-            let ours = list(repo, local_prefix)?;
-            let mut names: BTreeSet<String> = BTreeSet::new();
-            names.extend(
-                theirs
-                    .iter()
-                    .map(|(n, _)| n[tracking_prefix.len()..].to_owned()),
-            );
-            names.extend(
-                ours.iter()
-                    .map(|(n, _)| n[local_prefix.len()..].to_owned())
-                    .filter(|n| !n.starts_with("backup/")),
-            );
-            for short in names {
-                let local_name = format!("{local_prefix}{short}");
-                let local = ours
-                    .iter()
-                    .find(|(n, _)| *n == local_name)
-                    .map(|(_, id)| *id);
-                let remote_tip = theirs
-                    .iter()
-                    .find(|(n, _)| n[tracking_prefix.len()..] == short)
-                    .map(|(_, id)| *id);
-                let (action, tip) = match (local, remote_tip) {
-                    (None, None) => continue,
-                    (None, Some(r)) => {
-                        if !refs::cas(repo, &local_name, None, r, "jules: sync create")? {
-                            local_race = true;
-                        }
-                        (Action::Created, r)
-                    }
-                    (Some(l), None) => {
-                        pushes.push((local_name.clone(), l, None));
-                        (Action::Pushed, l)
-                    }
-                    (Some(l), Some(r)) => {
-                        let outcome = if local_prefix == "refs/notes/jules/" {
-                            join_notes(repo, l, r)?
-                        } else {
-                            Log::open(repo, &local_name)?.join(l, r)?
-                        };
-                        match outcome {
-                            MergeOutcome::Same(t) => (Action::UpToDate, t),
-                            MergeOutcome::FastForward(t) if t == l => {
-                                pushes.push((local_name.clone(), l, Some(r)));
-                                (Action::Pushed, l)
-                            }
-                            MergeOutcome::FastForward(t) => {
-                                if !refs::cas(
-                                    repo,
-                                    &local_name,
-                                    Some(l),
-                                    t,
-                                    "jules: sync fast-forward",
-                                )? {
-                                    local_race = true;
-                                }
-                                (Action::FastForwarded, t)
-                            }
-                            MergeOutcome::Merged(m) => {
-                                if !refs::cas(repo, &local_name, Some(l), m, "jules: sync merge")? {
-                                    local_race = true;
-                                }
-                                pushes.push((local_name.clone(), m, Some(r)));
-                                (Action::Merged, m)
-                            }
-                        }
-                    }
-                };
-                round_results.push(RefSync {
-                    name: local_name,
-                    action,
-                    tip: tip.to_string(),
-                });
-            }
+    let me = writer_id(repo)?;
+    let tracked_before: BTreeSet<String> = tracking_prefixes(remote)
+        .iter()
+        .map(|(p, _)| list(repo, p))
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .map(|(n, _)| n)
+        .collect();
+    let mut results: BTreeMap<String, RefSync> = BTreeMap::new();
+    let mut pruned = Vec::new();
+    let mut folded = 0;
+    let mut invalid: Vec<Skipped> = Vec::new();
+    // Round 0 fetches nothing: it takes what the remote-tracking refs already hold (a plain `git fetch`
+    // wrote them) into the local refs, so that pruning them in round 1 can not drop an event from the view.
+    for round in 0..=MAX_ROUNDS {
+        if round > 0 {
+            fetch(repo, remote)?;
         }
-        // Keep the strongest action seen per ref across rounds: a ref merged in round 1 and up to date in
-        // round 2 was merged.
-        for r in round_results {
-            match results.iter_mut().find(|x| x.name == r.name) {
-                Some(x) => {
-                    x.tip = r.tip;
-                    if x.action == Action::UpToDate {
-                        x.action = r.action;
+        let fresh = reopen(repo)?;
+        let repo = &fresh;
+        let mut skipped = Vec::new();
+        let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+        for (tracking_prefix, local_prefix) in tracking_prefixes(remote) {
+            let tracked = list(repo, &tracking_prefix)?;
+            if round == 1 {
+                pruned.extend(
+                    tracked_before
+                        .iter()
+                        .filter(|n| n.starts_with(&tracking_prefix))
+                        .filter(|n| !tracked.iter().any(|(t, _)| t == *n))
+                        .cloned(),
+                );
+            }
+            for (tracking, id) in tracked {
+                let rest = &tracking[tracking_prefix.len()..];
+                let remote_name = format!("{local_prefix}{rest}");
+                if rest.starts_with("backup/") {
+                    continue;
+                }
+                match object_kind(repo, id) {
+                    Some(gix::object::Kind::Commit) => {}
+                    kind => {
+                        if shared_of_writer(&remote_name).is_none() && !rest.starts_with(WRITERS) {
+                            seen.entry(remote_name.clone()).or_default().main_other = Some(id);
+                        }
+                        skipped.push(Skipped {
+                            reason: match kind {
+                                Some(k) => format!("points at a {k} ({id}), not a commit"),
+                                None => format!("points at {id}, which is missing"),
+                            },
+                            name: remote_name,
+                        });
+                        continue;
                     }
                 }
-                None => results.push(r),
+                match shared_of_writer(&remote_name) {
+                    Some((shared, _)) => seen
+                        .entry(shared)
+                        .or_default()
+                        .writers
+                        .push((remote_name, id)),
+                    None if rest.starts_with(WRITERS) => {}
+                    None => seen.entry(remote_name).or_default().main = Some(id),
+                }
+            }
+            for (name, id) in list(repo, local_prefix)? {
+                let rest = &name[local_prefix.len()..];
+                if rest.starts_with("backup/") || rest.starts_with(WRITERS) {
+                    continue;
+                }
+                if object_kind(repo, id) != Some(gix::object::Kind::Commit) {
+                    skipped.push(Skipped {
+                        name,
+                        reason: format!("the local ref points at {id}, which is not a commit"),
+                    });
+                    continue;
+                }
+                seen.entry(name).or_default().local = Some(id);
             }
         }
-        if local_race {
+
+        let mut fold: Vec<Update> = Vec::new();
+        let mut own: Vec<Update> = Vec::new();
+        let mut round_results = Vec::new();
+        let mut local_race = false;
+        for (name, s) in &seen {
+            let is_notes = name.starts_with("refs/notes/jules/");
+            let log = if is_notes {
+                None
+            } else {
+                Some(Log::open(repo, name)?)
+            };
+            let mut tip = s.local;
+            let mut merged = false;
+            for r in s.main.iter().chain(s.writers.iter().map(|(_, id)| id)) {
+                tip = Some(match tip {
+                    None => *r,
+                    Some(t) => {
+                        let outcome = match &log {
+                            Some(log) => log.join(t, *r)?,
+                            None => join_notes(repo, t, *r)?,
+                        };
+                        if let MergeOutcome::Merged(_) = outcome {
+                            merged = true;
+                        }
+                        outcome.tip()
+                    }
+                });
+            }
+            let Some(tip) = tip else { continue };
+            if let (Some(log), true) = (&log, Some(tip) != s.local) {
+                let hidden: Vec<ObjectId> = s.local.into_iter().collect();
+                for bad in log.scan(&[tip], &hidden, false)?.invalid {
+                    if !invalid.iter().any(|i| i.name == bad.commit.to_string()) {
+                        invalid.push(Skipped {
+                            name: bad.commit.to_string(),
+                            reason: format!("{name}: {}", bad.reason),
+                        });
+                    }
+                }
+            }
+            if Some(tip) != s.local && !refs::cas(repo, name, s.local, tip, "jules: sync")? {
+                if let Some(err) = refs::stale_lock_error(repo, name) {
+                    return Err(err);
+                }
+                local_race = true;
+            }
+            for (writer, id) in &s.writers {
+                fold.push((writer.clone(), None, Some(*id)));
+            }
+            let publish = Some(tip) != s.main;
+            if publish {
+                fold.push((name.clone(), Some(tip), s.main.or(s.main_other)));
+                let mine = writer_ref(name, &me);
+                let current = s
+                    .writers
+                    .iter()
+                    .find(|(n, _)| *n == mine)
+                    .map(|(_, id)| *id);
+                own.push((mine, Some(tip), current));
+            }
+            let lost = s.main.is_none()
+                && (tracked_before.contains(&tracking_name(remote, name))
+                    || s.main_other.is_some());
+            let action = if s.local.is_none() {
+                Action::Created
+            } else if merged && publish {
+                Action::Merged
+            } else if Some(tip) != s.local {
+                Action::FastForwarded
+            } else if publish && lost {
+                Action::Republished
+            } else if publish {
+                Action::Pushed
+            } else {
+                Action::UpToDate
+            };
+            round_results.push(RefSync {
+                name: name.clone(),
+                action,
+                tip: tip.to_string(),
+                published: Published::Nothing,
+            });
+        }
+        // Keep the strongest action seen per ref across rounds: a ref merged in round 1 whose join was pushed
+        // in round 2 was merged, not pushed.
+        for r in round_results {
+            // Round 0 only moved local refs; what it would publish is decided after a fetch.
+            if round == 0
+                && matches!(
+                    r.action,
+                    Action::UpToDate | Action::Pushed | Action::Republished
+                )
+            {
+                continue;
+            }
+            match results.get_mut(&r.name) {
+                Some(x) => {
+                    x.tip = r.tip;
+                    x.action = x.action.max(r.action);
+                }
+                None => {
+                    results.insert(r.name.clone(), r);
+                }
+            }
+        }
+        let report = |results: BTreeMap<String, RefSync>, folded, skipped| SyncReport {
+            remote: remote.to_owned(),
+            rounds: round,
+            refs: results.into_values().collect(),
+            folded,
+            skipped,
+            pruned: pruned.clone(),
+            invalid: invalid.clone(),
+        };
+        if local_race || round == 0 {
             continue;
         }
-        if pushes.is_empty() {
-            return Ok(SyncReport {
-                remote: remote.to_owned(),
-                rounds: round,
-                refs: results,
-            });
+        if fold.is_empty() {
+            return Ok(report(results, folded, skipped));
         }
-        if push(repo, remote, &pushes)? {
-            // Record what the remote now has, as a fetch would, so readers see one tip.
-            for (name, new, _) in &pushes {
-                let tracking = tracking_name(remote, name);
-                let old = refs::target(repo, &tracking)?;
-                let _ = refs::cas(repo, &tracking, old, *new, "jules: sync push");
+        if push(repo, remote, &fold)? {
+            folded += fold.iter().filter(|(_, new, _)| new.is_none()).count();
+            record(repo, remote, &fold);
+            for (name, new, _) in &fold {
+                if new.is_some() {
+                    if let Some(r) = results.get_mut(name) {
+                        r.published = Published::Shared;
+                    }
+                }
             }
-            return Ok(SyncReport {
-                remote: remote.to_owned(),
-                rounds: round,
-                refs: results,
-            });
+            return Ok(report(results, folded, skipped));
         }
-        std::thread::sleep(Duration::from_millis(20 * u64::from(round)));
+        if own.is_empty() {
+            // Only the clean-up of folded writer refs failed: nothing of ours is unpublished.
+            return Ok(report(results, folded, skipped));
+        }
+        if push(repo, remote, &own)? {
+            record(repo, remote, &own);
+            for (name, _, _) in &own {
+                if let Some((shared, _)) = shared_of_writer(name) {
+                    if let Some(r) = results.get_mut(&shared) {
+                        r.published = Published::Writer;
+                    }
+                }
+            }
+            return Ok(report(results, folded, skipped));
+        }
+        std::thread::sleep(Duration::from_millis(
+            5 * u64::from(round) + u64::from(std::process::id() % 11),
+        ));
     }
     Err(Error::Race {
         message: format!(
-            "sync with {remote} did not settle after {MAX_ROUNDS} rounds: others keep pushing"
+            "sync with {remote} did not settle after {MAX_ROUNDS} rounds: the local refs or this clone's \
+             writer refs kept moving"
         ),
     })
+}
+
+/// Record in the remote-tracking refs what a successful push did, as the next fetch would.
+fn record(repo: &gix::Repository, remote: &str, updates: &[Update]) {
+    for (name, new, _) in updates {
+        let tracking = tracking_name(remote, name);
+        let old = refs::target(repo, &tracking).ok().flatten();
+        match (new, old) {
+            (Some(new), old) => {
+                let _ = refs::cas(repo, &tracking, old, *new, "jules: sync push");
+            }
+            (None, Some(old)) => {
+                let _ = refs::cas_delete(repo, &tracking, old);
+            }
+            (None, None) => {}
+        }
+    }
 }
 
 /// Push `new` to the remote's `name` only if the remote still has `expected` there (`None`: absent), then
@@ -281,12 +579,11 @@ pub fn push_leased(
     new: ObjectId,
     expected: Option<ObjectId>,
 ) -> Result<bool> {
-    if !push(repo, remote, &[(name.to_owned(), new, expected)])? {
+    let update = [(name.to_owned(), Some(new), expected)];
+    if !push(repo, remote, &update)? {
         return Ok(false);
     }
-    let tracking = tracking_name(remote, name);
-    let old = refs::target(repo, &tracking)?;
-    let _ = refs::cas(repo, &tracking, old, new, "jules: push");
+    record(repo, remote, &update);
     Ok(true)
 }
 
@@ -309,29 +606,29 @@ fn join_notes(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Resul
     })
 }
 
-/// Push with leases; `Ok(false)` when a lease was stale (somebody pushed in between).
+/// One atomic push of `updates` (name, new value or `None` to delete, leased expected value); `Ok(false)` when
+/// a lease was stale (somebody pushed in between) and nothing changed.
 ///
-/// Shells out: gix 0.90 has no push (no send-pack client).
-fn push(
-    repo: &gix::Repository,
-    remote: &str,
-    pushes: &[(String, ObjectId, Option<ObjectId>)],
-) -> Result<bool> {
+/// Shells out: gix 0.90 has no push (no send-pack client), and the git binary reaches every transport.
+fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool> {
     let mut args: Vec<String> = vec![
         "push".into(),
         "--porcelain".into(),
         "--atomic".into(),
         "--no-verify".into(),
     ];
-    for (name, _, expected) in pushes {
+    for (name, _, expected) in updates {
         args.push(format!(
             "--force-with-lease={name}:{}",
             expected.map(|e| e.to_string()).unwrap_or_default()
         ));
     }
     args.push(remote.into());
-    for (name, new, _) in pushes {
-        args.push(format!("{new}:{name}"));
+    for (name, new, _) in updates {
+        match new {
+            Some(new) => args.push(format!("{new}:{name}")),
+            None => args.push(format!(":{name}")),
+        }
     }
     let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
         .args(&args)
@@ -347,16 +644,18 @@ fn push(
             && (l.contains("stale info")
                 || l.contains("fetch first")
                 || l.contains("non-fast-forward")
-                || l.contains("atomic"))
+                || l.contains("atomic")
+                || l.contains("failed to lock")
+                || l.contains("cannot lock ref"))
     }) || stderr.contains("stale info");
     if raced {
-        Ok(false)
-    } else {
-        Err(Error::GitCommand {
-            args: args.join(" "),
-            stderr: format!("{}\n{}", stdout.trim(), stderr.trim())
-                .trim()
-                .to_owned(),
-        })
+        return Ok(false);
     }
+    let mut text = stdout
+        .lines()
+        .filter(|l| l.starts_with('!'))
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
+    text.push_str(&stderr);
+    Err(remote_error(remote, "push to", text.as_bytes()))
 }

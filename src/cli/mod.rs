@@ -8,6 +8,7 @@
 mod completions;
 mod demo;
 pub mod error;
+mod guard;
 mod hooks;
 mod init;
 mod interrupt;
@@ -70,6 +71,8 @@ pub enum Command {
     Init(init::Args),
     /// Fetch, join and push every jules log and notes ref with a remote
     Sync(sync::Args),
+    /// The remote's pre-receive hook: refuse pushes that rewrite or delete jules logs (`--install` sets it up)
+    Guard(guard::Args),
     /// Inspect and append to the event logs on refs/jules/*
     #[command(subcommand)]
     Log(log::LogCommand),
@@ -200,6 +203,7 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         Command::Init(args) => init::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
+        Command::Guard(args) => guard::run(ctx, args),
         Command::Log(cmd) => log::run(ctx, cmd),
         Command::State(cmd) => state::run_state(ctx, cmd),
         Command::Sprint(cmd) => state::run_sprint(ctx, cmd),

@@ -17,6 +17,12 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         None => sync::default_remote(&repo)?,
     };
     let report = sync::sync(&repo, &remote)?;
+    for s in &report.skipped {
+        ui::warn(format!("skipped {}: {}", s.name, s.reason));
+    }
+    for i in &report.invalid {
+        ui::warn(format!("skipped commit {} on {}", i.name, i.reason));
+    }
     if ctx.ui.json {
         ui::json(&report);
     } else {
@@ -29,6 +35,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
                     r.name
                 ));
             }
+        }
+        for p in &report.pruned {
+            ui::status(format!("pruned {p}: {remote} no longer has it"));
         }
         if !report.changed() {
             ui::status(format!("up to date with {remote}"));

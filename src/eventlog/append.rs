@@ -105,14 +105,8 @@ impl Log<'_> {
                 self.remember_absorbed(&absorbed);
                 return Ok(Some(out));
             }
-            if let Some(lock) = crate::refs::stale_lock(self.repo, &self.name) {
-                return Err(Error::Other(format!(
-                    "{} is locked by {}, which is over {} s old: a writer was probably killed while updating \
-                     the ref. If no git or git-jules process is running here, remove that file and try again",
-                    self.name,
-                    lock.display(),
-                    crate::refs::STALE_LOCK_AGE.as_secs()
-                )));
+            if let Some(err) = crate::refs::stale_lock_error(self.repo, &self.name) {
+                return Err(err);
             }
             if attempt >= MAX_ATTEMPTS || started.elapsed() > MAX_TOTAL_WAIT {
                 return Err(Error::Race {

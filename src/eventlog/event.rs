@@ -98,10 +98,20 @@ pub enum Invalid {
     NotAnEvent(String),
     BadJson(String),
     WrongVersion(u64),
-    IdMismatch { claimed: String, actual: String },
+    IdMismatch {
+        claimed: String,
+        actual: String,
+    },
     NotCanonical,
     Oversized(usize),
+    /// A clock at or above [`MAX_LAMPORT`]: only tampering produces one, and honouring it would leave
+    /// writers no room to advance.
+    LamportOutOfRange(u64),
 }
+
+/// The largest Lamport clock a valid event or merge may carry is `MAX_LAMPORT - 1` (2^62 - 1): at one event
+/// per nanosecond that is 146 years of appends, and every writer can still add 1 without overflowing u64.
+pub const MAX_LAMPORT: u64 = 1 << 62;
 
 impl fmt::Display for Invalid {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -122,6 +132,11 @@ impl fmt::Display for Invalid {
             }
             Invalid::NotCanonical => write!(f, "event JSON is not in canonical form"),
             Invalid::Oversized(n) => write!(f, "event is {n} bytes, over {MAX_EVENT_BYTES}"),
+            Invalid::LamportOutOfRange(l) => write!(
+                f,
+                "Jules-Lamport {l} is beyond the format's bound {}",
+                MAX_LAMPORT - 1
+            ),
         }
     }
 }
@@ -176,6 +191,9 @@ pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Inval
                 let lamport = v
                     .parse()
                     .map_err(|_| Invalid::NotAnEvent(format!("bad lamport {v:?}")))?;
+                if lamport >= MAX_LAMPORT {
+                    return Err(Invalid::LamportOutOfRange(lamport));
+                }
                 return Ok(Framed::Merge { lamport });
             }
         }
@@ -207,6 +225,9 @@ pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Inval
         }
     }
     match (lamport, claimed_id) {
+        (Some(lamport), Some(_)) if lamport >= MAX_LAMPORT => {
+            Err(Invalid::LamportOutOfRange(lamport))
+        }
         (Some(lamport), Some(claimed_id)) => Ok(Framed::Event {
             json,
             lamport,

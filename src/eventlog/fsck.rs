@@ -32,8 +32,15 @@ impl FsckReport {
 
 impl Log<'_> {
     /// Walk the local ref and check every commit strictly. Never fails on bad content, only on I/O.
+    ///
+    /// Also reported: a local or remote-tracking ref of the log that does not point at a commit, events whose
+    /// clock is beyond the format's bound (see `event::MAX_LAMPORT`), and event trees holding anything but the
+    /// `payload/` blobs the event declares.
     pub fn fsck(&self) -> Result<FsckReport> {
-        let tip = self.local_tip()?;
+        let unusable = self.unusable_tips()?;
+        let tip = self
+            .local_tip()?
+            .filter(|t| !unusable.iter().any(|(_, u)| u == t));
         let scan = self.scan(&tip.into_iter().collect::<Vec<_>>(), &[], true)?;
         let (commits, merges, total) = (scan.commits, scan.merges, scan.events.len());
         let (ordered, invalid) = scan.into_ordered();
@@ -44,6 +51,23 @@ impl Log<'_> {
                 problem: i.reason.to_string(),
             })
             .collect();
+        for e in &ordered {
+            if let Some(problem) = self.undeclared_files(e)? {
+                invalid.push(FsckProblem {
+                    commit: e.commit.to_string(),
+                    problem,
+                });
+            }
+        }
+        for (name, id) in unusable {
+            let kind = crate::sync::object_kind(self.repo, id)
+                .map(|k| k.to_string())
+                .unwrap_or_else(|| "missing object".into());
+            invalid.push(FsckProblem {
+                commit: id.to_string(),
+                problem: format!("{name} points at a {kind}, not a commit: readers skip it"),
+            });
+        }
         invalid.sort_by(|a, b| a.commit.cmp(&b.commit));
         Ok(FsckReport {
             log: self.name.clone(),
@@ -54,5 +78,38 @@ impl Log<'_> {
             duplicates: total - ordered.len(),
             invalid,
         })
+    }
+
+    /// Why the tree of `e`'s commit holds more (or other) than the event's declared payload, if it does.
+    fn undeclared_files(&self, e: &super::LoggedEvent) -> Result<Option<String>> {
+        let tree = self.repo.find_commit(e.commit)?.tree()?;
+        let mut found: Vec<String> = Vec::new();
+        for entry in tree.iter() {
+            let entry = entry.map_err(|err| crate::Error::Other(format!("{err}")))?;
+            let name = entry.filename().to_string();
+            if name == "payload" && entry.mode().is_tree() {
+                let sub = self.repo.find_tree(entry.oid())?;
+                for inner in sub.iter() {
+                    let inner = inner.map_err(|err| crate::Error::Other(format!("{err}")))?;
+                    let file = inner.filename().to_string();
+                    let declared = e.event.payload.iter().any(|p| {
+                        p.name == file
+                            && p.blob == inner.oid().to_string()
+                            && inner.mode().is_blob()
+                    });
+                    if !declared {
+                        found.push(format!("payload/{file}"));
+                    }
+                }
+            } else {
+                found.push(name);
+            }
+        }
+        Ok((!found.is_empty()).then(|| {
+            format!(
+                "the event's tree holds files it does not declare: {}",
+                found.join(", ")
+            )
+        }))
     }
 }

@@ -56,6 +56,11 @@ impl<'r> Log<'r> {
             Error::usage(format!("log refs live under {LOG_REF_PREFIX}, not {full}"))
         })?;
         crate::names::validate_ref_component(short)?;
+        if short == "writers" || short.starts_with(crate::sync::WRITERS) {
+            return Err(Error::usage(format!(
+                "{full}: `writers/` holds the per-writer refs of the sync layout, not a log"
+            )));
+        }
         Ok(Log { repo, name: full })
     }
 
@@ -77,20 +82,61 @@ impl<'r> Log<'r> {
         crate::refs::target(self.repo, &self.name)
     }
 
-    /// The remote-tracking copies of this log that plain `git fetch` wrote after `git jules init`.
+    /// The remote-tracking copies of this log that a fetch wrote (plain `git fetch` after `git jules init`, or
+    /// sync): `refs/remotes/<remote>/jules/<log>` and the writer refs
+    /// `refs/remotes/<remote>/jules/writers/<log>/<writer>` (layout 2, see `crate::sync`). Refs that do not
+    /// point at a commit are left out (see [`Log::unusable_tips`]).
     pub fn remote_tips(&self) -> Result<Vec<(String, ObjectId)>> {
-        let suffix = format!("/jules/{}", self.short_name());
+        Ok(self
+            .remote_refs()?
+            .into_iter()
+            .filter(|(_, id)| {
+                crate::sync::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
+            })
+            .collect())
+    }
+
+    /// Remote-tracking refs of this log that do not point at a commit (a hostile or broken remote): readers
+    /// skip them, sync and `log fsck` name them.
+    pub fn unusable_tips(&self) -> Result<Vec<(String, ObjectId)>> {
+        let mut out: Vec<(String, ObjectId)> = self
+            .remote_refs()?
+            .into_iter()
+            .filter(|(_, id)| {
+                crate::sync::object_kind(self.repo, *id) != Some(gix::object::Kind::Commit)
+            })
+            .collect();
+        if let Some(id) = self.local_tip()? {
+            if crate::sync::object_kind(self.repo, id) != Some(gix::object::Kind::Commit) {
+                out.insert(0, (self.name.clone(), id));
+            }
+        }
+        Ok(out)
+    }
+
+    fn remote_refs(&self) -> Result<Vec<(String, ObjectId)>> {
+        let short = self.short_name();
+        let main = format!("jules/{short}");
+        let writers = format!("jules/{}{short}/", crate::sync::WRITERS);
         let mut out = Vec::new();
         let platform = self.repo.references()?;
         for r in platform.prefixed("refs/remotes/")? {
             let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
             let name = r.name().as_bstr().to_string();
-            // refs/remotes/<remote>/jules/<log>, with a remote name free of '/' (so that
-            // refs/remotes/<remote>/notes/jules/<x> never counts as a log).
-            let remote = name
+            // refs/remotes/<remote>/jules/<log> or …/jules/writers/<log>/<writer>, with a remote name free of
+            // '/' (so that refs/remotes/<remote>/notes/jules/<x> never counts as a log).
+            let Some((remote, rest)) = name
                 .strip_prefix("refs/remotes/")
-                .and_then(|rest| rest.strip_suffix(suffix.as_str()));
-            if remote.is_some_and(|r| !r.is_empty() && !r.contains('/')) {
+                .and_then(|r| r.split_once('/'))
+            else {
+                continue;
+            };
+            let ours = !remote.is_empty()
+                && (rest == main
+                    || rest
+                        .strip_prefix(writers.as_str())
+                        .is_some_and(|w| !w.is_empty() && !w.contains('/')));
+            if ours {
                 if let Some(id) = r.target().try_id() {
                     out.push((name, id.to_owned()));
                 }
@@ -100,9 +146,16 @@ impl<'r> Log<'r> {
         Ok(out)
     }
 
-    /// Every tip whose events make up this replica's view: the local ref and its remote-tracking copies.
+    /// Every tip whose events make up this replica's view: the local ref and its remote-tracking copies
+    /// (writer refs included). The one entry point readers union.
     pub fn tips(&self) -> Result<Vec<ObjectId>> {
-        let mut tips: Vec<ObjectId> = self.local_tip()?.into_iter().collect();
+        let mut tips: Vec<ObjectId> = self
+            .local_tip()?
+            .filter(|id| {
+                crate::sync::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
+            })
+            .into_iter()
+            .collect();
         for (_, id) in self.remote_tips()? {
             if !tips.contains(&id) {
                 tips.push(id);
@@ -118,7 +171,7 @@ pub fn list_logs(repo: &gix::Repository) -> Result<Vec<String>> {
     for r in repo.references()?.prefixed(LOG_REF_PREFIX)? {
         let r = r.map_err(|e| Error::Other(format!("listing logs: {e}")))?;
         let name = r.name().as_bstr().to_string();
-        if !name.starts_with("refs/jules/backup/") {
+        if !name.starts_with("refs/jules/backup/") && !name.starts_with("refs/jules/writers/") {
             out.push(name);
         }
     }

@@ -320,15 +320,13 @@ fn merge_into_base(
     cur: &Current,
     committer: &gix::actor::Signature,
 ) -> Result<(ObjectId, Vec<ObjectId>)> {
-    let merge_base = repo
-        .merge_base(cur.base.commit, cur.tip)?
-        .map(|id| id.detach())
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "{} and {} have no common history: nothing to merge",
-                cur.base.name, cur.branch
-            ))
-        })?;
+    // Not `repo.merge_base`: gix 0.90 may name a redundant base first (see `refs::merge_base`).
+    let merge_base = crate::refs::merge_base(repo, cur.base.commit, cur.tip)?.ok_or_else(|| {
+        Error::usage(format!(
+            "{} and {} have no common history: nothing to merge",
+            cur.base.name, cur.branch
+        ))
+    })?;
     let tree_of =
         |c: ObjectId| -> Result<ObjectId> { Ok(repo.find_commit(c)?.tree_id()?.detach()) };
     let mut mem = repo.clone().with_object_memory();

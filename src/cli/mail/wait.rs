@@ -31,7 +31,9 @@ pub struct WaitArgs {
 
 pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result<i32> {
     let persona = a.persona.required()?;
-    let log = ops::log(repo)?;
+    // A long wait fetches many times: each look after a fetch uses a fresh handle whose object store was
+    // sized for the packs on disk now (see `git_jules::sync::reopen`).
+    let mut fresh = None;
     let remote = match (a.fetch, &a.remote) {
         (false, _) => None,
         (true, Some(r)) => Some(r.clone()),
@@ -54,7 +56,10 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
             if let Err(e) = git_jules::sync::fetch(repo, r) {
                 ui::warn(format!("fetching from {r}: {e}"));
             }
+            fresh = Some(git_jules::sync::reopen(repo)?);
         }
+        let repo = fresh.as_ref().unwrap_or(repo);
+        let log = ops::log(repo)?;
         let tips = log.tips()?;
         if seen.as_ref() != Some(&tips) {
             let now = chrono::Utc::now();

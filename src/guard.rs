@@ -1,0 +1,245 @@
+//! `git jules guard`: the remote's `pre-receive` hook that keeps the shared logs append-only.
+//!
+//! A push is refused, with the reason shown to the pusher, when it would, under `refs/jules/*` or
+//! `refs/notes/jules/*`:
+//! - delete a log or notes ref (a writer ref of the sync layout may be deleted only when the shared ref, as
+//!   it stands after this push, contains it: that is a fold, see [`crate::sync`]);
+//! - move one to something that does not contain its old value (a force-push that drops history);
+//! - point one at an object that is not a commit;
+//! - add to a log (`refs/jules/*`) commits that are not valid events or merges (checked as strictly as
+//!   `git jules log fsck`).
+//!
+//! Everything else passes: ordinary branches, and the fast-forwards, folds and writer-ref updates sync makes.
+//!
+//! The hook runs before the refs move, while the pushed objects sit in git's quarantine directory, which gix
+//! cannot see; so the objects are read through the `git` binary, which the hook's environment points there.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Stdio;
+
+use gix::ObjectId;
+
+use crate::error::{Error, Result};
+use crate::eventlog::event::{decode_event, parse_message, Framed};
+
+/// One line of a pre-receive hook's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Update {
+    pub old: ObjectId,
+    pub new: ObjectId,
+    pub name: String,
+}
+
+/// The hook shim installed by [`install`] (also in `hooks/pre-receive`).
+pub const HOOK: &str = include_str!("../hooks/pre-receive");
+
+/// Parse the hook's standard input: `<old> <new> <ref>` per line.
+pub fn parse_updates(text: &str) -> Result<Vec<Update>> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let mut parts = line.split_whitespace();
+            let (Some(old), Some(new), Some(name)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(Error::usage(format!("not a pre-receive line: {line:?}")));
+            };
+            let id = |s: &str| {
+                ObjectId::from_hex(s.as_bytes())
+                    .map_err(|_| Error::usage(format!("not an object id: {s:?}")))
+            };
+            Ok(Update {
+                old: id(old)?,
+                new: id(new)?,
+                name: name.to_owned(),
+            })
+        })
+        .collect()
+}
+
+fn guarded(name: &str) -> bool {
+    name.starts_with("refs/jules/") || name.starts_with("refs/notes/jules/")
+}
+
+/// Why each refused update is refused (empty: the push passes). `git_dir` is the remote repository.
+pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
+    let mut refusals = Vec::new();
+    for u in updates.iter().filter(|u| guarded(&u.name)) {
+        if u.new.is_null() {
+            if let Some(reason) = deletion_refused(git_dir, updates, u)? {
+                refusals.push(reason);
+            }
+            continue;
+        }
+        let kind = git_text(git_dir, &["cat-file", "-t", &u.new.to_string()])?;
+        if kind != "commit" {
+            refusals.push(format!(
+                "{}: {} is a {kind}, not a commit; logs and notes hold commits only",
+                u.name, u.new
+            ));
+            continue;
+        }
+        if !u.old.is_null() && !is_ancestor(git_dir, u.old, u.new)? {
+            refusals.push(format!(
+                "{}: {} does not contain {} (a rewrite or force-push would drop history; \
+                 `git jules sync` joins instead)",
+                u.name, u.new, u.old
+            ));
+            continue;
+        }
+        if u.name.starts_with("refs/jules/") {
+            refusals.extend(
+                invalid_commits(git_dir, u)?
+                    .into_iter()
+                    .map(|(c, why)| format!("{}: commit {c} is not a valid event: {why}", u.name)),
+            );
+        }
+    }
+    Ok(refusals)
+}
+
+fn deletion_refused(git_dir: &Path, updates: &[Update], u: &Update) -> Result<Option<String>> {
+    let Some((shared, _)) = crate::sync::shared_of_writer(&u.name) else {
+        return Ok(Some(format!(
+            "{}: deleting a log or notes ref would drop its history",
+            u.name
+        )));
+    };
+    // The shared ref's value after this push: updated in it, or as it stands.
+    let after = match updates.iter().find(|x| x.name == shared) {
+        Some(x) if x.new.is_null() => None,
+        Some(x) => Some(x.new),
+        None => {
+            let out = crate::gitcli::command(git_dir)
+                .args([
+                    "rev-parse",
+                    "--verify",
+                    "-q",
+                    &format!("{shared}^{{commit}}"),
+                ])
+                .output()
+                .map_err(|e| Error::io("running `git rev-parse`", e))?;
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<ObjectId>()
+                .ok()
+        }
+    };
+    match after {
+        Some(after) if is_ancestor(git_dir, u.old, after)? => Ok(None),
+        _ => Ok(Some(format!(
+            "{}: a writer ref may only be deleted once {shared} contains it",
+            u.name
+        ))),
+    }
+}
+
+fn is_ancestor(git_dir: &Path, a: ObjectId, b: ObjectId) -> Result<bool> {
+    let status = crate::gitcli::command(git_dir)
+        .args([
+            "merge-base",
+            "--is-ancestor",
+            &a.to_string(),
+            &b.to_string(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| Error::io("running `git merge-base`", e))?;
+    Ok(status.success())
+}
+
+fn git_text(git_dir: &Path, args: &[&str]) -> Result<String> {
+    let out = crate::gitcli::run(git_dir, args)?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// The commits this update adds that no ref of the remote holds yet, each with why it is not a valid event.
+fn invalid_commits(git_dir: &Path, u: &Update) -> Result<Vec<(String, String)>> {
+    let list = git_text(git_dir, &["rev-list", &u.new.to_string(), "--not", "--all"])?;
+    let ids: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut child = crate::gitcli::command(git_dir)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::io("running `git cat-file --batch`", e))?;
+    let input = ids.iter().map(|i| format!("{i}\n")).collect::<String>();
+    let mut stdin = child.stdin.take().expect("piped");
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::io("running `git cat-file --batch`", e))?;
+    let _ = writer.join();
+    let data = out.stdout;
+    let mut bad = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        let Some(nl) = data[pos..].iter().position(|b| *b == b'\n') else {
+            break;
+        };
+        let header = String::from_utf8_lossy(&data[pos..pos + nl]).into_owned();
+        pos += nl + 1;
+        let mut fields = header.split_whitespace();
+        let (Some(id), Some(_kind), Some(size)) = (fields.next(), fields.next(), fields.next())
+        else {
+            break;
+        };
+        let size: usize = size.parse().unwrap_or(0);
+        let body = &data[pos..(pos + size).min(data.len())];
+        pos += size + 1;
+        if let Err(why) = check_commit(body) {
+            bad.push((id.to_owned(), why));
+        }
+    }
+    Ok(bad)
+}
+
+/// The strict check `log fsck` applies, on a raw commit object.
+fn check_commit(raw: &[u8]) -> std::result::Result<(), String> {
+    let split = raw
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .ok_or("no message")?;
+    let parents = raw[..split]
+        .split(|b| *b == b'\n')
+        .filter(|l| l.starts_with(b"parent "))
+        .count();
+    match parse_message(&raw[split + 2..]).map_err(|e| e.to_string())? {
+        Framed::Merge { .. } if parents < 2 => {
+            Err("merge commit with fewer than two parents".into())
+        }
+        Framed::Merge { .. } => Ok(()),
+        Framed::Event { .. } if parents > 1 => Err(format!("event commit with {parents} parents")),
+        Framed::Event {
+            json, claimed_id, ..
+        } => decode_event(json, claimed_id, true)
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Install the hook into the bare (or not) repository at `git_dir`: `hooks/pre-receive`, executable. Refuses
+/// to replace a different hook already there.
+pub fn install(git_dir: &Path) -> Result<std::path::PathBuf> {
+    let hooks = git_dir.join("hooks");
+    std::fs::create_dir_all(&hooks)
+        .map_err(|e| Error::io(format!("creating {}", hooks.display()), e))?;
+    let path = hooks.join("pre-receive");
+    if let Ok(existing) = std::fs::read_to_string(&path) {
+        if existing != HOOK {
+            return Err(Error::usage(format!(
+                "{} exists and is not git-jules' guard: call `git jules guard` from it instead",
+                path.display()
+            )));
+        }
+    }
+    std::fs::write(&path, HOOK).map_err(|e| Error::io(format!("writing {}", path.display()), e))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::io(format!("making {} executable", path.display()), e))?;
+    Ok(path)
+}
