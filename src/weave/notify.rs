@@ -80,7 +80,7 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
             error_body(ctx, r),
             vec!["error".to_owned(), r.error.clone().unwrap_or_default()],
         ),
-        Status::Applied | Status::Already => return None,
+        Status::Applied | Status::Already | Status::Skipped => return None,
     };
     parts.push(r.input.clone());
     parts.extend(keys);
@@ -94,6 +94,11 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
             msg_type: msg_type.to_owned(),
             tags: vec!["weave".to_owned()],
             thread: Some(thread.clone()),
+            files: if input.kind == Kind::Patch && r.status != Status::Error {
+                patch_files(input)
+            } else {
+                Vec::new()
+            },
             ..SendRequest::default()
         },
         thread,
@@ -155,21 +160,75 @@ fn fix_steps(ctx: &Context<'_>, input: &Input) -> String {
             input.label
         ),
         Kind::Patch => {
-            let file = input
-                .path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| input.label.clone());
+            let names: Vec<String> = patch_files(input).into_iter().map(|(n, _)| n).collect();
+            let first = names.first().cloned().unwrap_or_else(|| "the.patch".to_owned());
+            let fetch: String = names
+                .iter()
+                .map(|n| format!("git jules mail attachment ID {n} -o {n}\n"))
+                .collect();
             format!(
-                "Apply the patch on top of the integration branch, resolve the conflicts, and send the new patch:\n\n\
+                "The patch is attached to this mail ({}). Save it, apply it on top of the integration branch, \
+                 resolve the conflicts, and send the new patch (ID is this mail's id, as `git jules mail inbox` \
+                 shows it):\n\n\
                  ```sh\n\
+                 {fetch}\
                  git switch -c fix {into}\n\
-                 git am -3 {file}      # resolve, `git add`, then `git am --continue`\n\
+                 git am -3 {first}      # resolve, `git add`, then `git am --continue`\n\
                  git format-patch -o outgoing/ {into}..fix\n\
-                 ```"
+                 ```",
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         }
     }
+}
+
+/// The patch files of a patch input, named by their file names, as they ride with the mail: never a path
+/// of the weaver's machine. A directory gives its patch files in name order; files too large to attach
+/// are left out.
+fn patch_files(input: &Input) -> Vec<(String, Vec<u8>)> {
+    let Some(path) = input.path.as_ref() else {
+        return Vec::new();
+    };
+    let files: Vec<std::path::PathBuf> = if path.is_dir() {
+        let mut v: Vec<_> = std::fs::read_dir(path)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        p.is_file()
+                            && p.extension().is_some_and(|x| {
+                                matches!(x.to_str(), Some("patch" | "diff" | "mbox" | "eml"))
+                            })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    } else {
+        vec![path.clone()]
+    };
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    for f in files.into_iter().take(crate::mail::message::MAX_ATTACHMENTS) {
+        let Some(name) = f.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let name: String = name
+            .chars()
+            .map(|c| if c.is_control() || c == '/' { '_' } else { c })
+            .collect();
+        if out.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        match std::fs::read(&f) {
+            Ok(b) if b.len() <= crate::mail::message::MAX_ATTACHMENT_BYTES => out.push((name, b)),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn conflict_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {

@@ -14,3 +14,4 @@ mod state;
 mod tick;
 mod verify;
 mod weave;
+mod weave_mail;
