@@ -60,7 +60,7 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
             }
             (
                 "conflict",
-                format!("Conflict weaving {}", r.input),
+                format!("Conflict weaving {}", shown(input, r)),
                 conflict_body(ctx, input, r),
                 parts,
             )
@@ -69,15 +69,15 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
             let v = r.verify.as_ref()?;
             (
                 "alert",
-                format!("Verify failed weaving {}", r.input),
+                format!("Verify failed weaving {}", shown(input, r)),
                 dropped_body(ctx, input, r),
                 vec!["dropped".to_owned(), v.command.clone()],
             )
         }
         Status::Error => (
             "alert",
-            format!("Cannot weave {}", r.input),
-            error_body(ctx, r),
+            format!("Cannot weave {}", shown(input, r)),
+            error_body(ctx, input, r),
             vec!["error".to_owned(), r.error.clone().unwrap_or_default()],
         ),
         Status::Applied | Status::Already | Status::Skipped => return None,
@@ -103,6 +103,15 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
         },
         thread,
     })
+}
+
+/// The input as its author knows it: a patch file by its file name (the path is the weaver's), anything
+/// else as given.
+fn shown(input: &Input, r: &InputReport) -> String {
+    match (input.kind, input.path.as_ref().and_then(|p| p.file_name())) {
+        (Kind::Patch, Some(n)) => n.to_string_lossy().into_owned(),
+        _ => r.input.clone(),
+    }
 }
 
 fn one_line(s: &str) -> String {
@@ -235,7 +244,7 @@ fn conflict_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
     let mut b = format!(
         "Your input `{}` does not apply to the integration branch `{}` (base `{}`); it was skipped, \
          the other inputs were woven.\n\n## Conflicts\n\n",
-        r.input, ctx.into, ctx.base_name
+        shown(input, r), ctx.into, ctx.base_name
     );
     b.push_str(&conflict_lines(&r.conflicts));
     let counterparts: BTreeMap<&str, Option<&str>> = r
@@ -280,7 +289,7 @@ fn dropped_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
         "Your input `{}` applied to `{}`, but `{}` fails once it is woven (exit {}, on commit {}); \
          bisection over the woven inputs found yours to be the first that breaks it, so it was \
          dropped and the others were woven again without it.\n\n",
-        r.input,
+        shown(input, r),
         ctx.into,
         v.command,
         v.exit_code.map_or("?".to_owned(), |c| c.to_string()),
@@ -297,10 +306,10 @@ fn dropped_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
     b
 }
 
-fn error_body(ctx: &Context<'_>, r: &InputReport) -> String {
+fn error_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
     format!(
         "Your input `{}` cannot be woven into `{}`: {}.\n\nIt was skipped; fix the input and submit it again.\n",
-        r.input,
+        shown(input, r),
         ctx.into,
         r.error.as_deref().unwrap_or("unknown error")
     )

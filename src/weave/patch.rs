@@ -317,14 +317,17 @@ fn traditional_name(raw: &[u8]) -> (BString, bool) {
             return (p, is_epoch(rest.trim()));
         }
     }
-    let (name, stamp): (&[u8], &[u8]) = match raw.find_byte(b'\t') {
-        Some(t) => (&raw[..t], &raw[t + 1..]),
+    // Only a timestamp after a tab can mark a missing file (`has_epoch_timestamp` looks after the last tab).
+    match raw.find_byte(b'\t') {
+        Some(t) => {
+            let last = raw.rfind_byte(b'\t').unwrap_or(t);
+            (raw[..t].trim_end().into(), is_epoch(raw[last + 1..].trim()))
+        }
         None => match timestamp_start(raw) {
-            Some(s) => (&raw[..s], &raw[s..]),
-            None => (raw, b""),
+            Some(s) => (raw[..s].trim_end().into(), false),
+            None => (raw.trim_end().into(), false),
         },
-    };
-    (name.trim_end().into(), is_epoch(stamp.trim()))
+    }
 }
 
 /// Where a trailing `YYYY-MM-DD hh:mm:ss…` timestamp after spaces begins.

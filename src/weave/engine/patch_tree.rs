@@ -129,7 +129,10 @@ impl<'r> Engine<'r> {
                 }
                 FileResult::Conflict(c) => conflicts.push(c),
                 FileResult::Error(e) => {
-                    return Ok(Err(Failure::Error(format!("{}: {e}", f.path()))))
+                    return Ok(Err(Failure::Error(format!(
+                        "{}: {e}",
+                        super::rules::show_path(f.path().as_ref())
+                    ))))
                 }
             }
         }
@@ -291,7 +294,12 @@ impl<'r> Engine<'r> {
                                 HunkConflict {
                                     header: f.hunks[fl.hunk].header.clone(),
                                     lines: one_based(&r),
-                                    counterparts: self.counterparts(old_path.as_ref(), r),
+                                    // One line more on each side: an insertion right next to
+                                    // the hunk (two appends at the end of a file) is in its way.
+                                    counterparts: self.counterparts(
+                                        old_path.as_ref(),
+                                        r.start.saturating_sub(1)..r.end.saturating_add(1),
+                                    ),
                                 }
                             })
                             .collect();

@@ -26,18 +26,7 @@ pub const MAX_COMPONENT: usize = 4096;
 
 /// A path a patch may write: see the module documentation for the rules.
 pub fn safe_path(path: &BString) -> std::result::Result<(), String> {
-    let show = || {
-        let s = path.to_str_lossy();
-        if s.chars().count() > 80 {
-            format!(
-                "{}… ({} bytes)",
-                s.chars().take(60).collect::<String>(),
-                path.len()
-            )
-        } else {
-            format!("{s:?}")
-        }
-    };
+    let show = || format!("{:?}", show_path(path.as_ref()));
     if path.is_empty() || path.starts_with(b"/") {
         return Err(format!("refusing the unsafe path {}", show()));
     }
@@ -66,6 +55,20 @@ pub fn safe_path(path: &BString) -> std::result::Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A path for messages: whole when short, else its first 60 characters and its length.
+pub fn show_path(path: &BStr) -> String {
+    let s = path.to_str_lossy();
+    if s.chars().count() > 80 {
+        format!(
+            "{}… ({} bytes)",
+            s.chars().take(60).collect::<String>(),
+            path.len()
+        )
+    } else {
+        s.into_owned()
+    }
 }
 
 /// Whether `path` may be written as `kind` (a `.gitmodules` symlink is refused).
