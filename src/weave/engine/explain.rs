@@ -88,7 +88,11 @@ impl<'r> Engine<'r> {
     /// Earlier inputs whose changed lines intersect `r` in `path`, one entry per woven commit.
     pub(super) fn counterparts(&self, path: &BStr, r: Range<u32>) -> Vec<Counterpart> {
         let mut out: Vec<Counterpart> = Vec::new();
-        for s in self.tracker.overlapping(path, r) {
+        // A tracker that cannot be brought up to date (an object that cannot be read) names no one.
+        let Ok(tracker) = self.tracker() else {
+            return out;
+        };
+        for s in tracker.overlapping(path, r) {
             let o = &self.owners[s.owner];
             let commit = o.commit.to_hex_with_len(7).to_string();
             let lines = one_based(&s.lines);
@@ -109,7 +113,10 @@ impl<'r> Engine<'r> {
     }
 
     pub(super) fn deleted_counterpart(&self, path: &BStr) -> Vec<Counterpart> {
-        self.tracker
+        let Ok(tracker) = self.tracker() else {
+            return Vec::new();
+        };
+        tracker
             .deleted_by(path)
             .map(|i| {
                 let o = &self.owners[i];

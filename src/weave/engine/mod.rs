@@ -81,7 +81,10 @@ pub struct Engine<'r> {
     pub tip: ObjectId,
     pub tree: ObjectId,
     committer: gix::actor::Signature,
-    pub tracker: Tracker,
+    /// Who changed which lines; brought up to date from `pending` only when a conflict needs explaining
+    /// (most weaves have none, and diffing every woven blob was most of the time on real history).
+    tracker: std::cell::RefCell<Tracker>,
+    pending: std::cell::RefCell<Vec<(ObjectId, ObjectId, usize)>>,
     pub owners: Vec<Owner>,
     /// `Woven-id`s already on the branch.
     pub keys: HashSet<String>,
@@ -104,7 +107,8 @@ impl<'r> Engine<'r> {
             tip: start,
             tree,
             committer,
-            tracker: Tracker::default(),
+            tracker: Default::default(),
+            pending: Default::default(),
             owners: Vec::new(),
             keys: HashSet::new(),
             merge_options: repo.tree_merge_options()?,
@@ -362,8 +366,23 @@ impl<'r> Engine<'r> {
         Ok(self.repo.find_object(id)?.detach().data)
     }
 
-    /// Record who changed what between two trees (rename-aware).
+    /// Record that `owner` changed `old` into `new`; the line tracking happens when it is needed.
     fn track(&mut self, old: ObjectId, new: ObjectId, owner: usize) -> Result<()> {
+        self.pending.get_mut().push((old, new, owner));
+        Ok(())
+    }
+
+    /// The tracker with every recorded change applied, in order.
+    fn tracker(&self) -> Result<std::cell::Ref<'_, Tracker>> {
+        let steps = std::mem::take(&mut *self.pending.borrow_mut());
+        for (old, new, owner) in steps {
+            self.track_now(old, new, owner)?;
+        }
+        Ok(self.tracker.borrow())
+    }
+
+    /// Record who changed what between two trees (rename-aware).
+    fn track_now(&self, old: ObjectId, new: ObjectId, owner: usize) -> Result<()> {
         use gix::object::tree::diff::ChangeDetached as C;
         let old_t = self.repo.find_tree(old)?;
         let new_t = self.repo.find_tree(new)?;
@@ -385,7 +404,9 @@ impl<'r> Engine<'r> {
                     location,
                     entry_mode,
                     ..
-                } if !entry_mode.is_tree() => self.tracker.delete(location.as_ref(), owner),
+                } if !entry_mode.is_tree() => {
+                    self.tracker.borrow_mut().delete(location.as_ref(), owner)
+                }
                 C::Modification {
                     location,
                     previous_id,
@@ -407,6 +428,7 @@ impl<'r> Engine<'r> {
                 } if !entry_mode.is_tree() => {
                     if !copy {
                         self.tracker
+                            .borrow_mut()
                             .rename(source_location.as_ref(), location.as_ref());
                     }
                     let (a, b) = (self.read_blob(source_id)?, self.read_blob(id)?);
@@ -418,16 +440,17 @@ impl<'r> Engine<'r> {
         Ok(())
     }
 
-    fn track_change(&mut self, path: &BStr, old: &[u8], new: &[u8], owner: usize) {
+    fn track_change(&self, path: &BStr, old: &[u8], new: &[u8], owner: usize) {
+        let mut tracker = self.tracker.borrow_mut();
         let binaryish = |d: &[u8]| d.len() > LINE_DIFF_LIMIT || d.contains(&0);
         if binaryish(old) || binaryish(new) {
             let whole = LineHunk {
                 before: 0..apply::lines(old).len() as u32,
                 after: 0..apply::lines(new).len().max(1) as u32,
             };
-            self.tracker.change_with(path, &[whole], owner);
+            tracker.change_with(path, &[whole], owner);
         } else {
-            self.tracker.change(path, old, new, owner);
+            tracker.change(path, old, new, owner);
         }
     }
 }
