@@ -629,9 +629,12 @@ fn read_header_line(lines: &[&[u8]], i: usize) -> Option<(Vec<u8>, usize)> {
         if !(l.starts_with(b" ") || l.starts_with(b"\t")) {
             break;
         }
-        let mut c = l.trim_end().to_vec();
-        c[0] = b' ';
-        h.extend_from_slice(&c);
+        // The folding white space becomes one space; a continuation of only white space adds nothing.
+        let c = l.trim_end();
+        if let Some(rest) = c.get(1..) {
+            h.push(b' ');
+            h.extend_from_slice(rest);
+        }
         k += 1;
     }
     Some((h, k))
@@ -656,7 +659,7 @@ fn patchbreak(line: &[u8]) -> bool {
     if line.len() < 4 || !line.starts_with(b"---") {
         return false;
     }
-    if line[3] == b' ' && !line[4].is_ascii_whitespace() {
+    if line[3] == b' ' && line.get(4).is_none_or(|c| !c.is_ascii_whitespace()) {
         return true;
     }
     for &c in &line[3..] {

@@ -20,6 +20,8 @@ pub mod binary;
 pub mod bisect;
 pub mod engine;
 pub mod footprint;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod input;
 pub mod mbox;
 pub mod notify;
