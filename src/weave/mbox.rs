@@ -927,7 +927,12 @@ fn read_mail(mail: &[u8], opts: ReadOptions, n: usize) -> Result<Mail, ReadError
     };
     let raw_subject = pick(1).unwrap_or_default();
     let subject = cleanup_space(&clean_subject(&raw_subject));
-    let author = pick(0).map(|f| parse_from(&cleanup_space(&f)));
+    // A mail without `From:` has no address: git am refuses it, and so does the engine (an empty email).
+    let author = Some(
+        pick(0)
+            .map(|f| parse_from(&cleanup_space(&f)))
+            .unwrap_or_default(),
+    );
     let date_raw = pick(2).map(|d| cleanup_space(&d));
     let log = String::from_utf8_lossy(&info.log);
     let message = stripspace(&format!("{subject}\n\n{log}"));
