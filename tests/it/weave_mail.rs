@@ -572,3 +572,38 @@ fn one_hostile_author_and_one_huge_path_fail_alone_and_fsck_strict_passes() {
     assert!(!fsck.status.success());
     assert!(stderr(&fsck).contains("largePathname") || stdout(&fsck).contains("largePathname"));
 }
+
+#[test]
+fn a_large_weave_is_one_pack_with_an_index_git_verifies() {
+    let r = base();
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..40)
+        .map(|i| {
+            let m = mail(
+                HEAD,
+                &format!(
+                    "Add f{i}.\n---\ndiff --git a/d{i}/f{i}.txt b/d{i}/f{i}.txt\nnew file mode 100644\n--- /dev/null\n+++ b/d{i}/f{i}.txt\n@@ -0,0 +1 @@\n+{i}\n"
+                ),
+            );
+            file(&dir, &format!("{i:03}.patch"), &m)
+        })
+        .collect();
+    let refs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let packs = || std::fs::read_dir(r.path().join(".git/objects/pack")).map_or(0, |d| d.count());
+    assert_eq!(packs(), 0);
+    let (rep, code, woven) = weave(&r, "w/large", &[], &refs);
+    assert_eq!(code, 0, "{rep:#}");
+    assert_eq!(woven.len(), 40);
+    assert_eq!(packs(), 2, "one .pack and its .idx");
+    let idx = std::fs::read_dir(r.path().join(".git/objects/pack"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "idx"))
+        .unwrap();
+    let v = r.git_output(["verify-pack", "-v", &idx.display().to_string()]);
+    assert!(v.status.success(), "{}", stderr(&v));
+    let fsck = r.git_output(["fsck", "--strict", "--no-dangling"]);
+    assert!(fsck.status.success(), "{}{}", stdout(&fsck), stderr(&fsck));
+    // git reads every object through the new index.
+    assert_eq!(r.git(["cat-file", "-p", "w/large:d39/f39.txt"]).trim(), "39");
+}
