@@ -566,9 +566,7 @@ impl Info {
     }
 
     fn is_boundary(&self, line: &[u8]) -> bool {
-        self.boundaries
-            .last()
-            .is_some_and(|b| line.starts_with(b))
+        self.boundaries.last().is_some_and(|b| line.starts_with(b))
     }
 
     fn find_boundary(&self, lines: &[&[u8]], from: usize) -> Option<usize> {
@@ -641,7 +639,8 @@ fn read_header_line(lines: &[&[u8]], i: usize) -> Option<(Vec<u8>, usize)> {
 }
 
 fn is_format_patch_separator(line: &[u8]) -> bool {
-    const SAMPLE: &[u8] = b"From e6807f3efca28b30decfecb1732a56c7db1137ee Mon Sep 17 00:00:00 2001\n";
+    const SAMPLE: &[u8] =
+        b"From e6807f3efca28b30decfecb1732a56c7db1137ee Mon Sep 17 00:00:00 2001\n";
     if line.len() != SAMPLE.len() || !line.starts_with(b"From ") {
         return false;
     }
@@ -769,7 +768,9 @@ fn clean_subject(s: &str) -> String {
     loop {
         let b = s.as_bytes();
         match b.first() {
-            Some(b'r' | b'R') if b.len() > 3 && b[1].eq_ignore_ascii_case(&b'e') && b[2] == b':' => {
+            Some(b'r' | b'R')
+                if b.len() > 3 && b[1].eq_ignore_ascii_case(&b'e') && b[2] == b':' =>
+            {
                 s = &s[3..];
             }
             Some(b' ' | b'\t' | b':') => s = &s[1..],

@@ -170,7 +170,10 @@ fn fix_steps(ctx: &Context<'_>, input: &Input) -> String {
         ),
         Kind::Patch => {
             let names: Vec<String> = patch_files(input).into_iter().map(|(n, _)| n).collect();
-            let first = names.first().cloned().unwrap_or_else(|| "the.patch".to_owned());
+            let first = names
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "the.patch".to_owned());
             let fetch: String = names
                 .iter()
                 .map(|n| format!("git jules mail attachment ID {n} -o {n}\n"))
@@ -221,7 +224,10 @@ fn patch_files(input: &Input) -> Vec<(String, Vec<u8>)> {
         vec![path.clone()]
     };
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
-    for f in files.into_iter().take(crate::mail::message::MAX_ATTACHMENTS) {
+    for f in files
+        .into_iter()
+        .take(crate::mail::message::MAX_ATTACHMENTS)
+    {
         let Some(name) = f.file_name().map(|n| n.to_string_lossy().into_owned()) else {
             continue;
         };

@@ -112,9 +112,11 @@ pub fn parse(text: &[u8]) -> Result<Vec<FilePatch>, ParseError> {
             && lines.get(i + 1).is_some_and(|l| l.starts_with(b"+++ "))
             && lines.get(i + 2).is_some_and(|l| l.starts_with(b"@@ "))
         {
-            let file = traditional_file(line, lines[i + 1], p_value.get_or_insert_with(|| {
-                guess_p_value(&line[4..], &lines[i + 1][4..])
-            }))
+            let file = traditional_file(
+                line,
+                lines[i + 1],
+                p_value.get_or_insert_with(|| guess_p_value(&line[4..], &lines[i + 1][4..])),
+            )
             .ok_or_else(|| err(i, "cannot tell which file this diff changes"))?;
             let mut file = file;
             let next = parse_hunks(&lines, i + 2, &mut file)?;
@@ -275,10 +277,7 @@ fn git_header_paths(rest: &[u8]) -> (Option<BString>, Option<BString>) {
         return f;
     }
     match rest.find(" b/") {
-        Some(p) => (
-            strip_component(&rest[..p]),
-            strip_component(&rest[p + 1..]),
-        ),
+        Some(p) => (strip_component(&rest[..p]), strip_component(&rest[p + 1..])),
         None => (None, None),
     }
 }
@@ -369,9 +368,9 @@ fn is_epoch(stamp: &[u8]) -> bool {
     let (Some(h), Some(m), Some(sec)) = (tp.next(), tp.next(), tp.next()) else {
         return false;
     };
-    let sec_ok = sec
-        .split_once('.')
-        .map_or(sec == "00", |(w, f)| w == "00" && f.bytes().all(|c| c == b'0'));
+    let sec_ok = sec.split_once('.').map_or(sec == "00", |(w, f)| {
+        w == "00" && f.bytes().all(|c| c == b'0')
+    });
     let (Ok(h), Ok(m)) = (h.parse::<i64>(), m.parse::<i64>()) else {
         return false;
     };

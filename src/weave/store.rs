@@ -38,12 +38,14 @@ pub fn flush(mem: &gix::Repository, disk: &gix::Repository) -> Result<usize> {
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
     // The index is written from what we already know (ids, offsets, CRC-32s): indexing the stream with gix
     // would inflate and hash every object again, which was a tenth of a real-history weave.
-    let name = format!("pack-{}", gix::ObjectId::from_bytes_or_panic(pack_sum).to_hex());
+    let name = format!(
+        "pack-{}",
+        gix::ObjectId::from_bytes_or_panic(pack_sum).to_hex()
+    );
     let put = |ext: &str, bytes: &[u8]| -> Result<()> {
         let mut tmp = tempfile::NamedTempFile::new_in(&dir)
             .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
-        std::io::Write::write_all(&mut tmp, bytes)
-            .map_err(|e| Error::io("writing a pack", e))?;
+        std::io::Write::write_all(&mut tmp, bytes).map_err(|e| Error::io("writing a pack", e))?;
         let path = dir.join(format!("{name}.{ext}"));
         tmp.persist(&path)
             .map_err(|e| Error::io(format!("writing {}", path.display()), e.error))?;

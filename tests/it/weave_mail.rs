@@ -27,7 +27,13 @@ fn base() -> Repo {
 }
 
 fn commit_of(r: &Repo, id: &str) -> Commit {
-    let out = r.git(["log", "-1", "--date=raw", "--format=%an <%ae> %ad%x00%T%x00%B", id]);
+    let out = r.git([
+        "log",
+        "-1",
+        "--date=raw",
+        "--format=%an <%ae> %ad%x00%T%x00%B",
+        id,
+    ]);
     let mut parts = out.splitn(3, '\0');
     let author = parts.next().unwrap().to_owned();
     let tree = parts.next().unwrap().to_owned();
@@ -99,7 +105,11 @@ fn weave(r: &Repo, into: &str, args: &[&str], files: &[&Path]) -> (Value, i32, V
     all.extend(files.iter().map(|f| f.display().to_string()));
     let out = r.jules(&all);
     let code = out.status.code().unwrap();
-    assert!(code == 0 || code == 1, "weave exited {code}: {}", stderr(&out));
+    assert!(
+        code == 0 || code == 1,
+        "weave exited {code}: {}",
+        stderr(&out)
+    );
     let v: Value = serde_json::from_str(&stdout(&out))
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(&out), stderr(&out)));
     let list = if r.rev(into).is_some() {
@@ -151,7 +161,10 @@ fn same_as_am(name: &str, bytes: &[u8]) -> (Value, Vec<Commit>) {
             (rep, am)
         }
         Err(e) => {
-            assert_eq!(code, 1, "{name}: git am refused it ({e}), weave took it: {rep:#}");
+            assert_eq!(
+                code, 1,
+                "{name}: git am refused it ({e}), weave took it: {rep:#}"
+            );
             assert_eq!(
                 rep["failed"].as_array().map(Vec::len),
                 Some(1),
@@ -169,7 +182,10 @@ fn mnemonic_prefixes_are_stripped_like_git_apply() {
         let diff = DIFF
             .replace("a/a.txt", &format!("{a}/a.txt"))
             .replace("b/a.txt", &format!("{b}/a.txt"));
-        let (_, am) = same_as_am(&format!("mnemonic-{a}{b}"), &mail(HEAD, &format!("Body.\n{diff}")));
+        let (_, am) = same_as_am(
+            &format!("mnemonic-{a}{b}"),
+            &mail(HEAD, &format!("Body.\n{diff}")),
+        );
         assert_eq!(am.len(), 1);
     }
 }
@@ -178,7 +194,11 @@ fn mnemonic_prefixes_are_stripped_like_git_apply() {
 fn an_indented_first_body_line_keeps_its_indentation() {
     let body = format!("    git branch (--set-upstream-to)\n\nmore words\n{DIFF}");
     let (_, am) = same_as_am("indent", &mail(HEAD, &body));
-    assert!(am[0].message.contains("\n\n    git branch"), "{:?}", am[0].message);
+    assert!(
+        am[0].message.contains("\n\n    git branch"),
+        "{:?}",
+        am[0].message
+    );
 }
 
 #[test]
@@ -233,7 +253,11 @@ Content-Transfer-Encoding: 8bit\n\nR\xe9sum\xe9 of the change.\n\nSigned-off-by:
     );
     m.extend_from_slice(DIFF.as_bytes());
     let (_, am) = same_as_am("latin1", &m);
-    assert!(am[0].author.starts_with("René Müller <rene@example.org>"), "{:?}", am[0]);
+    assert!(
+        am[0].author.starts_with("René Müller <rene@example.org>"),
+        "{:?}",
+        am[0]
+    );
     assert!(am[0].message.contains("日本語"), "{:?}", am[0].message);
     assert!(am[0].message.contains("Signed-off-by: René Müller"));
 }
@@ -245,11 +269,19 @@ fn in_body_headers_valid_folded_and_invalid() {
         "From: Grace Hopper <grace@example.org>\nDate: Mon, 1 Jan 2024 10:00:00 +0000\nSubject: the real subject\n\nBody.\n{DIFF}"
     );
     let (_, am) = same_as_am("inbody", &mail(HEAD, &body));
-    assert!(am[0].author.starts_with("Grace Hopper <grace@example.org> 1704103200"));
+    assert!(am[0]
+        .author
+        .starts_with("Grace Hopper <grace@example.org> 1704103200"));
     // Folded in-body From, and a comment in the name.
     let body = format!("From: Grace\n Hopper (Navy) <grace@example.org>\n\nBody.\n{DIFF}");
     let (_, am) = same_as_am("folded", &mail(HEAD, &body));
-    assert!(am[0].author.starts_with("Grace Hopper (Navy) <grace@example.org>"), "{:?}", am[0]);
+    assert!(
+        am[0]
+            .author
+            .starts_with("Grace Hopper (Navy) <grace@example.org>"),
+        "{:?}",
+        am[0]
+    );
     // A `[PATCH] …` first line is the subject.
     let body = format!("[PATCH] subject from the body\n\nBody.\n{DIFF}");
     let (_, am) = same_as_am("patchline", &mail(HEAD, &body));
@@ -258,15 +290,26 @@ fn in_body_headers_valid_folded_and_invalid() {
     let head = format!("{HEAD}Content-Transfer-Encoding: quoted-printable\n");
     let body = format!("From: Gr=C3=A2ce <grace@example.org>\n\nBody =3D QP.\n{DIFF}");
     let (_, am) = same_as_am("qp-inbody", &mail(&head, &body));
-    assert!(am[0].author.starts_with("Grâce <grace@example.org>"), "{:?}", am[0]);
+    assert!(
+        am[0].author.starts_with("Grâce <grace@example.org>"),
+        "{:?}",
+        am[0]
+    );
     // Invalid ones: git am refuses, and so does weave (one failed input, exit 1).
-    same_as_am("bogus-from", &mail(HEAD, &format!("From: bogosity\n\nBody.\n{DIFF}")));
-    same_as_am("bogus-date", &mail(HEAD, &format!("Date: bogus\n\nBody.\n{DIFF}")));
+    same_as_am(
+        "bogus-from",
+        &mail(HEAD, &format!("From: bogosity\n\nBody.\n{DIFF}")),
+    );
+    same_as_am(
+        "bogus-date",
+        &mail(HEAD, &format!("Date: bogus\n\nBody.\n{DIFF}")),
+    );
 }
 
 #[test]
 fn messages_are_cleaned_like_git_am_stripspace() {
-    let body = format!("\n\n  Indented first.   \n\n\n\nTrailing spaces   \nand tabs\t\t\n\n\n{DIFF}");
+    let body =
+        format!("\n\n  Indented first.   \n\n\n\nTrailing spaces   \nand tabs\t\t\n\n\n{DIFF}");
     let (_, am) = same_as_am("stripspace", &mail(HEAD, &body));
     assert!(!am[0].message.contains("\n\n\n"));
 }
@@ -275,17 +318,29 @@ fn messages_are_cleaned_like_git_am_stripspace() {
 fn format_flowed_and_quoted_printable_parts() {
     // format=flowed with delsp=yes: soft breaks are joined, the space before them dropped.
     let head = format!("{HEAD}Content-Type: text/plain; charset=utf-8; format=flowed; delsp=yes\n");
-    let body = format!("This line is wrapped by the mail \nclient, twice \nover.\n{}", DIFF.replace("\n line ", "\n  line "));
+    let body = format!(
+        "This line is wrapped by the mail \nclient, twice \nover.\n{}",
+        DIFF.replace("\n line ", "\n  line ")
+    );
     let (_, am) = same_as_am("flowed", &mail(&head, &body));
-    assert!(am[0].message.contains("mailclient, twiceover."), "{:?}", am[0].message);
+    assert!(
+        am[0].message.contains("mailclient, twiceover."),
+        "{:?}",
+        am[0].message
+    );
     // A quoted-printable part inside a multipart mail.
-    let head = format!("{HEAD}MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XyZ\"\n");
+    let head =
+        format!("{HEAD}MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XyZ\"\n");
     let body = format!(
         "This is a multi-part message in MIME format.\n--XyZ\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: quoted-printable\n\nCaf=C3=A9 =3D body with a soft=\n break.\n{}\n--XyZ--\n",
         DIFF.trim_end()
     );
     let (_, am) = same_as_am("qp-part", &mail(&head, &body));
-    assert!(am[0].message.contains("Café = body with a soft break."), "{:?}", am[0].message);
+    assert!(
+        am[0].message.contains("Café = body with a soft break."),
+        "{:?}",
+        am[0].message
+    );
     // A base64 body.
     let b64 = "Qm9keSBpbiBiYXNlNjQuCi0tLQpkaWZmIC0tZ2l0IGEvYS50eHQgYi9hLnR4dAotLS0gYS9hLnR4dAor\nKysgYi9hLnR4dApAQCAtMiwzICsyLDMgQEAKIGxpbmUgMgotbGluZSAzCitsaW5lIHRocmVlCiBs\naW5lIDQK\n";
     let head = format!("{HEAD}Content-Transfer-Encoding: base64\n");
@@ -295,7 +350,9 @@ fn format_flowed_and_quoted_printable_parts() {
 
 #[test]
 fn scissors_follow_mailinfo_scissors() {
-    let body = format!("Discussion above the cut.\n\n-- >8 --\nSubject: after the scissors\n\nKept body.\n{DIFF}");
+    let body = format!(
+        "Discussion above the cut.\n\n-- >8 --\nSubject: after the scissors\n\nKept body.\n{DIFF}"
+    );
     let m = mail(HEAD, &body);
     // Off by default (as in git am): everything is message.
     let (_, am) = same_as_am("no-scissors", &m);
@@ -309,7 +366,13 @@ fn scissors_follow_mailinfo_scissors() {
     let (_, code, woven) = weave(&r, "w/s", &[], &[&f]);
     assert_eq!(code, 0);
     assert_eq!(woven, am);
-    assert!(am[0].message.starts_with("after the scissors\n\nKept body."), "{:?}", am[0].message);
+    assert!(
+        am[0]
+            .message
+            .starts_with("after the scissors\n\nKept body."),
+        "{:?}",
+        am[0].message
+    );
 }
 
 fn skipped(rep: &Value) -> Vec<(String, String)> {
@@ -333,7 +396,11 @@ fn cover_letters_and_empty_patches_are_reported_by_name() {
     r.git(["switch", "-q", "-c", "src"]);
     r.write("a.txt", &A.replace("line 3\n", "line three\n"));
     r.commit_all("first change");
-    r.write("a.txt", &A.replace("line 3\n", "line three\n").replace("line 7\n", "line seven\n"));
+    r.write(
+        "a.txt",
+        &A.replace("line 3\n", "line three\n")
+            .replace("line 7\n", "line seven\n"),
+    );
     r.commit_all("second change");
     r.git(["commit", "-q", "--allow-empty", "-m", "an empty commit"]);
     r.git(["switch", "-q", "main"]);
@@ -355,14 +422,25 @@ fn cover_letters_and_empty_patches_are_reported_by_name() {
     assert_eq!(
         skipped(&rep),
         [
-            ("[PATCH 0/3] *** SUBJECT HERE ***".to_owned(), "cover-letter".to_owned()),
+            (
+                "[PATCH 0/3] *** SUBJECT HERE ***".to_owned(),
+                "cover-letter".to_owned()
+            ),
             ("[PATCH 3/3] an empty commit".to_owned(), "empty".to_owned())
         ]
     );
     // The same mails as separate files: the same names and reasons, the files as inputs of their own.
     let files_dir = tempfile::tempdir().unwrap();
     let out = files_dir.path().display().to_string();
-    r.git(["format-patch", "-q", "--cover-letter", "--always", "-o", &out, "main..src"]);
+    r.git([
+        "format-patch",
+        "-q",
+        "--cover-letter",
+        "--always",
+        "-o",
+        &out,
+        "main..src",
+    ]);
     let mut files: Vec<PathBuf> = std::fs::read_dir(files_dir.path())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -372,13 +450,29 @@ fn cover_letters_and_empty_patches_are_reported_by_name() {
     let (rep, code, woven2) = weave(&r, "w/files", &[], &refs);
     assert_eq!(code, 0, "{rep:#}");
     assert_eq!(woven2, am);
-    assert_eq!(skipped(&rep), skipped(&weave(&r, "w/mbox2", &["--check"], &[&mbox]).0));
+    assert_eq!(
+        skipped(&rep),
+        skipped(&weave(&r, "w/mbox2", &["--check"], &[&mbox]).0)
+    );
     assert_eq!(rep["skipped"].as_array().unwrap().len(), 2, "{rep:#}");
     // The human report names them too.
-    let human = r.jules(["weave", "--no-mail", "--check", "--into", "w/h", &mbox.display().to_string()]);
+    let human = r.jules([
+        "weave",
+        "--no-mail",
+        "--check",
+        "--into",
+        "w/h",
+        &mbox.display().to_string(),
+    ]);
     let text = stdout(&human);
-    assert!(text.contains("skipped: cover letter: [PATCH 0/3] *** SUBJECT HERE ***"), "{text}");
-    assert!(text.contains("skipped: empty: [PATCH 3/3] an empty commit"), "{text}");
+    assert!(
+        text.contains("skipped: cover letter: [PATCH 0/3] *** SUBJECT HERE ***"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skipped: empty: [PATCH 3/3] an empty commit"),
+        "{text}"
+    );
     // --empty=stop fails the input as git am does; --empty=keep records the empty commit as git am does.
     let (rep, code, _) = weave(&r, "w/stop", &["--empty=stop"], &[&mbox]);
     assert_eq!(code, 1);
@@ -411,7 +505,11 @@ fn traditional_diffs_in_all_four_shapes_match_git_apply() {
         let want = git_apply_tree(&r, &f).unwrap_or_else(|e| panic!("{name}: git apply: {e}"));
         let (rep, code, woven) = weave(&r, &format!("w/{name}"), &[], &[&f]);
         assert_eq!(code, 0, "{name}: {rep:#}");
-        assert_eq!(woven.last().unwrap().tree, want, "{name}: tree differs from git apply");
+        assert_eq!(
+            woven.last().unwrap().tree,
+            want,
+            "{name}: tree differs from git apply"
+        );
     }
 }
 
@@ -439,7 +537,10 @@ fn adjacent_appends_name_their_counterpart() {
     let r2 = base();
     r2.git(["apply", "--index", &f1.display().to_string()]);
     r2.commit_all("one");
-    assert!(!r2.git_output(["apply", "--check", &f2.display().to_string()]).status.success());
+    assert!(!r2
+        .git_output(["apply", "--check", &f2.display().to_string()])
+        .status
+        .success());
     let (rep, code, _) = weave(&r, "w/adj", &[], &[&f1, &f2]);
     assert_eq!(code, 1, "{rep:#}");
     let c = &rep["conflicted"][0];
@@ -451,7 +552,8 @@ fn adjacent_appends_name_their_counterpart() {
         .chain(c["conflicts"][0]["counterparts"].as_array().unwrap())
         .collect();
     assert!(
-        cps.iter().any(|cp| cp["input"].as_str().unwrap().ends_with("one.diff")),
+        cps.iter()
+            .any(|cp| cp["input"].as_str().unwrap().ends_with("one.diff")),
         "{rep:#}"
     );
 }
@@ -468,18 +570,26 @@ fn a_conflicting_patch_file_is_mailed_as_an_attachment() {
     r.write("a.txt", &A.replace("line 3\n", "line 3 ours\n"));
     r.commit_all("main changes line 3");
     assert!(git_am(&r, &f, &[]).is_err());
-    let out = r.jules(["--json", "weave", "--into", "w/mail", &f.display().to_string()]);
+    let out = r.jules([
+        "--json",
+        "weave",
+        "--into",
+        "w/mail",
+        &f.display().to_string(),
+    ]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let inbox: Value = serde_json::from_str(&r.jules_ok([
-        "--json", "mail", "inbox", "--persona", "refactor",
-    ]))
-    .unwrap();
+    let inbox: Value =
+        serde_json::from_str(&r.jules_ok(["--json", "mail", "inbox", "--persona", "refactor"]))
+            .unwrap();
     let msgs = inbox["messages"].as_array().unwrap();
     assert_eq!(msgs.len(), 1);
     let id = msgs[0]["id"].as_str().unwrap();
     let body = r.jules_ok(["mail", "show", id]);
     assert!(body.contains("git jules mail attachment"), "{body}");
-    assert!(!body.contains(&dir.path().display().to_string()), "a path of the weaver's machine: {body}");
+    assert!(
+        !body.contains(&dir.path().display().to_string()),
+        "a path of the weaver's machine: {body}"
+    );
     // The attachment is the patch, byte for byte, and git am takes it back once rebased.
     let got = r.jules(["mail", "attachment", id, "change.patch"]);
     assert!(got.status.success(), "{}", stderr(&got));
@@ -547,26 +657,51 @@ fn one_hostile_author_and_one_huge_path_fail_alone_and_fsck_strict_passes() {
     );
     assert_eq!(names("failed"), ["3-nul.patch", "4-huge.patch"], "{rep:#}");
     let evil_am = git_am(&r, &files[1], &[]).unwrap();
-    assert!(evil_am[0].author.starts_with("eve@example.org <eve@example.org>"));
+    assert!(evil_am[0]
+        .author
+        .starts_with("eve@example.org <eve@example.org>"));
     let woven = commits(&r, "main..w/hostile");
     assert_eq!(woven[1].author, evil_am[0].author);
     // The NUL: git am's commit would carry it in the header; weave names it and skips the patch.
-    assert!(rep["failed"][0]["error"].as_str().unwrap().contains("NUL"), "{rep:#}");
-    assert!(rep["failed"][1]["error"].as_str().unwrap().contains("largePathname"), "{rep:#}");
+    assert!(
+        rep["failed"][0]["error"].as_str().unwrap().contains("NUL"),
+        "{rep:#}"
+    );
+    assert!(
+        rep["failed"][1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("largePathname"),
+        "{rep:#}"
+    );
     for f in rep["failed"].as_array().unwrap() {
         let e = f["error"].as_str().unwrap();
         assert!(e.len() < 400, "the error is short: {e}");
     }
     let _ = refs;
     let fsck = r.git_output(["fsck", "--strict", "--no-dangling"]);
-    assert!(fsck.status.success(), "git fsck --strict: {}{}", stdout(&fsck), stderr(&fsck));
+    assert!(
+        fsck.status.success(),
+        "git fsck --strict: {}{}",
+        stdout(&fsck),
+        stderr(&fsck)
+    );
     // The rules are real: the tree weave refused to write is one git fsck --strict rejects.
     let scratch = Repo::new();
-    let blob = scratch.git(["hash-object", "-w", "README"]).trim().to_owned();
+    let blob = scratch
+        .git(["hash-object", "-w", "README"])
+        .trim()
+        .to_owned();
     let mut mktree = scratch.git_cmd(["mktree"]);
-    let out = with_stdin(&mut mktree, format!("100644 blob {blob}\t{long}\n").as_bytes());
+    let out = with_stdin(
+        &mut mktree,
+        format!("100644 blob {blob}\t{long}\n").as_bytes(),
+    );
     let tree = stdout(&out).trim().to_owned();
-    let commit = scratch.git(["commit-tree", "-m", "huge", &tree]).trim().to_owned();
+    let commit = scratch
+        .git(["commit-tree", "-m", "huge", &tree])
+        .trim()
+        .to_owned();
     scratch.git(["update-ref", "refs/heads/huge", &commit]);
     let fsck = scratch.git_output(["fsck", "--strict", "--no-dangling"]);
     assert!(!fsck.status.success());
@@ -605,5 +740,8 @@ fn a_large_weave_is_one_pack_with_an_index_git_verifies() {
     let fsck = r.git_output(["fsck", "--strict", "--no-dangling"]);
     assert!(fsck.status.success(), "{}{}", stdout(&fsck), stderr(&fsck));
     // git reads every object through the new index.
-    assert_eq!(r.git(["cat-file", "-p", "w/large:d39/f39.txt"]).trim(), "39");
+    assert_eq!(
+        r.git(["cat-file", "-p", "w/large:d39/f39.txt"]).trim(),
+        "39"
+    );
 }

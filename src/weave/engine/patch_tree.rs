@@ -328,7 +328,10 @@ impl<'r> Engine<'r> {
         })
     }
 
-    pub(super) fn no_data_blob(&self, f: &FilePatch) -> Result<std::result::Result<ObjectId, String>> {
+    pub(super) fn no_data_blob(
+        &self,
+        f: &FilePatch,
+    ) -> Result<std::result::Result<ObjectId, String>> {
         if let Some(id) = f.new_id.as_deref() {
             if let Some(id) = self.resolve_blob(id)? {
                 return Ok(Ok(id));

@@ -31,10 +31,7 @@ pub fn safe_path(path: &BString) -> std::result::Result<(), String> {
         return Err(format!("refusing the unsafe path {}", show()));
     }
     if path.contains(&0) {
-        return Err(format!(
-            "refusing the path {}: it holds a NUL byte",
-            show()
-        ));
+        return Err(format!("refusing the path {}: it holds a NUL byte", show()));
     }
     for c in path.split(|&b| b == b'/') {
         if c.is_empty() || c == b"." || c == b".." {
@@ -120,7 +117,9 @@ pub fn mode_kind(mode: u32) -> std::result::Result<EntryKind, String> {
 pub fn check_ident(name: &str, email: &str) -> std::result::Result<(), String> {
     let bad = |s: &str| s.contains(['<', '>', '\n', '\0']);
     if email.trim().is_empty() {
-        return Err("the patch does not have a valid e-mail address (git am refuses it too)".into());
+        return Err(
+            "the patch does not have a valid e-mail address (git am refuses it too)".into(),
+        );
     }
     if name.trim().is_empty() {
         return Err(format!(
