@@ -57,11 +57,14 @@ pub fn flush(mem: &gix::Repository, disk: &gix::Repository) -> Result<usize> {
     Ok(n)
 }
 
+/// Where an object sits in a pack, and the CRC-32 of its packed bytes.
+type Entry = (u64, u32);
+
 /// A version 2 pack index for `ids` (sorted) at `entries` (offset, CRC-32 of the packed bytes).
 fn index_v2(
     hash: gix::hash::Kind,
     ids: &[gix::ObjectId],
-    entries: &[(u64, u32)],
+    entries: &[Entry],
     pack_sum: &[u8],
 ) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(8 + 1024 + ids.len() * (hash.len_in_bytes() + 12) + 64);
@@ -109,7 +112,7 @@ fn index_v2(
 fn pack_stream<'a>(
     hash: gix::hash::Kind,
     objects: impl ExactSizeIterator<Item = &'a (Kind, Vec<u8>)>,
-) -> Result<(Vec<u8>, Vec<(u64, u32)>)> {
+) -> Result<(Vec<u8>, Vec<Entry>)> {
     use std::io::Write;
     let mut entries = Vec::with_capacity(objects.len());
     let mut out = Vec::with_capacity(objects.len() * 256);
