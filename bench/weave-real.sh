@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/weave-real.sh [--runs N] [--commits N]
+# bench/weave-real.sh [--runs N] [--commits N] [--keep-history]
 #
 # `git jules weave` against `git am` on real history: the last 300 commits of ripgrep
 # (../shared/corpora/ripgrep.bundle) as one `git format-patch --stdout` mbox, applied onto HEAD~300, both
@@ -7,6 +7,9 @@
 # same object store: the prepare step deletes what the previous run wrote (refs, and objects newer than the
 # clone). Afterwards both results are checked: the same final tree as the original tip, and the same
 # number of commits (git am --empty=drop drops the two empty commits; weave reports them as skipped).
+# By default each working copy is cut back to the base (later refs deleted, their objects pruned), as a
+# repository receiving these patches would be; --keep-history keeps the clone whole, so the blobs and trees
+# the patches produce already exist (git then only freshens them).
 #
 # Env: GIT_JULES (a binary to use instead of building the release binary), CARGO_TARGET_DIR, TMPDIR
 # (everything goes to ${TMPDIR:-/tmp}/jules-bench-real). Needs hyperfine.
@@ -14,11 +17,13 @@ set -euo pipefail
 
 runs=5
 commits=300
+prune=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --runs) runs=$2; shift ;;
         --commits) commits=$2; shift ;;
-        -h | --help) sed -n '2,13p' "$0"; exit 0 ;;
+        --keep-history) prune=0 ;;
+        -h | --help) sed -n '2,16p' "$0"; exit 0 ;;
         *) echo "weave-real.sh: unknown argument $1" >&2; exit 2 ;;
     esac
     shift
@@ -56,10 +61,23 @@ done
 tip=$(git -C "$work/am" rev-parse HEAD)
 base=$(git -C "$work/am" rev-parse "HEAD~$commits")
 git -C "$work/am" format-patch -q --stdout "$base..$tip" >"$root/series.mbox"
+want=$(git -C "$work/am" rev-parse "$tip^{tree}")
+# Each working copy holds only the history up to the base, as a repository that receives these patches
+# would: every other ref goes and the objects only they reach are pruned, so both tools write real objects.
 for t in weave am; do
-    git -C "$work/$t" checkout -q -f --detach "$base"
-    git -C "$work/$t" update-ref refs/heads/bench-base "$base"
-    touch "$work/$t/.git/bench-marker"
+    (
+        cd "$work/$t"
+        git checkout -q -f --detach "$base"
+        git update-ref refs/heads/bench-base "$base"
+        if [ "$prune" = 1 ]; then
+            git symbolic-ref -d refs/remotes/origin/HEAD 2>/dev/null || true
+            git for-each-ref --format='delete %(refname)' | grep -v ' refs/heads/bench-base$' | git update-ref --stdin
+            git reflog expire --expire=now --all
+            git gc -q --prune=now
+        fi
+        ls .git/objects/pack >.git/bench-keep
+        touch .git/bench-marker
+    )
 done
 sleep 1
 
@@ -70,7 +88,8 @@ git am --abort >/dev/null 2>&1
 for r in $(git for-each-ref --format='%(refname)' refs/heads/jules/integration refs/heads/bench refs/jules); do
     git update-ref -d "$r"
 done
-find .git/objects -type f -newer .git/bench-marker -delete
+# Objects written by a run; the base's pack stays even when git freshened its time.
+find .git/objects -type f -newer .git/bench-marker | grep -v -F -f .git/bench-keep | xargs -r rm -f
 rm -rf .git/jules .git/logs/refs/jules
 git checkout -q -f --detach bench-base
 SH
@@ -89,7 +108,6 @@ am="git checkout -q -f -B bench bench-base && git am -q --empty=drop $root/serie
 for t in weave am; do "$work/clean.sh" "$work/$t"; done
 (cd "$work/weave" && sh -c "$weave")
 (cd "$work/am" && sh -c "$am")
-want=$(git -C "$work/am" rev-parse "$tip^{tree}")
 got_w=$(git -C "$work/weave" rev-parse "jules/integration/bench^{tree}")
 got_a=$(git -C "$work/am" rev-parse "bench^{tree}")
 n_w=$(git -C "$work/weave" rev-list --count "bench-base..jules/integration/bench")
@@ -98,15 +116,18 @@ n_a=$(git -C "$work/am" rev-list --count "bench-base..bench")
 [ "$n_w" = "$n_a" ] || { echo "weave-real.sh: weave wrote $n_w commits, git am $n_a" >&2; exit 1; }
 echo "check: both give the tip's tree $want; $n_w commits each" >&2
 
-python3 - "$results" "$runs" "$commits" <<'PY'
+python3 - "$results" "$runs" "$commits" "$prune" <<'PY'
 import json, sys
-d, runs, n = sys.argv[1], sys.argv[2], sys.argv[3]
+d, runs, n, prune = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] == "1"
 w = json.load(open(d + "/weave.json"))["results"][0]
 a = json.load(open(d + "/am.json"))["results"][0]
-print("| work (%s commits of ripgrep, one mbox) | median | mean ± σ |" % n)
+print("| work (%s commits of ripgrep, one mbox; %s) | median | mean ± σ |" % (n,
+      "history cut back to the base" if prune else "whole clone: the objects exist already"))
 print("|---|---:|---:|")
-print("| `git jules weave --no-mail` | %.3f s | %.3f ± %.3f s |" % (w["median"], w["mean"], w["stddev"]))
-print("| `git am -q --empty=drop` | %.3f s | %.3f ± %.3f s |" % (a["median"], a["mean"], a["stddev"]))
+print("| `git jules weave --no-mail` | %.3f s | %.3f ± %.3f s (user %.3f s, system %.3f s) |" % (
+    w["median"], w["mean"], w["stddev"], w["user"], w["system"]))
+print("| `git am -q --empty=drop` | %.3f s | %.3f ± %.3f s (user %.3f s, system %.3f s) |" % (
+    a["median"], a["mean"], a["stddev"], a["user"], a["system"]))
 r = w["median"] / a["median"]
 print()
 print("weave / git am = %.3f (%.1fx faster); target <= 0.2: %s" % (r, 1 / r, "met" if r <= 0.2 else "MISSED"))
