@@ -677,6 +677,17 @@ fn one_hostile_author_and_one_huge_path_fail_alone_and_fsck_strict_passes() {
     for f in rep["failed"].as_array().unwrap() {
         let e = f["error"].as_str().unwrap();
         assert!(e.len() < 400, "the error is short: {e}");
+        // Each failure is mailed to its author's persona, by the patch's file name.
+        assert_eq!(f["mail"]["status"], "sent", "{f:#}");
+        let subject = f["mail"]["subject"].as_str().unwrap();
+        assert!(
+            subject.starts_with("Cannot weave ") && subject.ends_with(".patch"),
+            "{subject}"
+        );
+        assert!(
+            !subject.contains(&dir.path().display().to_string()),
+            "{subject}"
+        );
     }
     let _ = refs;
     let fsck = r.git_output(["fsck", "--strict", "--no-dangling"]);
