@@ -16,6 +16,17 @@ pub enum Order {
     Smart,
 }
 
+/// `--empty`, as `git am --empty`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EmptyMode {
+    /// Report mails without a diff (cover letters, empty patches) as skipped and go on
+    Drop,
+    /// Record them as empty commits with their message
+    Keep,
+    /// Fail the input that holds one
+    Stop,
+}
+
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Exit codes: 0 every input applied (or was woven already), 1 an input was skipped \
@@ -74,6 +85,9 @@ pub struct Args {
     /// under refs/jules/backup/weave/)
     #[arg(long)]
     pub fresh: bool,
+    /// What to do with mails that carry no diff (cover letters, empty patches)
+    #[arg(long, value_enum, default_value_t = EmptyMode::Drop)]
+    pub empty: EmptyMode,
     /// Print the report as Markdown
     #[arg(long)]
     pub markdown: bool,
@@ -128,6 +142,11 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         from: a.from.clone(),
         mail: !a.no_mail,
         fresh: a.fresh,
+        empty: match a.empty {
+            EmptyMode::Drop => weave::engine::Empty::Drop,
+            EmptyMode::Keep => weave::engine::Empty::Keep,
+            EmptyMode::Stop => weave::engine::Empty::Stop,
+        },
     };
     let interrupt = interrupt::install();
     let report = match weave::weave(&repo, &opts, interrupt) {
@@ -169,6 +188,7 @@ fn human(ctx: &Context, r: &Report) {
             report::Status::Conflict => ("conflict", u.red("conflict")),
             report::Status::Dropped => ("dropped", u.red("dropped")),
             report::Status::Error => ("error", u.red("error")),
+            report::Status::Skipped => ("skipped", u.dim("skipped")),
         };
         let pad = " ".repeat(9usize.saturating_sub(word.len()));
         let commits = if i.status == report::Status::Applied {
@@ -223,6 +243,12 @@ fn human(ctx: &Context, r: &Report) {
                 ui::out(format!("           {}", report::counterpart_line(c)));
             }
         }
+        for sk in &i.skipped {
+            ui::out(format!(
+                "         {}",
+                u.dim(&format!("skipped: {}: {}", sk.reason.as_str(), sk.name))
+            ));
+        }
         if let Some(e) = &i.error {
             ui::out(format!("         {e}"));
         }
@@ -269,7 +295,7 @@ fn human(ctx: &Context, r: &Report) {
         .map(|p| p.to_hex_with_len(7).to_string())
         .unwrap_or_else(|| "(new)".into());
     ui::status(format!(
-        "{}{}: {} -> {} ({} applied, {} already, {} conflicted, {} dropped, {} failed){}",
+        "{}{}: {} -> {} ({} applied, {} already, {} conflicted, {} dropped, {} failed, {} skipped){}",
         if r.check { "would move " } else { "" },
         r.into,
         from,
@@ -279,6 +305,7 @@ fn human(ctx: &Context, r: &Report) {
         r.conflicted.len(),
         r.dropped.len(),
         r.failed.len(),
+        r.skipped.len(),
         r.backup
             .as_deref()
             .map(|b| format!("; old tip kept as {b}"))

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::mbox::{self, MailPatch};
+use super::mbox::{self, Mail, MailPatch, Skipped};
 use super::persona::{self, PersonaMap, PersonaSource};
 use crate::error::{Error, Result};
 
@@ -56,6 +56,8 @@ pub struct CommitItem {
 pub enum Item {
     Commit(CommitItem),
     Patch(Box<MailPatch>),
+    /// A mail with nothing to apply (a cover letter, an empty patch): reported, or kept with `--empty`.
+    Skipped(Box<Skipped>),
 }
 
 impl Item {
@@ -64,6 +66,7 @@ impl Item {
         match self {
             Item::Commit(c) => c.id.to_string(),
             Item::Patch(p) => format!("patch-{}", &p.fingerprint[..40]),
+            Item::Skipped(s) => format!("empty-{}", &mbox::fingerprint_text(&s.message)[..40]),
         }
     }
 
@@ -71,6 +74,7 @@ impl Item {
         let m = match self {
             Item::Commit(c) => c.message.as_str(),
             Item::Patch(p) => p.message.as_str(),
+            Item::Skipped(s) => s.name.as_str(),
         };
         m.lines().next().unwrap_or_default().trim().to_owned()
     }
@@ -79,6 +83,7 @@ impl Item {
         match self {
             Item::Commit(c) => &c.message,
             Item::Patch(p) => &p.message,
+            Item::Skipped(s) => &s.message,
         }
     }
 }
@@ -131,12 +136,13 @@ pub fn load(
     base: ObjectId,
     start: ObjectId,
     map: Option<&PersonaMap>,
+    read: mbox::ReadOptions,
 ) -> Result<Vec<Input>> {
     let mut out = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
         let mut input = match spec {
             Spec::Rev(rev) => load_rev(repo, rev, base, start)?,
-            Spec::File { path, label } => load_file(path, label)?,
+            Spec::File { path, label } => load_file(path, label, read)?,
         };
         input.given = i + 1;
         input.persona = resolve_persona(map, &input);
@@ -149,6 +155,7 @@ fn resolve_persona(map: Option<&PersonaMap>, input: &Input) -> Option<(String, P
     let author = input.items.iter().find_map(|it| match it {
         Item::Commit(c) => Some((c.author.name.to_string(), c.author.email.to_string())),
         Item::Patch(p) => p.author.clone(),
+        Item::Skipped(_) => None,
     });
     let branch = matches!(input.kind, Kind::Branch | Kind::Commit).then_some(input.label.as_str());
     let clues = persona::Clues {
@@ -160,7 +167,7 @@ fn resolve_persona(map: Option<&PersonaMap>, input: &Input) -> Option<(String, P
     persona::resolve(map, &clues)
 }
 
-fn load_file(path: &Path, label: &str) -> Result<Input> {
+fn load_file(path: &Path, label: &str, read: mbox::ReadOptions) -> Result<Input> {
     let mut input = Input {
         given: 0,
         label: label.to_owned(),
@@ -195,10 +202,11 @@ fn load_file(path: &Path, label: &str) -> Result<Input> {
     for f in files {
         let text =
             std::fs::read(&f).map_err(|e| Error::io(format!("reading {}", f.display()), e))?;
-        match mbox::read(&text) {
-            Ok(patches) => input
-                .items
-                .extend(patches.into_iter().map(|p| Item::Patch(Box::new(p)))),
+        match mbox::read_with(&text, read) {
+            Ok(mails) => input.items.extend(mails.into_iter().map(|m| match m {
+                Mail::Patch(p) => Item::Patch(Box::new(p)),
+                Mail::Skipped(s) => Item::Skipped(Box::new(s)),
+            })),
             Err(e) => {
                 input.error = Some(if f == path {
                     e

@@ -20,6 +20,8 @@ pub mod binary;
 pub mod bisect;
 pub mod engine;
 pub mod footprint;
+#[cfg(test)]
+mod fuzz_tests;
 pub mod input;
 pub mod mbox;
 pub mod notify;
@@ -66,6 +68,8 @@ pub struct Options {
     pub mail: bool,
     /// Start from the base even when the integration branch contains it.
     pub fresh: bool,
+    /// Mails with no diff (`--empty`, as `git am`): drop (report them, the default), keep, stop.
+    pub empty: engine::Empty,
 }
 
 /// `jules/integration/sprint-N` for the current sprint of `refs/jules/state`, else `jules/integration/weave`.
@@ -96,8 +100,10 @@ fn weave_all(
     order: &[usize],
     excluded: &[usize],
     map: Option<&PersonaMap>,
+    empty: engine::Empty,
 ) -> Result<Run> {
     let mut engine = Engine::new(mem, start, committer.clone())?;
+    engine.empty = empty;
     engine.learn_history(base, map)?;
     let mut outcomes: Vec<Option<Outcome>> = vec![None; inputs.len()];
     let mut woven = Vec::new();
@@ -188,7 +194,14 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
     let mem = repo.clone().with_object_memory();
     let committer = crate::repo::committer(repo);
     let map = opts.persona_map.as_ref();
-    let inputs = input::load(&mem, &specs, base.commit, start, map)?;
+    // `git am` reads `mailinfo.scissors`; so does weave, for the same mails to give the same commits.
+    let read = mbox::ReadOptions {
+        scissors: repo
+            .config_snapshot()
+            .boolean("mailinfo.scissors")
+            .unwrap_or(false),
+    };
+    let inputs = input::load(&mem, &specs, base.commit, start, map, read)?;
     let footprints = inputs
         .iter()
         .map(|i| {
@@ -220,6 +233,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
             &order,
             &excluded,
             map,
+            opts.empty,
         )?;
         let Some(v) = verifier.as_mut() else {
             break run;
@@ -286,6 +300,18 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
             commits: Vec::new(),
             notes: Vec::new(),
             conflicts: Vec::new(),
+            skipped: if opts.empty == engine::Empty::Keep {
+                Vec::new()
+            } else {
+                input
+                    .items
+                    .iter()
+                    .filter_map(|it| match it {
+                        input::Item::Skipped(s) => Some((**s).clone()),
+                        _ => None,
+                    })
+                    .collect()
+            },
             error: None,
             verify: None,
             prediction: show_predictions.then(|| predictions[i].clone()),
@@ -302,7 +328,16 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
                     r.notes = w.notes;
                 }
                 Some(Outcome::Already { notes }) => {
-                    r.status = Status::Already;
+                    let only_skipped = !input.items.is_empty()
+                        && input
+                            .items
+                            .iter()
+                            .all(|it| matches!(it, input::Item::Skipped(_)));
+                    r.status = if only_skipped {
+                        Status::Skipped
+                    } else {
+                        Status::Already
+                    };
                     r.notes = notes;
                 }
                 Some(Outcome::Failed(Failure::Conflict(c))) => {
@@ -370,6 +405,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
         conflicted: Vec::new(),
         dropped: Vec::new(),
         failed: Vec::new(),
+        skipped: Vec::new(),
     };
     for (_, r) in entries {
         match r.status {
@@ -378,6 +414,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
             Status::Conflict => report.conflicted.push(r),
             Status::Dropped => report.dropped.push(r),
             Status::Error => report.failed.push(r),
+            Status::Skipped => report.skipped.push(r),
         }
     }
     Ok(report)

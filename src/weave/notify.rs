@@ -60,7 +60,7 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
             }
             (
                 "conflict",
-                format!("Conflict weaving {}", r.input),
+                format!("Conflict weaving {}", shown(input, r)),
                 conflict_body(ctx, input, r),
                 parts,
             )
@@ -69,18 +69,18 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
             let v = r.verify.as_ref()?;
             (
                 "alert",
-                format!("Verify failed weaving {}", r.input),
+                format!("Verify failed weaving {}", shown(input, r)),
                 dropped_body(ctx, input, r),
                 vec!["dropped".to_owned(), v.command.clone()],
             )
         }
         Status::Error => (
             "alert",
-            format!("Cannot weave {}", r.input),
-            error_body(ctx, r),
+            format!("Cannot weave {}", shown(input, r)),
+            error_body(ctx, input, r),
             vec!["error".to_owned(), r.error.clone().unwrap_or_default()],
         ),
-        Status::Applied | Status::Already => return None,
+        Status::Applied | Status::Already | Status::Skipped => return None,
     };
     parts.push(r.input.clone());
     parts.extend(keys);
@@ -94,10 +94,24 @@ pub fn draft(ctx: &Context<'_>, input: &Input, r: &InputReport) -> Option<Draft>
             msg_type: msg_type.to_owned(),
             tags: vec!["weave".to_owned()],
             thread: Some(thread.clone()),
+            files: if input.kind == Kind::Patch && r.status != Status::Error {
+                patch_files(input)
+            } else {
+                Vec::new()
+            },
             ..SendRequest::default()
         },
         thread,
     })
+}
+
+/// The input as its author knows it: a patch file by its file name (the path is the weaver's), anything
+/// else as given.
+fn shown(input: &Input, r: &InputReport) -> String {
+    match (input.kind, input.path.as_ref().and_then(|p| p.file_name())) {
+        (Kind::Patch, Some(n)) => n.to_string_lossy().into_owned(),
+        _ => r.input.clone(),
+    }
 }
 
 fn one_line(s: &str) -> String {
@@ -155,28 +169,88 @@ fn fix_steps(ctx: &Context<'_>, input: &Input) -> String {
             input.label
         ),
         Kind::Patch => {
-            let file = input
-                .path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| input.label.clone());
+            let names: Vec<String> = patch_files(input).into_iter().map(|(n, _)| n).collect();
+            let first = names
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "the.patch".to_owned());
+            let fetch: String = names
+                .iter()
+                .map(|n| format!("git jules mail attachment ID {n} -o {n}\n"))
+                .collect();
             format!(
-                "Apply the patch on top of the integration branch, resolve the conflicts, and send the new patch:\n\n\
+                "The patch is attached to this mail ({}). Save it, apply it on top of the integration branch, \
+                 resolve the conflicts, and send the new patch (ID is this mail's id, as `git jules mail inbox` \
+                 shows it):\n\n\
                  ```sh\n\
+                 {fetch}\
                  git switch -c fix {into}\n\
-                 git am -3 {file}      # resolve, `git add`, then `git am --continue`\n\
+                 git am -3 {first}      # resolve, `git add`, then `git am --continue`\n\
                  git format-patch -o outgoing/ {into}..fix\n\
-                 ```"
+                 ```",
+                names
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         }
     }
+}
+
+/// The patch files of a patch input, named by their file names, as they ride with the mail: never a path
+/// of the weaver's machine. A directory gives its patch files in name order; files too large to attach
+/// are left out.
+fn patch_files(input: &Input) -> Vec<(String, Vec<u8>)> {
+    let Some(path) = input.path.as_ref() else {
+        return Vec::new();
+    };
+    let files: Vec<std::path::PathBuf> = if path.is_dir() {
+        let mut v: Vec<_> = std::fs::read_dir(path)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| {
+                        p.is_file()
+                            && p.extension().is_some_and(|x| {
+                                matches!(x.to_str(), Some("patch" | "diff" | "mbox" | "eml"))
+                            })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    } else {
+        vec![path.clone()]
+    };
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    for f in files
+        .into_iter()
+        .take(crate::mail::message::MAX_ATTACHMENTS)
+    {
+        let Some(name) = f.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        let name: String = name
+            .chars()
+            .map(|c| if c.is_control() || c == '/' { '_' } else { c })
+            .collect();
+        if out.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        match std::fs::read(&f) {
+            Ok(b) if b.len() <= crate::mail::message::MAX_ATTACHMENT_BYTES => out.push((name, b)),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn conflict_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
     let mut b = format!(
         "Your input `{}` does not apply to the integration branch `{}` (base `{}`); it was skipped, \
          the other inputs were woven.\n\n## Conflicts\n\n",
-        r.input, ctx.into, ctx.base_name
+        shown(input, r), ctx.into, ctx.base_name
     );
     b.push_str(&conflict_lines(&r.conflicts));
     let counterparts: BTreeMap<&str, Option<&str>> = r
@@ -221,7 +295,7 @@ fn dropped_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
         "Your input `{}` applied to `{}`, but `{}` fails once it is woven (exit {}, on commit {}); \
          bisection over the woven inputs found yours to be the first that breaks it, so it was \
          dropped and the others were woven again without it.\n\n",
-        r.input,
+        shown(input, r),
         ctx.into,
         v.command,
         v.exit_code.map_or("?".to_owned(), |c| c.to_string()),
@@ -238,10 +312,10 @@ fn dropped_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
     b
 }
 
-fn error_body(ctx: &Context<'_>, r: &InputReport) -> String {
+fn error_body(ctx: &Context<'_>, input: &Input, r: &InputReport) -> String {
     format!(
         "Your input `{}` cannot be woven into `{}`: {}.\n\nIt was skipped; fix the input and submit it again.\n",
-        r.input,
+        shown(input, r),
         ctx.into,
         r.error.as_deref().unwrap_or("unknown error")
     )

@@ -31,6 +31,7 @@ pub fn footprint(repo: &gix::Repository, input: &Input) -> Result<Footprint> {
     let mut out = Vec::new();
     for item in &input.items {
         match item {
+            Item::Skipped(_) => {}
             Item::Commit(c) => {
                 let old = repo.find_tree(c.parent_tree)?;
                 let new = repo.find_tree(c.tree)?;

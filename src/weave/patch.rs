@@ -100,6 +100,8 @@ pub fn parse(text: &[u8]) -> Result<Vec<FilePatch>, ParseError> {
     let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
     let mut files = Vec::new();
     let mut i = 0;
+    // The `-p` of traditional diffs, guessed once from the first of them as `git apply` does.
+    let mut p_value: Option<usize> = None;
     while i < lines.len() {
         let line = lines[i];
         if line.starts_with(b"diff --git ") {
@@ -110,14 +112,13 @@ pub fn parse(text: &[u8]) -> Result<Vec<FilePatch>, ParseError> {
             && lines.get(i + 1).is_some_and(|l| l.starts_with(b"+++ "))
             && lines.get(i + 2).is_some_and(|l| l.starts_with(b"@@ "))
         {
-            let mut file = FilePatch::default();
-            let old = header_path(&line[4..], false);
-            let new = header_path(&lines[i + 1][4..], false);
-            file.old_path = old;
-            file.new_path = new;
-            if file.old_path.is_none() && file.new_path.is_none() {
-                return Err(err(i, "both sides of the diff are /dev/null"));
-            }
+            let file = traditional_file(
+                line,
+                lines[i + 1],
+                p_value.get_or_insert_with(|| guess_p_value(&line[4..], &lines[i + 1][4..])),
+            )
+            .ok_or_else(|| err(i, "cannot tell which file this diff changes"))?;
+            let mut file = file;
             let next = parse_hunks(&lines, i + 2, &mut file)?;
             files.push(file);
             i = next;
@@ -164,10 +165,16 @@ fn parse_git_file(lines: &[&[u8]], start: usize) -> Result<(FilePatch, usize), P
         } else if let Some(m) = line.strip_prefix(b"new file mode ") {
             file.new_mode = parse_mode(m);
             new_file = true;
-        } else if let Some(p) = line.strip_prefix(b"rename from ") {
+        } else if let Some(p) = line
+            .strip_prefix(b"rename from ")
+            .or_else(|| line.strip_prefix(b"rename old "))
+        {
             file.old_path = Some(unquote(p));
             file.rename = true;
-        } else if let Some(p) = line.strip_prefix(b"rename to ") {
+        } else if let Some(p) = line
+            .strip_prefix(b"rename to ")
+            .or_else(|| line.strip_prefix(b"rename new "))
+        {
             file.new_path = Some(unquote(p));
             file.rename = true;
         } else if let Some(p) = line.strip_prefix(b"copy from ") {
@@ -191,9 +198,9 @@ fn parse_git_file(lines: &[&[u8]], start: usize) -> Result<(FilePatch, usize), P
                 file.new_mode.get_or_insert(m);
             }
         } else if let Some(p) = line.strip_prefix(b"--- ") {
-            minus = Some(header_path(p, true));
+            minus = git_side_path(p);
         } else if let Some(p) = line.strip_prefix(b"+++ ") {
-            plus = Some(header_path(p, true));
+            plus = git_side_path(p);
         } else {
             break;
         }
@@ -233,8 +240,10 @@ fn parse_git_file(lines: &[&[u8]], start: usize) -> Result<(FilePatch, usize), P
     Ok((file, i))
 }
 
-/// `a/x b/y` from the `diff --git` line. Unambiguous when quoted or when both names are equal; otherwise
-/// split at the first ` b/`.
+/// The two names of the `diff --git` line, each without its first component (`a/`, `b/`, or a mnemonic
+/// prefix such as `i/`, `w/`, `c/`, `o/`: `git apply -p1` strips whatever it is). Unambiguous when quoted;
+/// otherwise, as `git apply` does, the split is where both names are the same after stripping, and for
+/// different names (a rename or copy, named again on its own lines) the first ` b/`.
 fn git_header_paths(rest: &[u8]) -> (Option<BString>, Option<BString>) {
     if rest.starts_with(b"\"") {
         if let Some((a, tail)) = split_quoted(rest) {
@@ -244,35 +253,45 @@ fn git_header_paths(rest: &[u8]) -> (Option<BString>, Option<BString>) {
             } else {
                 Some(b.into())
             };
-            return (
-                strip_prefix(a, b"a/"),
-                b.and_then(|b| strip_prefix(b, b"b/")),
-            );
+            return (strip_component(&a), b.and_then(|b| strip_component(&b)));
         }
     }
-    let half = rest.len().saturating_sub(1) / 2;
-    if rest.len() % 2 == 1 && rest[half] == b' ' {
-        let (a, b) = (&rest[..half], &rest[half + 1..]);
-        if a.get(2..) == b.get(2..) {
-            return (strip_prefix(a.into(), b"a/"), strip_prefix(b.into(), b"b/"));
+    if let Some(q) = rest.find(b" \"") {
+        if let Some((b, _)) = split_quoted(&rest[q + 1..]) {
+            return (strip_component(&rest[..q]), strip_component(&b));
         }
+    }
+    // Same name on both sides: the one split where both halves agree once stripped.
+    let mut found = None;
+    for (p, _) in rest.iter().enumerate().filter(|(_, &c)| c == b' ') {
+        let (a, b) = (strip_component(&rest[..p]), strip_component(&rest[p + 1..]));
+        if a.is_some() && a == b {
+            if found.is_some() {
+                found = None;
+                break;
+            }
+            found = Some((a, b));
+        }
+    }
+    if let Some(f) = found {
+        return f;
     }
     match rest.find(" b/") {
-        Some(p) => (
-            strip_prefix(rest[..p].into(), b"a/"),
-            strip_prefix(rest[p + 1..].into(), b"b/"),
-        ),
+        Some(p) => (strip_component(&rest[..p]), strip_component(&rest[p + 1..])),
         None => (None, None),
     }
 }
 
-fn strip_prefix(p: BString, prefix: &[u8]) -> Option<BString> {
-    Some(p.strip_prefix(prefix).map(BString::from).unwrap_or(p))
+/// `p` without its first path component (`-p1`); `None` when nothing is left.
+fn strip_component(p: &[u8]) -> Option<BString> {
+    let slash = p.find_byte(b'/')?;
+    let rest = &p[slash + 1..];
+    let rest = rest.trim_start_with(|c| c == '/');
+    (!rest.is_empty()).then(|| rest.into())
 }
 
-/// A `--- `/`+++ ` path: `/dev/null` is absent; a trailing tab and timestamp (plain diffs) is dropped; git
-/// diffs lose `a/` or `b/`, plain diffs their first component (`-p1`).
-fn header_path(raw: &[u8], git: bool) -> Option<BString> {
+/// A `--- `/`+++ ` name of a git diff: `/dev/null` is absent, otherwise the first component goes (`-p1`).
+fn git_side_path(raw: &[u8]) -> Option<Option<BString>> {
     let raw = trim_eol(raw);
     let path: BString = if raw.starts_with(b"\"") {
         split_quoted(raw)
@@ -283,20 +302,144 @@ fn header_path(raw: &[u8], git: bool) -> Option<BString> {
         raw[..end].trim_end().into()
     };
     if path == "/dev/null" {
-        return None;
+        return Some(None);
     }
-    if git {
-        for prefix in [&b"a/"[..], b"b/"] {
-            if let Some(rest) = path.strip_prefix(prefix) {
-                return Some(rest.into());
-            }
+    Some(Some(strip_component(&path).unwrap_or(path)))
+}
+
+/// The name in a traditional `--- `/`+++ ` line and whether its timestamp is the epoch (`diff -N`'s mark
+/// of a missing file): the name ends at a tab, or before a trailing timestamp, as `git apply` reads it.
+fn traditional_name(raw: &[u8]) -> (BString, bool) {
+    let raw = trim_eol(raw);
+    if raw.starts_with(b"\"") {
+        if let Some((p, rest)) = split_quoted(raw) {
+            return (p, is_epoch(rest.trim()));
         }
-        return Some(path);
     }
-    match path.find_byte(b'/') {
-        Some(p) => Some(path[p + 1..].into()),
-        None => Some(path),
+    // Only a timestamp after a tab can mark a missing file (`has_epoch_timestamp` looks after the last tab).
+    match raw.find_byte(b'\t') {
+        Some(t) => {
+            let last = raw.rfind_byte(b'\t').unwrap_or(t);
+            (raw[..t].trim_end().into(), is_epoch(raw[last + 1..].trim()))
+        }
+        None => match timestamp_start(raw) {
+            Some(s) => (raw[..s].trim_end().into(), false),
+            None => (raw.trim_end().into(), false),
+        },
     }
+}
+
+/// Where a trailing `YYYY-MM-DD hh:mm:ss…` timestamp after spaces begins.
+fn timestamp_start(line: &[u8]) -> Option<usize> {
+    let mut at = None;
+    for (i, w) in line.windows(11).enumerate() {
+        let date = w[1..].iter().enumerate().all(|(k, &c)| match k {
+            4 | 7 => c == b'-',
+            _ => c.is_ascii_digit(),
+        });
+        if w[0] == b' ' && date {
+            at = Some(i + 1);
+        }
+    }
+    at
+}
+
+/// `git apply`'s `has_epoch_timestamp`: `1970-01-01 00:00:00` (or `1969-12-31` with a negative zone) and
+/// the zone bringing it back to the epoch.
+fn is_epoch(stamp: &[u8]) -> bool {
+    let Ok(s) = std::str::from_utf8(stamp) else {
+        return false;
+    };
+    let (date, rest) = match s.split_once(' ') {
+        Some(x) => x,
+        None => return false,
+    };
+    let epoch_hour = match date {
+        "1970-01-01" => 0,
+        "1969-12-31" => 24,
+        _ => return false,
+    };
+    let rest = rest.trim_start();
+    let (time, zone) = match rest.split_once(' ') {
+        Some((t, z)) => (t, z.trim()),
+        None => return false,
+    };
+    let mut tp = time.split(':');
+    let (Some(h), Some(m), Some(sec)) = (tp.next(), tp.next(), tp.next()) else {
+        return false;
+    };
+    let sec_ok = sec.split_once('.').map_or(sec == "00", |(w, f)| {
+        w == "00" && f.bytes().all(|c| c == b'0')
+    });
+    let (Ok(h), Ok(m)) = (h.parse::<i64>(), m.parse::<i64>()) else {
+        return false;
+    };
+    if !sec_ok || zone.len() < 5 {
+        return false;
+    }
+    let sign = match zone.as_bytes()[0] {
+        b'+' => 1,
+        b'-' => -1,
+        _ => return false,
+    };
+    let digits: String = zone[1..].chars().filter(|c| *c != ':').collect();
+    let Ok(z) = digits.parse::<i64>() else {
+        return false;
+    };
+    let offset = sign * ((z / 100) * 60 + z % 100);
+    h * 60 + m - offset == epoch_hour * 60
+}
+
+/// `-p0` when both names of the first traditional diff have no `/`, else `-p1` (`git apply`'s guess).
+fn guess_p_value(first: &[u8], second: &[u8]) -> usize {
+    let has_slash = |raw: &[u8]| {
+        let (name, _) = traditional_name(raw);
+        (name != "/dev/null").then(|| name.contains(&b'/'))
+    };
+    match (has_slash(first), has_slash(second)) {
+        (Some(false), None | Some(false)) | (None, Some(false)) => 0,
+        _ => 1,
+    }
+}
+
+fn strip_p(name: &BString, p: usize) -> Option<BString> {
+    let mut rest: &[u8] = name.as_ref();
+    for _ in 0..p {
+        let slash = rest.find_byte(b'/')?;
+        rest = rest[slash + 1..].trim_start_with(|c| c == '/');
+    }
+    (!rest.is_empty()).then(|| rest.into())
+}
+
+/// A traditional (`diff -u`) file header, read as `git apply` does: `/dev/null` or an epoch timestamp
+/// marks a created or deleted file, and of two names the shorter one wins when it is a prefix of the other
+/// (`x.c.orig` against `x.c` keeps `x.c`; both sides then name the same file).
+fn traditional_file(minus: &[u8], plus: &[u8], p: &mut usize) -> Option<FilePatch> {
+    let (first, first_epoch) = traditional_name(&minus[4..]);
+    let (second, second_epoch) = traditional_name(&plus[4..]);
+    let mut file = FilePatch::default();
+    if first == "/dev/null" {
+        file.new_path = Some(strip_p(&second, *p)?);
+    } else if second == "/dev/null" {
+        file.old_path = Some(strip_p(&first, *p)?);
+    } else {
+        let a = strip_p(&first, *p)?;
+        let b = strip_p(&second, *p)?;
+        let name = if a.len() < b.len() && b.starts_with(a.as_slice()) {
+            a
+        } else {
+            b
+        };
+        if first_epoch {
+            file.new_path = Some(name);
+        } else if second_epoch {
+            file.old_path = Some(name);
+        } else {
+            file.old_path = Some(name.clone());
+            file.new_path = Some(name);
+        }
+    }
+    Some(file)
 }
 
 fn unquote(p: &[u8]) -> BString {

@@ -7,6 +7,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::input::Kind;
+use super::mbox::Skipped;
 use super::persona::PersonaSource;
 use crate::series::{ser_id, Base};
 
@@ -25,6 +26,9 @@ pub enum Status {
     Dropped,
     /// Skipped: the input cannot be used (a broken or unsupported patch).
     Error,
+    /// Nothing to apply: every mail of the input is a cover letter or an empty patch (listed in
+    /// `skipped`).
+    Skipped,
 }
 
 /// A commit weave wrote.
@@ -126,6 +130,9 @@ pub struct InputReport {
     /// Remarks: offsets hunks applied at, 3-way merges, changes found already present.
     pub notes: Vec<String>,
     pub conflicts: Vec<FileConflict>,
+    /// Mails of the input with nothing to apply, by subject: `cover-letter` or `empty`. Kept as empty
+    /// commits with `--empty=keep` (then not listed here).
+    pub skipped: Vec<Skipped>,
     pub error: Option<String>,
     pub verify: Option<VerifyFailure>,
     pub prediction: Option<Prediction>,
@@ -173,6 +180,8 @@ pub struct Report {
     pub conflicted: Vec<InputReport>,
     pub dropped: Vec<InputReport>,
     pub failed: Vec<InputReport>,
+    /// Inputs with nothing to apply (only cover letters or empty patches).
+    pub skipped: Vec<InputReport>,
 }
 
 fn ser_opt_id<S: serde::Serializer>(id: &Option<ObjectId>, s: S) -> Result<S::Ok, S::Error> {
@@ -200,6 +209,7 @@ impl Report {
             .chain(&self.conflicted)
             .chain(&self.dropped)
             .chain(&self.failed)
+            .chain(&self.skipped)
             .collect();
         all.sort_by_key(|r| r.tried);
         all
@@ -222,6 +232,7 @@ impl Report {
                 Status::Conflict => "**conflict**".to_owned(),
                 Status::Dropped => "**dropped** (verify)".to_owned(),
                 Status::Error => "**error**".to_owned(),
+                Status::Skipped => "skipped".to_owned(),
             };
             let commits = r
                 .commits
@@ -266,6 +277,14 @@ impl Report {
                 }
                 _ => {}
             }
+            for sk in &r.skipped {
+                md.push_str(&format!(
+                    "`{}`: skipped: {} (`{}`)\n\n",
+                    r.input.replace('`', "'"),
+                    sk.reason.as_str(),
+                    sk.name.replace('`', "'")
+                ));
+            }
             if let Some(m) = &r.mail {
                 if r.status != Status::Applied && r.status != Status::Already {
                     md.push_str(&format!(
@@ -277,11 +296,12 @@ impl Report {
         }
         let n = self.applied.len();
         md.push_str(&format!(
-            "{n} applied, {} already woven, {} conflicted, {} dropped, {} failed; tip `{}`{}.\n",
+            "{n} applied, {} already woven, {} conflicted, {} dropped, {} failed, {} skipped; tip `{}`{}.\n",
             self.already.len(),
             self.conflicted.len(),
             self.dropped.len(),
             self.failed.len(),
+            self.skipped.len(),
             self.tip.to_hex_with_len(7),
             self.backup
                 .as_deref()

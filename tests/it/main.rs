@@ -20,3 +20,4 @@ mod sync;
 mod tick;
 mod verify;
 mod weave;
+mod weave_mail;

@@ -180,6 +180,7 @@ fn appendix_a_conflict_is_mailed_with_its_counterpart_and_applies_after_a_rebase
             "into_ref",
             "order",
             "previous",
+            "skipped",
             "start",
             "tip",
             "tree",
@@ -201,6 +202,7 @@ fn appendix_a_conflict_is_mailed_with_its_counterpart_and_applies_after_a_rebase
             "persona",
             "persona_from",
             "prediction",
+            "skipped",
             "status",
             "tried",
             "verify"

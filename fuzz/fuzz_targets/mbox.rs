@@ -1,0 +1,12 @@
+//! Any bytes as a patch file (mbox, mail or plain diff): `read` returns, never panics or hangs.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    for opts in [
+        git_jules::weave::mbox::ReadOptions { scissors: false },
+        git_jules::weave::mbox::ReadOptions { scissors: true },
+    ] {
+        let _ = git_jules::weave::mbox::read_with(data, opts);
+    }
+});
