@@ -715,8 +715,15 @@ fn reroll_format_and_review_work_on_any_branch_with_base() {
     assert_eq!(r.git(["symbolic-ref", "--short", "HEAD"]), "feature");
     assert_eq!(r.git(["show", "HEAD~1:a.txt"]), "a2");
     assert_eq!(r.git(["status", "--porcelain"]), "");
-    assert_eq!(r.git(["for-each-ref", "refs/heads/jules/"]), "", "not adopted");
-    assert!(r.git_output(["config", "branch.feature.julesBase"]).stdout.is_empty());
+    assert_eq!(
+        r.git(["for-each-ref", "refs/heads/jules/"]),
+        "",
+        "not adopted"
+    );
+    assert!(r
+        .git_output(["config", "branch.feature.julesBase"])
+        .stdout
+        .is_empty());
 
     let fmt = json(&r.jules_ok(["--json", "series", "format", "--base", "main"]));
     assert_eq!(fmt["patches"].as_array().map(Vec::len), Some(2), "{fmt}");
