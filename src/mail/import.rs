@@ -46,10 +46,7 @@ pub(super) struct Existing {
 /// How a source names a message's file (maildir), to find messages imported earlier from it.
 pub(super) type FileName<'a> = &'a dyn Fn(&LoggedEvent, &SendData) -> String;
 
-pub(super) fn existing(
-    log: &Log<'_>,
-    file_name: Option<FileName<'_>>,
-) -> Result<Existing> {
+pub(super) fn existing(log: &Log<'_>, file_name: Option<FileName<'_>>) -> Result<Existing> {
     let (events, _) = log.read_all()?;
     let mut ex = Existing {
         ids: HashSet::with_capacity(events.len()),

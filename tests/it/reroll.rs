@@ -715,8 +715,15 @@ fn reroll_format_and_review_work_on_any_branch_with_base() {
     assert_eq!(r.git(["symbolic-ref", "--short", "HEAD"]), "feature");
     assert_eq!(r.git(["show", "HEAD~1:a.txt"]), "a2");
     assert_eq!(r.git(["status", "--porcelain"]), "");
-    assert_eq!(r.git(["for-each-ref", "refs/heads/jules/"]), "", "not adopted");
-    assert!(r.git_output(["config", "branch.feature.julesBase"]).stdout.is_empty());
+    assert_eq!(
+        r.git(["for-each-ref", "refs/heads/jules/"]),
+        "",
+        "not adopted"
+    );
+    assert!(r
+        .git_output(["config", "branch.feature.julesBase"])
+        .stdout
+        .is_empty());
 
     let fmt = json(&r.jules_ok(["--json", "series", "format", "--base", "main"]));
     assert_eq!(fmt["patches"].as_array().map(Vec::len), Some(2), "{fmt}");
@@ -726,4 +733,41 @@ fn reroll_format_and_review_work_on_any_branch_with_base() {
     r.jules_ok(["series", "undo"]);
     assert_eq!(r.rev("HEAD").unwrap(), old_tip);
     assert_eq!(r.git(["status", "--porcelain"]), "");
+}
+
+/// Finishing an interrupted rewrite refuses when a tracked file changed since the kill (it matches neither the
+/// old nor the new tree), names it and changes nothing; once the file is put back, it finishes.
+#[test]
+fn finishing_an_interrupted_rewrite_refuses_files_edited_since() {
+    let r = Repo::new();
+    make_series(
+        &r,
+        "feat",
+        &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+    );
+    let out = r
+        .jules_cmd(["series", "reroll", "1", "--drop"])
+        .env("JULES_TEST_CRASH_AT", "switched")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), None, "{}", stderr(&out));
+    assert!(!r.path().join("a.txt").exists(), "the switch removed a.txt");
+    r.write("c.txt", "edited after the kill\n");
+    let before = r.git(["rev-parse", "HEAD"]);
+    let out = r.jules(["series", "reroll", "1"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("c.txt"), "{}", stderr(&out));
+    assert_eq!(r.git(["rev-parse", "HEAD"]), before);
+    assert_eq!(r.read("c.txt"), "edited after the kill\n");
+    r.write("c.txt", "c\n");
+    let out = r.jules(["series", "reroll", "1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        r.git(["log", "--format=%s", "main..HEAD"]),
+        "patch 3 touches c.txt\npatch 2 touches b.txt"
+    );
+    assert_eq!(
+        r.git(["status", "--porcelain", "--untracked-files=all"]),
+        ""
+    );
 }
