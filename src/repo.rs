@@ -35,11 +35,7 @@ pub fn jules_dir(repo: &gix::Repository) -> PathBuf {
 pub fn committer(repo: &gix::Repository) -> gix::actor::Signature {
     let now = now_time();
     let c = repo.config_snapshot();
-    let first = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| c.string(*k))
-            .map(|v| v.to_owned())
-    };
+    let first = |keys: &[&str]| keys.iter().find_map(|k| c.string(*k)).map(|v| v.to_owned());
     let name = first(&[
         "committer.name",
         "user.name",
