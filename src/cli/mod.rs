@@ -199,7 +199,6 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
                 .into());
         }
     }
-    let ctx = ctx;
     match cli.command {
         Command::Init(args) => init::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
