@@ -85,6 +85,10 @@ pub struct Args {
     /// under refs/jules/backup/weave/)
     #[arg(long)]
     pub fresh: bool,
+    /// Remove N leading components from the paths of patch files' diffs, as `git apply -pN` (default: 1
+    /// for git diffs, guessed for traditional ones)
+    #[arg(short = 'p', value_name = "N")]
+    pub strip: Option<usize>,
     /// What to do with mails that carry no diff (cover letters, empty patches)
     #[arg(long, value_enum, default_value_t = EmptyMode::Drop)]
     pub empty: EmptyMode,
@@ -142,6 +146,7 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         from: a.from.clone(),
         mail: !a.no_mail,
         fresh: a.fresh,
+        strip: a.strip,
         empty: match a.empty {
             EmptyMode::Drop => weave::engine::Empty::Drop,
             EmptyMode::Keep => weave::engine::Empty::Keep,

@@ -115,7 +115,13 @@ fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
 /// Every parser on `data`; panics propagate to the test, which names the input.
 fn exercise(data: &[u8]) {
     for scissors in [false, true] {
-        if let Ok(mails) = mbox::read_with(data, mbox::ReadOptions { scissors }) {
+        if let Ok(mails) = mbox::read_with(
+            data,
+            mbox::ReadOptions {
+                scissors,
+                strip: scissors.then_some(0),
+            },
+        ) {
             for m in mails {
                 if let mbox::Mail::Patch(p) = m {
                     for f in &p.files {

@@ -96,6 +96,8 @@ pub type ReadError = String;
 pub struct ReadOptions {
     /// `mailinfo.scissors`: a scissors line drops the message above it.
     pub scissors: bool,
+    /// `git apply -p<n>` for the diffs (`None`: git's default).
+    pub strip: Option<usize>,
 }
 
 /// Read every patch in `text`.
@@ -111,7 +113,7 @@ pub fn read_with(text: &[u8], opts: ReadOptions) -> Result<Vec<Mail>, ReadError>
         .unwrap_or_default();
     let is_mail = is_from_line(first) || is_header_line(first);
     if !is_mail {
-        let files = patch::parse(text).map_err(|e| e.to_string())?;
+        let files = patch::parse_with(text, opts.strip).map_err(|e| e.to_string())?;
         if files.is_empty() {
             return Err("no diff found".into());
         }
@@ -942,7 +944,7 @@ fn read_mail(mail: &[u8], opts: ReadOptions, n: usize) -> Result<Mail, ReadError
     let files = if info.patch.is_empty() {
         Vec::new()
     } else {
-        patch::parse(&info.patch).map_err(|e| e.to_string())?
+        patch::parse_with(&info.patch, opts.strip).map_err(|e| e.to_string())?
     };
     if files.is_empty() {
         let name = if raw_subject.trim().is_empty() {

@@ -70,6 +70,8 @@ pub struct Options {
     pub fresh: bool,
     /// Mails with no diff (`--empty`, as `git am`): drop (report them, the default), keep, stop.
     pub empty: engine::Empty,
+    /// `-p<n>` for patch files, as `git apply -p` and `git am -p` (`None`: git's default).
+    pub strip: Option<usize>,
 }
 
 /// `jules/integration/sprint-N` for the current sprint of `refs/jules/state`, else `jules/integration/weave`.
@@ -200,6 +202,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
             .config_snapshot()
             .boolean("mailinfo.scissors")
             .unwrap_or(false),
+        strip: opts.strip,
     };
     let inputs = input::load(&mem, &specs, base.commit, start, map, read)?;
     let footprints = inputs

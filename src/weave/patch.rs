@@ -97,15 +97,22 @@ impl std::fmt::Display for ParseError {
 
 /// Parse every file diff in `text`. An empty result means `text` holds no diff at all.
 pub fn parse(text: &[u8]) -> Result<Vec<FilePatch>, ParseError> {
+    parse_with(text, None)
+}
+
+/// [`parse`] with `git apply -p<strip>`: that many leading components go from every name of the diff
+/// headers (`None`: git's default, 1 for git diffs, guessed for traditional ones).
+pub fn parse_with(text: &[u8], strip: Option<usize>) -> Result<Vec<FilePatch>, ParseError> {
     let lines: Vec<&[u8]> = text.split_inclusive(|&b| b == b'\n').collect();
     let mut files = Vec::new();
     let mut i = 0;
+    let git_p = strip.unwrap_or(1);
     // The `-p` of traditional diffs, guessed once from the first of them as `git apply` does.
-    let mut p_value: Option<usize> = None;
+    let mut p_value: Option<usize> = strip;
     while i < lines.len() {
         let line = lines[i];
         if line.starts_with(b"diff --git ") {
-            let (file, next) = parse_git_file(&lines, i)?;
+            let (file, next) = parse_git_file(&lines, i, git_p)?;
             files.push(file);
             i = next;
         } else if line.starts_with(b"--- ")
@@ -146,9 +153,13 @@ fn parse_mode(s: &[u8]) -> Option<u32> {
 }
 
 /// Parse `diff --git` and the extended header lines after it, then the hunks or binary data.
-fn parse_git_file(lines: &[&[u8]], start: usize) -> Result<(FilePatch, usize), ParseError> {
+fn parse_git_file(
+    lines: &[&[u8]],
+    start: usize,
+    p: usize,
+) -> Result<(FilePatch, usize), ParseError> {
     let mut file = FilePatch::default();
-    let (a, b) = git_header_paths(trim_eol(&lines[start][11..]));
+    let (a, b) = git_header_paths(trim_eol(&lines[start][11..]), p);
     let (mut new_file, mut deleted) = (false, false);
     let mut i = start + 1;
     let mut minus: Option<Option<BString>> = None;
@@ -197,10 +208,10 @@ fn parse_git_file(lines: &[&[u8]], start: usize) -> Result<(FilePatch, usize), P
                 file.old_mode.get_or_insert(m);
                 file.new_mode.get_or_insert(m);
             }
-        } else if let Some(p) = line.strip_prefix(b"--- ") {
-            minus = git_side_path(p);
-        } else if let Some(p) = line.strip_prefix(b"+++ ") {
-            plus = git_side_path(p);
+        } else if let Some(path) = line.strip_prefix(b"--- ") {
+            minus = git_side_path(path, p);
+        } else if let Some(path) = line.strip_prefix(b"+++ ") {
+            plus = git_side_path(path, p);
         } else {
             break;
         }
@@ -244,7 +255,8 @@ fn parse_git_file(lines: &[&[u8]], start: usize) -> Result<(FilePatch, usize), P
 /// prefix such as `i/`, `w/`, `c/`, `o/`: `git apply -p1` strips whatever it is). Unambiguous when quoted;
 /// otherwise, as `git apply` does, the split is where both names are the same after stripping, and for
 /// different names (a rename or copy, named again on its own lines) the first ` b/`.
-fn git_header_paths(rest: &[u8]) -> (Option<BString>, Option<BString>) {
+fn git_header_paths(rest: &[u8], n: usize) -> (Option<BString>, Option<BString>) {
+    let strip_component = |p: &[u8]| strip_components(p, n);
     if rest.starts_with(b"\"") {
         if let Some((a, tail)) = split_quoted(rest) {
             let b = tail.trim_start();
@@ -282,16 +294,18 @@ fn git_header_paths(rest: &[u8]) -> (Option<BString>, Option<BString>) {
     }
 }
 
-/// `p` without its first path component (`-p1`); `None` when nothing is left.
-fn strip_component(p: &[u8]) -> Option<BString> {
-    let slash = p.find_byte(b'/')?;
-    let rest = &p[slash + 1..];
-    let rest = rest.trim_start_with(|c| c == '/');
+/// `p` without its first `n` path components (`-p<n>`); `None` when nothing is left.
+fn strip_components(p: &[u8], n: usize) -> Option<BString> {
+    let mut rest = p;
+    for _ in 0..n {
+        let slash = rest.find_byte(b'/')?;
+        rest = rest[slash + 1..].trim_start_with(|c| c == '/');
+    }
     (!rest.is_empty()).then(|| rest.into())
 }
 
 /// A `--- `/`+++ ` name of a git diff: `/dev/null` is absent, otherwise the first component goes (`-p1`).
-fn git_side_path(raw: &[u8]) -> Option<Option<BString>> {
+fn git_side_path(raw: &[u8], n: usize) -> Option<Option<BString>> {
     let raw = trim_eol(raw);
     let path: BString = if raw.starts_with(b"\"") {
         split_quoted(raw)
@@ -304,7 +318,7 @@ fn git_side_path(raw: &[u8]) -> Option<Option<BString>> {
     if path == "/dev/null" {
         return Some(None);
     }
-    Some(Some(strip_component(&path).unwrap_or(path)))
+    Some(Some(strip_components(&path, n).unwrap_or(path)))
 }
 
 /// The name in a traditional `--- `/`+++ ` line and whether its timestamp is the epoch (`diff -N`'s mark

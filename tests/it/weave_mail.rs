@@ -756,3 +756,38 @@ fn a_large_weave_is_one_pack_with_an_index_git_verifies() {
         "39"
     );
 }
+
+#[test]
+fn dash_p_strips_like_git_apply_and_git_am() {
+    let r = base();
+    let dir = tempfile::tempdir().unwrap();
+    // `--no-prefix` (what `diff.noprefix` writes): only -p0 reads it right.
+    let noprefix =
+        "diff --git dir/b.txt dir/b.txt\n--- dir/b.txt\n+++ dir/b.txt\n@@ -1 +1 @@\n-b\n+bee\n";
+    // Two components of prefix: -p2.
+    let deep = "diff --git x/y/a.txt x/y/a.txt\n--- x/y/a.txt\n+++ x/y/a.txt\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+line three\n line 4\n";
+    for (name, text, p) in [("noprefix", noprefix, "0"), ("deep", deep, "2")] {
+        let f = file(&dir, &format!("{name}.diff"), text.as_bytes());
+        r.git(["checkout", "-q", "--detach", "main"]);
+        let out = r.git_output([
+            "apply",
+            "--index",
+            &format!("-p{p}"),
+            &f.display().to_string(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let want = r.git(["write-tree"]).trim().to_owned();
+        r.git(["reset", "-q", "--hard", "main"]);
+        r.git(["checkout", "-q", "main"]);
+        let (rep, code, woven) = weave(&r, &format!("w/{name}"), &["-p", p], &[&f]);
+        assert_eq!(code, 0, "{name}: {rep:#}");
+        assert_eq!(woven[0].tree, want, "{name}");
+    }
+    // And a mail, against git am -p0.
+    let m = mail(HEAD, &format!("Body.\n---\n{noprefix}"));
+    let f = file(&dir, "noprefix.patch", &m);
+    let am = git_am(&r, &f, &["-p0"]).unwrap();
+    let (_, code, woven) = weave(&r, "w/am-p0", &["-p", "0"], &[&f]);
+    assert_eq!(code, 0);
+    assert_eq!(woven, am);
+}
