@@ -33,7 +33,7 @@ clone "$SCRATCH/fresh" '+refs/jules/*:refs/remotes/origin/jules/*' '+refs/notes/
 clone "$SCRATCH/plain" '+refs/jules/*:refs/remotes/origin/jules/*'
 F=$SCRATCH/fresh P=$SCRATCH/plain
 
-hyperfine -N --warmup 1 --runs 5 --export-json "$SCRATCH/first.json" \
+hyperfine -N --warmup 1 --runs 3 --export-json "$SCRATCH/first.json" \
   --prepare "rm -rf $F/.git/jules $P/.git/jules" \
   -n "first mail inbox, checkpoint" "$JULES -C $F mail inbox --persona persona03" \
   -n "first mail inbox, no checkpoint" "$JULES -C $P mail inbox --persona persona03" \
@@ -42,7 +42,7 @@ hyperfine -N --warmup 1 --runs 5 --export-json "$SCRATCH/first.json" \
 inbox_cp=$(median "$SCRATCH/first.json" 0); inbox_full=$(median "$SCRATCH/first.json" 1)
 state_cp=$(median "$SCRATCH/first.json" 2); state_full=$(median "$SCRATCH/first.json" 3)
 
-hyperfine -N --warmup 1 --runs 3 --export-json "$SCRATCH/replay.json" \
+hyperfine -N --warmup 0 --runs 2 --export-json "$SCRATCH/replay.json" \
   -n "full cold replay (log stats --full)" "$JULES -C $P --full log stats mail" \
   -n "git log --format=%B" "git -C $P log --format=%B refs/remotes/origin/jules/mail" >&2
 replay=$(median "$SCRATCH/replay.json" 0); gitlog=$(median "$SCRATCH/replay.json" 1)

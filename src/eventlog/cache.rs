@@ -359,6 +359,18 @@ impl Log<'_> {
             Ok(v) => v,
             Err(_) => return Ok(None),
         };
+        if old == tips {
+            // A seeded checkpoint that is the tip: nothing to read.
+            let Some(view) = P::load(dir) else {
+                return Ok(None);
+            };
+            return Ok(Some(Loaded {
+                view,
+                refresh: Refresh::Incremental { commits: 0 },
+                invalid: Vec::new(),
+                events: meta.events,
+            }));
+        }
         // An old tip must still be reachable: be a new tip or the parent of a newly walked commit.
         let scan = match self.scan(tips, &old, false) {
             Ok(scan) => scan,
