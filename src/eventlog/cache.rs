@@ -122,7 +122,14 @@ pub fn read_sealed(dir: &Path, rel: &str) -> std::io::Result<Vec<u8>> {
 
 /// [`read_sealed`], with the stamp the file was built from.
 pub fn read_sealed_stamp(dir: &Path, rel: &str) -> std::io::Result<(Vec<u8>, String)> {
-    let mut bytes = std::fs::read(dir.join(rel))?;
+    let mut bytes = match std::fs::read(dir.join(rel)) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match fetch_pending(dir, rel) {
+            Some(b) => b,
+            None => return Err(e),
+        },
+        Err(e) => return Err(e),
+    };
     let (len, stamp) = match unseal(&seal_key(dir, rel), &bytes) {
         Some((content, stamp)) => (content.len(), stamp.to_owned()),
         None => {
@@ -154,6 +161,57 @@ pub fn load_json<T: DeserializeOwned>(dir: &Path, file: &str) -> Option<T> {
         return None;
     }
     serde_json::from_slice(&bytes).ok()
+}
+
+/// Names the checkpoint files a cache directory was seeded with but that are not written out yet: the
+/// repository's git directory on the first line, then `<blob id> <path>` per file. A file that is missing
+/// from the directory but listed here is read from its blob on first use (and written out then), so that a
+/// fresh clone's first read inflates only the partitions it looks at.
+pub(crate) const PENDING: &str = "checkpoint.pending";
+
+pub(crate) fn write_pending(
+    dir: &Path,
+    git_dir: &Path,
+    files: &[(String, ObjectId)],
+) -> std::io::Result<()> {
+    let mut text = format!("{}\n", git_dir.display());
+    for (rel, id) in files {
+        text.push_str(&format!("{id} {rel}\n"));
+    }
+    write_atomically(&dir.join(PENDING), text.as_bytes())
+}
+
+fn fetch_pending(dir: &Path, rel: &str) -> Option<Vec<u8>> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static REPOS: OnceLock<Mutex<HashMap<PathBuf, gix::ThreadSafeRepository>>> = OnceLock::new();
+    let text = std::fs::read_to_string(dir.join(PENDING)).ok()?;
+    let mut lines = text.lines();
+    let git_dir = PathBuf::from(lines.next()?);
+    let id = lines.find_map(|l| {
+        let (id, path) = l.split_once(' ')?;
+        (path == rel).then(|| ObjectId::from_hex(id.as_bytes()).ok())?
+    })?;
+    let repo = {
+        let mut repos = REPOS.get_or_init(Default::default).lock().ok()?;
+        match repos.get(&git_dir) {
+            Some(r) => r.clone(),
+            None => {
+                let r = gix::open(&git_dir).ok()?.into_sync();
+                repos.insert(git_dir, r.clone());
+                r
+            }
+        }
+    }
+    .to_thread_local();
+    let bytes = repo.find_blob(id).ok()?.data.clone();
+    let path = dir.join(rel);
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    // Written out for the next read; a failure costs only speed.
+    let _ = write_atomically(&path, &bytes);
+    Some(bytes)
 }
 
 static FULL_REPLAY: AtomicBool = AtomicBool::new(false);
@@ -234,6 +292,7 @@ impl Log<'_> {
         match self.project_cached::<P>(&dir, &self.tips()?) {
             Ok(l) => Ok(l),
             Err(_) => {
+                super::checkpoint::distrust_seed(&dir);
                 let _ = std::fs::remove_dir_all(&dir);
                 self.project_cached::<P>(&dir, &self.tips()?)
             }
@@ -300,6 +359,18 @@ impl Log<'_> {
             Ok(v) => v,
             Err(_) => return Ok(None),
         };
+        if old == tips {
+            // A seeded checkpoint that is the tip: nothing to read.
+            let Some(view) = P::load(dir) else {
+                return Ok(None);
+            };
+            return Ok(Some(Loaded {
+                view,
+                refresh: Refresh::Incremental { commits: 0 },
+                invalid: Vec::new(),
+                events: meta.events,
+            }));
+        }
         // An old tip must still be reachable: be a new tip or the parent of a newly walked commit.
         let scan = match self.scan(tips, &old, false) {
             Ok(scan) => scan,

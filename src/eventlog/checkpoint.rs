@@ -379,6 +379,9 @@ pub(crate) fn seed_cache<P: Projection>(
     let Some((at, blob)) = newest(log, tips)? else {
         return Ok(None);
     };
+    if distrusted(dir).contains(&at) {
+        return Ok(None);
+    }
     let seeded = (|| -> Result<Option<Meta>> {
         let m = read_manifest(log, at, blob)?;
         let Some(section) = m
@@ -392,32 +395,22 @@ pub(crate) fn seed_cache<P: Projection>(
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::Other(format!("creating {}: {e}", dir.display())))?;
         let stamp = Stamp::of(&[at]);
+        // The files are checked (present, sizes) but not inflated: each is read from its blob on first use
+        // and its seal checked then, like any cache file's.
         for (rel, id) in &section.files {
-            let data = log.repo.find_blob(*id)?;
-            match cache::unseal(&cache::seal_key(dir, rel), &data.data) {
-                Some((_, s)) if s == stamp.as_str() => {}
-                _ => {
-                    return Err(Error::Other(format!(
-                        "checkpoint file {rel} fails its seal"
-                    )))
-                }
-            }
+            let header = log
+                .repo
+                .find_header(*id)
+                .map_err(|e| Error::Other(format!("checkpoint file {rel}: {e}")))?;
             // The ids file holds every folded id: its size must agree with the count.
-            if rel == cache::IDS
-                && data.data.len() as u64 != section.events * 32 + cache::SEAL_LEN as u64
-            {
+            if rel == cache::IDS && header.size() != section.events * 32 + cache::SEAL_LEN as u64 {
                 return Err(Error::Other(
                     "checkpoint ids do not match its event count".into(),
                 ));
             }
-            let path = dir.join(rel);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| Error::Other(format!("{}: {e}", parent.display())))?;
-            }
-            std::fs::write(&path, &data.data)
-                .map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
         }
+        cache::write_pending(dir, log.repo.git_dir(), &section.files)
+            .map_err(|e| Error::Other(format!("writing the pending list: {e}")))?;
         let meta = Meta {
             projection: P::NAME.into(),
             version: P::VERSION,
@@ -444,4 +437,41 @@ pub struct CheckpointProblem {
     /// The anchor commit.
     pub commit: String,
     pub problem: String,
+}
+
+fn distrust_file(dir: &Path) -> Option<std::path::PathBuf> {
+    Some(dir.parent()?.join(format!(
+        "{}.distrusted-checkpoints",
+        dir.file_name()?.to_string_lossy()
+    )))
+}
+
+fn distrusted(dir: &Path) -> Vec<ObjectId> {
+    distrust_file(dir)
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| ObjectId::from_hex(l.as_bytes()).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A cache in `dir` failed while it was read: if it was seeded from a checkpoint, remember that
+/// checkpoint's anchor so that this replica replays instead of seeding from it again (the file lives next
+/// to the projection's directory, so clearing the cache keeps it; deleting `.git/jules/` forgets it).
+pub fn distrust_seed(dir: &Path) {
+    if !dir.join(cache::PENDING).exists() {
+        return;
+    }
+    let Some(meta) = cache::load_json::<Meta>(dir, cache::META) else {
+        return;
+    };
+    let (Some(anchor), Some(file)) = (meta.tips.first(), distrust_file(dir)) else {
+        return;
+    };
+    let mut text = std::fs::read_to_string(&file).unwrap_or_default();
+    text.push_str(anchor);
+    text.push('\n');
+    let _ = cache::write_atomically(&file, text.as_bytes());
 }

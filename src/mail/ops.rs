@@ -55,6 +55,7 @@ pub fn with_view<T>(log: &Log<'_>, mut f: impl FnMut(&mut MailView) -> Result<T>
         Err(Error::Corrupt { .. }) => {
             // A damaged or vanished cache file: rebuild once; if that fails too (the cache directory keeps
             // vanishing, a checkpoint that seals but does not decode), answer from the log in memory.
+            crate::eventlog::checkpoint::distrust_seed(&cache_dir(log));
             clear_cache(log);
             let mut loaded = log.project_locked::<MailView>(&lock)?;
             match f(&mut loaded.view) {
