@@ -449,7 +449,11 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                     .iter()
                     .find(|(n, _)| *n == mine)
                     .map(|(_, id)| *id);
-                own.push((mine, Some(tip), current));
+                // Our own writer ref is only needed when the remote lacks something of ours: when a ref
+                // there already contains the local copy, a lost fold leaves nothing unpublished.
+                if !published_already(repo, s.local, current, s)? {
+                    own.push((mine, Some(tip), current));
+                }
             }
             let lost = s.main.is_none()
                 && (tracked_before.contains(&tracking_name(remote, name))
@@ -548,6 +552,31 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
              writer refs kept moving"
         ),
     })
+}
+
+/// Whether some ref of the remote (our writer ref first, then the shared ref, then the others) contains `local`.
+fn published_already(
+    repo: &gix::Repository,
+    local: Option<ObjectId>,
+    mine: Option<ObjectId>,
+    s: &Seen,
+) -> Result<bool> {
+    let Some(local) = local else {
+        return Ok(true);
+    };
+    let candidates = mine
+        .into_iter()
+        .chain(s.main)
+        .chain(s.writers.iter().map(|(_, id)| *id));
+    for r in candidates {
+        if matches!(
+            refs::relation(repo, local, r)?,
+            refs::Relation::Same | refs::Relation::Behind
+        ) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Record in the remote-tracking refs what a successful push did, as the next fetch would.
