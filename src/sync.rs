@@ -409,7 +409,15 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                     None => *r,
                     Some(t) => {
                         let outcome = match &log {
-                            Some(log) => log.join(t, *r)?,
+                            // Ours holds no event theirs lacks (only joins shaped differently): take theirs,
+                            // so that replicas settle on one tip instead of merging merges.
+                            Some(log) => match log.join(t, *r)? {
+                                MergeOutcome::Merged(m) if !log.events_contained(t, *r)? => {
+                                    MergeOutcome::Merged(m)
+                                }
+                                MergeOutcome::Merged(_) => MergeOutcome::FastForward(*r),
+                                other => other,
+                            },
                             None => join_notes(repo, t, *r)?,
                         };
                         if let MergeOutcome::Merged(_) = outcome {
