@@ -431,7 +431,10 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             if let (Some(log), true) = (&log, Some(tip) != s.local) {
                 let hidden: Vec<ObjectId> = s.local.into_iter().collect();
                 for bad in log.scan(&[tip], &hidden, false)?.invalid {
-                    if !invalid.iter().any(|i| i.name == bad.commit.to_string()) {
+                    if !invalid
+                        .iter()
+                        .any(|i| i.name.parse::<ObjectId>().ok() == Some(bad.commit))
+                    {
                         invalid.push(Skipped {
                             name: bad.commit.to_string(),
                             reason: format!("{name}: {}", bad.reason),
