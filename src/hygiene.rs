@@ -62,10 +62,21 @@ pub fn maintain(repo: &gix::Repository) -> Result<bool> {
     // `git gc` (not `--auto`, which would apply git's looser thresholds and detach into the background):
     // repacks into one pack, puts unreachable objects into a cruft pack (kept, as git keeps them), packs refs.
     // `--quiet` and no detaching, so the caller sees the bound hold when it returns. A concurrent gc in the
-    // same repository holds `gc.pid`; then this one is skipped (git says so and exits 0).
-    crate::gitcli::run(
-        crate::gitcli::dir_of(repo),
-        ["-c", "gc.autoDetach=false", "gc", "--quiet"],
-    )?;
-    Ok(true)
+    // same repository holds `gc.pid` and makes this one stop: then the other does the work.
+    let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
+        .args(["-c", "gc.autoDetach=false", "gc", "--quiet"])
+        .output()
+        .map_err(|e| crate::Error::io("running `git gc`", e))?;
+    if out.status.success() {
+        return Ok(true);
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("already running") {
+        // Another process of this clone is doing the same work right now.
+        return Ok(false);
+    }
+    Err(crate::Error::GitCommand {
+        args: "gc --quiet".into(),
+        stderr: stderr.trim().to_owned(),
+    })
 }

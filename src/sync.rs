@@ -409,7 +409,15 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                     None => *r,
                     Some(t) => {
                         let outcome = match &log {
-                            Some(log) => log.join(t, *r)?,
+                            // Ours holds no event theirs lacks (only joins shaped differently): take theirs,
+                            // so that replicas settle on one tip instead of merging merges.
+                            Some(log) => match log.join(t, *r)? {
+                                MergeOutcome::Merged(m) if !log.events_contained(t, *r)? => {
+                                    MergeOutcome::Merged(m)
+                                }
+                                MergeOutcome::Merged(_) => MergeOutcome::FastForward(*r),
+                                other => other,
+                            },
                             None => join_notes(repo, t, *r)?,
                         };
                         if let MergeOutcome::Merged(_) = outcome {
@@ -423,7 +431,10 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             if let (Some(log), true) = (&log, Some(tip) != s.local) {
                 let hidden: Vec<ObjectId> = s.local.into_iter().collect();
                 for bad in log.scan(&[tip], &hidden, false)?.invalid {
-                    if !invalid.iter().any(|i| i.name == bad.commit.to_string()) {
+                    if !invalid
+                        .iter()
+                        .any(|i| i.name.parse::<ObjectId>().ok() == Some(bad.commit))
+                    {
                         invalid.push(Skipped {
                             name: bad.commit.to_string(),
                             reason: format!("{name}: {}", bad.reason),
@@ -449,7 +460,11 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                     .iter()
                     .find(|(n, _)| *n == mine)
                     .map(|(_, id)| *id);
-                own.push((mine, Some(tip), current));
+                // Our own writer ref is only needed when the remote lacks something of ours: when a ref
+                // there already contains the local copy, a lost fold leaves nothing unpublished.
+                if !published_already(repo, s.local, current, s)? {
+                    own.push((mine, Some(tip), current));
+                }
             }
             let lost = s.main.is_none()
                 && (tracked_before.contains(&tracking_name(remote, name))
@@ -548,6 +563,31 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
              writer refs kept moving"
         ),
     })
+}
+
+/// Whether some ref of the remote (our writer ref first, then the shared ref, then the others) contains `local`.
+fn published_already(
+    repo: &gix::Repository,
+    local: Option<ObjectId>,
+    mine: Option<ObjectId>,
+    s: &Seen,
+) -> Result<bool> {
+    let Some(local) = local else {
+        return Ok(true);
+    };
+    let candidates = mine
+        .into_iter()
+        .chain(s.main)
+        .chain(s.writers.iter().map(|(_, id)| *id));
+    for r in candidates {
+        if matches!(
+            refs::relation(repo, local, r)?,
+            refs::Relation::Same | refs::Relation::Behind
+        ) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Record in the remote-tracking refs what a successful push did, as the next fetch would.

@@ -94,7 +94,7 @@ impl Log<'_> {
                     let file = inner.filename().to_string();
                     let declared = e.event.payload.iter().any(|p| {
                         p.name == file
-                            && p.blob == inner.oid().to_string()
+                            && p.blob.parse::<gix::ObjectId>().ok() == Some(inner.oid().to_owned())
                             && inner.mode().is_blob()
                     });
                     if !declared {

@@ -63,6 +63,33 @@ impl Log<'_> {
         ))
     }
 
+    /// Whether every event of `a` is in `b`: each commit reachable from `a` but not from `b` is a merge (which
+    /// carries no event). Then `b` can replace `a` without a merge commit, losing nothing: the union of two
+    /// replicas' differently shaped joins of the same events need not grow the log again. Only answers yes
+    /// when it found every path (reachability by [`crate::refs::is_ancestor`]), so a wrong clock can only
+    /// cost a merge.
+    pub fn events_contained(&self, a: ObjectId, b: ObjectId) -> Result<bool> {
+        let mut stack = vec![a];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(c) = stack.pop() {
+            if !seen.insert(c) || crate::refs::is_ancestor(self.repo, c, b)? {
+                continue;
+            }
+            let commit = self.repo.find_commit(c)?;
+            let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+            let is_merge = parents.len() >= 2
+                && matches!(
+                    super::event::parse_message(commit.message_raw()?),
+                    Ok(super::event::Framed::Merge { .. })
+                );
+            if !is_merge {
+                return Ok(false);
+            }
+            stack.extend(parents);
+        }
+        Ok(true)
+    }
+
     /// `tip` joined with every remote-tracking copy a plain `git fetch` wrote that it does not hold yet,
     /// and the remote tips that result contains. Nothing is written but merge commits; the caller moves the
     /// ref and then calls [`Log::remember_absorbed`].

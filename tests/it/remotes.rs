@@ -335,6 +335,25 @@ fn smart_http_with_basic_auth_through_a_credential_helper() {
     }
     let inbox = bad.ok("carol", &["mail", "sent", "--persona", "carol"]);
     assert!(inbox.contains("unsent"), "{inbox}");
+
+    // No credential helper: a token in `http.extraHeader`, and the URL spelled through `url.*.insteadOf`.
+    bad.repo.git(["config", "--unset-all", "credential.helper"]);
+    bad.repo.git([
+        "config",
+        "http.extraHeader",
+        "Authorization: Basic YWxpY2U6c2VjcmV0",
+    ]);
+    bad.repo.git([
+        "config",
+        &format!("url.http://127.0.0.1:{}/git/.insteadOf", server.port),
+        "jules-remote:",
+    ]);
+    bad.repo
+        .git(["remote", "set-url", "origin", "jules-remote:remote.git"]);
+    bad.ok("carol", &["sync"]);
+    a.ok("alice", &["sync"]);
+    let inbox = a.ok("bob", &["mail", "inbox", "--persona", "bob"]);
+    assert!(inbox.contains("unsent"), "{inbox}");
 }
 
 #[test]
