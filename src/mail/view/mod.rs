@@ -311,6 +311,8 @@ mod tests {
         let b = send(2, "weaver", &["refactor"], serde_json::json!({}));
         let v = fold(&[a.clone(), b.clone()]);
         v.save(dir.path(), &stamp).unwrap();
+        // Whole-view files must carry the stamp of the cache's meta, which the cache writes after the view.
+        save_json(dir.path(), "meta.json", &serde_json::json!({}), &stamp).unwrap();
         let mut loaded = MailView::load(dir.path()).unwrap();
         assert_eq!(loaded.messages(), 2);
         assert!(
