@@ -208,6 +208,10 @@ fn examples(words: &str) -> &'static [&'static str] {
         "log stats" => &["git jules log stats mail"],
         "log fsck" => &["git jules log fsck            # every log; exit 1 if a commit is invalid"],
         "log list" => &["git jules log list"],
+        "log checkpoint" => &[
+            "git jules log checkpoint mail             # a checkpoint at the tip, for fresh clones",
+            "git jules log checkpoint mail --every 10000",
+        ],
         "state" => &["git jules state show"],
         "state show" => &["git jules state show --json > .jules/cycle_state.json"],
         "state import" => &["git jules state import .jules/cycle_state.json"],
@@ -275,6 +279,15 @@ fn examples(words: &str) -> &'static [&'static str] {
         "hooks install" => &["git jules hooks install && git config jules.verify.cmd 'make test'"],
         "hooks show" => &["git jules hooks show >> .git/hooks/pre-push"],
         "weave" => &["git jules weave --branches 'jules/*/sprint-5'"],
+        "guard" => &[
+            "git -C /srv/git/project.git jules guard --install   # the remote's pre-receive hook",
+        ],
+        "mcp" => &[
+            "claude mcp add jules -- git jules -C /path/to/repo mcp --persona curator",
+            "JULES_PERSONA=curator git jules mcp",
+        ],
+        "roles" => &["git jules roles", "git jules roles --check"],
+        "exchange" => &["git jules exchange list --workstream generic"],
         _ => &[],
     }
 }
