@@ -10,6 +10,7 @@ mod interrupt;
 mod log;
 mod mail;
 mod man;
+mod mcp;
 mod series;
 mod state;
 mod sync;
@@ -92,6 +93,8 @@ pub enum Command {
     /// Weave personas' branches, ranges and patch files onto the integration branch, in memory; mail
     /// the authors of what does not apply
     Weave(weave::Args),
+    /// Serve the persona's tools over the Model Context Protocol on stdio (see docs/mcp.md)
+    Mcp(mcp::Args),
 }
 
 pub struct Context {
@@ -106,11 +109,21 @@ impl Context {
 }
 
 pub fn run() -> i32 {
-    let cli = match Cli::try_parse() {
+    run_from(std::env::args_os())
+}
+
+/// Parse `argv` (program name first) and run the command; the exit code. The MCP server calls this
+/// in-process, with output captured, so that a tool and its command share every line of logic.
+pub fn run_from<I, T>(argv: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
-            let _ = e.print();
+            ui::err(e.render().to_string().trim_end());
             return code;
         }
     };
@@ -134,6 +147,7 @@ pub fn run() -> i32 {
         Command::Verify(args) => verify::run(&ctx, args, cli.json),
         Command::Hooks(cmd) => hooks::run(&ctx, cmd),
         Command::Weave(args) => weave::run(&ctx, args, cli.json),
+        Command::Mcp(args) => mcp::run(&ctx, args),
     };
     match result {
         Ok(code) => code,
@@ -143,17 +157,17 @@ pub fn run() -> i32 {
 
 /// Print an error the way jj does (error, numbered causes, hint) and choose the exit code.
 pub fn report(ui: &ui::Ui, e: &anyhow::Error) -> i32 {
-    eprintln!("{} {e}", ui.red("error:"));
+    ui::err(format!("{} {e}", ui.red("error:")));
     let mut causes = e.chain().skip(1).peekable();
     if causes.peek().is_some() {
-        eprintln!("caused by:");
+        ui::err("caused by:");
         for (i, c) in causes.enumerate() {
-            eprintln!("  {}: {c}", i + 1);
+            ui::err(format!("  {}: {c}", i + 1));
         }
     }
     let kind = e.downcast_ref::<Error>().map(Error::kind);
     if let Some(Error::Race { .. }) = e.downcast_ref::<Error>() {
-        eprintln!("hint: another writer kept the ref busy; run the command again");
+        ui::err("hint: another writer kept the ref busy; run the command again");
     }
     match kind {
         Some(ErrorKind::CheckFailed) => EXIT_CHECK_FAILED,

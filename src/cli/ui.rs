@@ -1,5 +1,6 @@
 //! Output: data on stdout, status on stderr, colour only for a terminal and never with `NO_COLOR`.
 
+use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 
 use clap::ValueEnum;
@@ -61,8 +62,52 @@ impl Ui {
     }
 }
 
+/// What a command printed while its output was captured (see [`capture`]).
+#[derive(Debug, Default)]
+pub struct Captured {
+    pub stdout: String,
+    pub stderr: String,
+}
+
+thread_local! {
+    /// Set while a command runs inside the MCP server: its stdout is the protocol's channel, so what the
+    /// command prints is collected here instead and returned as the tool's result.
+    static CAPTURE: RefCell<Option<Captured>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with everything it prints through this module collected instead of written.
+pub fn capture<T>(f: impl FnOnce() -> T) -> (T, Captured) {
+    CAPTURE.with(|c| *c.borrow_mut() = Some(Captured::default()));
+    let value = f();
+    let captured = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (value, captured)
+}
+
+/// Append to the capture buffer if one is active; `false` when output goes to the real streams.
+fn captured(stdout: bool, line: &str) -> bool {
+    CAPTURE.with(|c| match c.borrow_mut().as_mut() {
+        Some(buf) => {
+            let target = if stdout { &mut buf.stdout } else { &mut buf.stderr };
+            target.push_str(line);
+            target.push('\n');
+            true
+        }
+        None => false,
+    })
+}
+
+/// A line for stderr (status, warnings, errors), captured like stdout inside the MCP server.
+pub fn err(line: impl AsRef<str>) {
+    if !captured(false, line.as_ref()) {
+        eprintln!("{}", line.as_ref());
+    }
+}
+
 /// Print a line of data; a closed pipe (`git jules … | head`) ends the process quietly.
 pub fn out(line: impl AsRef<str>) {
+    if captured(true, line.as_ref()) {
+        return;
+    }
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = writeln!(stdout, "{}", line.as_ref()) {
         if e.kind() == std::io::ErrorKind::BrokenPipe {
@@ -75,15 +120,15 @@ pub fn out(line: impl AsRef<str>) {
 pub fn json<T: serde::Serialize>(value: &T) {
     match serde_json::to_string_pretty(value) {
         Ok(s) => out(s),
-        Err(e) => eprintln!("error: encoding JSON: {e}"),
+        Err(e) => err(format!("error: encoding JSON: {e}")),
     }
 }
 
 /// A status line for people, on stderr.
 pub fn status(line: impl AsRef<str>) {
-    eprintln!("{}", line.as_ref());
+    err(line);
 }
 
 pub fn warn(line: impl AsRef<str>) {
-    eprintln!("warning: {}", line.as_ref());
+    err(format!("warning: {}", line.as_ref()));
 }
