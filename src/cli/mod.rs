@@ -15,6 +15,7 @@ mod interrupt;
 mod log;
 mod mail;
 mod man;
+mod mcp;
 mod series;
 mod state;
 mod sync;
@@ -109,6 +110,8 @@ pub enum Command {
     Weave(weave::Args),
     /// Print a shell completion script (bash also completes `git jules <TAB>`)
     Completions(completions::Args),
+    /// Serve the persona's tools over the Model Context Protocol on stdio (see docs/mcp.md)
+    Mcp(mcp::Args),
 }
 
 impl Command {
@@ -118,6 +121,7 @@ impl Command {
             Command::InstallMan(_) => Some("install-man"),
             Command::Demo(_) => Some("demo"),
             Command::Completions(_) => Some("completions"),
+            Command::Mcp(_) => Some("mcp"),
             Command::Hooks(hooks::HooksCommand::Show) => Some("hooks show"),
             Command::Mail(mail::MailCommand::Attachment(a)) if a.output.is_none() => {
                 Some("mail attachment (without -o)")
@@ -154,15 +158,23 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
+            // Inside the MCP server clap's text must be captured, not written to the protocol's stdout.
+            let print = |e: &clap::Error| {
+                if ui::capturing() {
+                    ui::err(e.render().to_string().trim_end());
+                } else {
+                    let _ = e.print();
+                }
+            };
             if !e.use_stderr() {
-                let _ = e.print();
+                print(&e);
                 return EXIT_OK;
             }
             if wants_json {
                 let text = e.kind().as_str().unwrap_or("invalid arguments").to_owned();
                 print_json_error(&CliError::new(Kind::Usage, text));
             }
-            let _ = e.print();
+            print(&e);
             return EXIT_USAGE;
         }
     };
@@ -203,6 +215,7 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Init(args) => init::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
         Command::Guard(args) => guard::run(ctx, args),
+        Command::Mcp(args) => mcp::run(ctx, args),
         Command::Log(cmd) => log::run(ctx, cmd),
         Command::State(cmd) => state::run_state(ctx, cmd),
         Command::Sprint(cmd) => state::run_sprint(ctx, cmd),
@@ -229,15 +242,15 @@ pub fn report(ui: &ui::Ui, e: &CliError) -> i32 {
     if ui.json {
         print_json_error(e);
     }
-    eprintln!("{} {}", ui.err_label("31", "error:"), e.message);
+    ui::err(format!("{} {}", ui.err_label("31", "error:"), e.message));
     if !e.causes.is_empty() {
-        eprintln!("caused by:");
+        ui::err("caused by:");
         for (i, c) in e.causes.iter().enumerate() {
-            eprintln!("  {}: {c}", i + 1);
+            ui::err(format!("  {}: {c}", i + 1));
         }
     }
     for h in &e.hints {
-        eprintln!("{} {h}", ui.err_label("33", "hint:"));
+        ui::err(format!("{} {h}", ui.err_label("33", "hint:")));
     }
     e.exit_code()
 }

@@ -11,6 +11,7 @@ mod format;
 mod layering;
 mod json;
 mod mail;
+mod mcp;
 mod remotes;
 mod reroll;
 mod review;

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# bench/mcp.sh [RUNS] -- `git jules mcp` against the CLI process, in one run (docs/benchmarks-mcp.md).
+#
+# A repository with 100,000 messages to 25 personas (a seed-000 events.jsonl imported with
+# `git jules mail import`), then, warm: `mail_list` (limit 20) and `mail_send` through the official Python
+# MCP client (pip install mcp) against `mail inbox --limit 20` and `mail send` as whole processes.
+# Targets: the server beats the process per call; mail_list p95 < 5 ms.
+set -euo pipefail
+RUNS=${1:-200}
+source "$(dirname "$0")/common.sh"
+python3 -c 'import mcp' 2>/dev/null || { echo "needs the Python MCP SDK: pip install mcp" >&2; exit 2; }
+REPO=$SCRATCH/repo
+git init -q "$REPO"
+python3 - "$SCRATCH/events.jsonl" <<'PY'
+import json, sys
+P = [f"persona-{i:02d}" for i in range(25)]
+with open(sys.argv[1], "w") as f:
+    for m in range(100_000):
+        frm, to = P[m % 25], P[(m * 7 + 3) % 25]
+        if to == frm:
+            to = P[(m + 1) % 25]
+        ts = f"2026-01-{1 + m // 86400:02d}T{m // 3600 % 24:02d}:{m // 60 % 60:02d}:{m % 60:02d}Z"
+        f.write(json.dumps({"event_id": f"e{m}", "ts": ts, "event_type": "send", "message_id": m,
+                            "actor": frm, "from_persona": frm, "to_persona": to,
+                            "subject": f"message {m}", "body": f"body of message {m}",
+                            "attachments": [], "type": "status", "priority": "urgent" if m % 50 == 0 else "normal"}) + "\n")
+PY
+git -C "$REPO" config gc.auto 0
+"$JULES" -C "$REPO" mail import "$SCRATCH/events.jsonl" >/dev/null
+git -C "$REPO" repack -adq
+echo "binary: $("$JULES" --version), runs: $RUNS"
+python3 "$ROOT/bench/mcp_latency.py" "$JULES" "$REPO" persona-03 "$RUNS"

@@ -1,0 +1,99 @@
+//! New-mail notification for `git jules mcp`: inotify (through `notify`) on the repository's refs.
+//!
+//! Every way mail reaches a clone moves a ref: a local send or sync moves `refs/jules/…`, a plain
+//! `git fetch` moves `refs/remotes/<remote>/jules/…` or rewrites `packed-refs`. The watcher wakes on any
+//! such change, waits a moment for the burst to settle, computes the persona's unread messages through the
+//! library (the same query as `mail inbox --unread`), and tells the subscribed clients when a message
+//! appeared that was not unread before. Nothing polls: with no ref moving, the server sleeps.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notify::{RecursiveMode, Watcher};
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::{Peer, RoleServer};
+
+use super::INBOX_URI;
+
+/// A ref change is a lock file renamed into place; a fetch moves several refs in a row. Waiting this long
+/// after the first event folds a burst into one look at the inbox.
+const SETTLE: Duration = Duration::from_millis(15);
+
+/// Start watching; the returned watcher stops when dropped.
+pub fn spawn(
+    common_dir: PathBuf,
+    dir: PathBuf,
+    persona: String,
+    subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+) -> anyhow::Result<notify::RecommendedWatcher> {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        if let Ok(event) = event {
+            if event.paths.iter().any(|p| is_ref_path(p)) {
+                let _ = tx.send(());
+            }
+        }
+    })?;
+    let refs = common_dir.join("refs");
+    watcher.watch(&refs, RecursiveMode::Recursive)?;
+    // packed-refs lives beside refs/; watching the directory itself (not recursively) sees it replaced.
+    watcher.watch(&common_dir, RecursiveMode::NonRecursive)?;
+
+    tokio::spawn(async move {
+        let unread = |dir: PathBuf, persona: String| async move {
+            tokio::task::spawn_blocking(move || unread_ids(&dir, &persona))
+                .await
+                .unwrap_or_default()
+        };
+        let mut seen = unread(dir.clone(), persona.clone()).await;
+        while rx.recv().await.is_some() {
+            tokio::time::sleep(SETTLE).await;
+            while rx.try_recv().is_ok() {}
+            let now = unread(dir.clone(), persona.clone()).await;
+            let arrived = now.difference(&seen).next().is_some();
+            seen = now;
+            if !arrived {
+                continue;
+            }
+            let peers: Vec<Peer<RoleServer>> = match subscribers.lock() {
+                Ok(subs) => subs.clone(),
+                Err(_) => continue,
+            };
+            for peer in peers {
+                let _ = peer
+                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(INBOX_URI))
+                    .await;
+            }
+        }
+    });
+    Ok(watcher)
+}
+
+/// A path whose change can bring mail: a ref under refs/ (lock files and the like excluded) or packed-refs.
+fn is_ref_path(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    if name.ends_with(".lock") {
+        return false;
+    }
+    name == "packed-refs" || path.components().any(|c| c.as_os_str() == "refs")
+}
+
+/// The ids of the persona's unread messages; empty when there is no mail log or it cannot be read now
+/// (a read error here only delays a notification to the next ref change).
+fn unread_ids(dir: &Path, persona: &str) -> BTreeSet<String> {
+    let read = || -> git_jules::Result<BTreeSet<String>> {
+        let repo = git_jules::repo::open(dir)?;
+        let log = git_jules::mail::ops::log(&repo)?;
+        if log.tips()?.is_empty() {
+            return Ok(BTreeSet::new());
+        }
+        let now = chrono::Utc::now();
+        let items = git_jules::mail::ops::with_view(&log, |view| {
+            git_jules::mail::ops::unread(view, persona, now)
+        })?;
+        Ok(items.into_iter().map(|i| i.header.id).collect())
+    };
+    read().unwrap_or_default()
+}
