@@ -12,6 +12,7 @@ pub mod init;
 pub mod mail;
 pub mod names;
 pub mod notes;
+pub mod prompt;
 pub mod refs;
 pub mod repo;
 pub mod series;

@@ -10,6 +10,7 @@ mod interrupt;
 mod log;
 mod mail;
 mod man;
+mod prompt;
 mod series;
 mod state;
 mod sync;
@@ -75,8 +76,8 @@ pub enum Command {
     Mail(mail::MailCommand),
     /// Decide what runs now (sequential cycle, parallel batch, cron, mailbox consolidation) and record it
     Tick(tick::TickArgs),
-    /// Print the mailbox-check preamble for a persona's prompt, with its unread messages
-    Prompt(tick::PromptArgs),
+    /// Print a persona's prompt: the mailbox preamble, then its rendered template (.jules/personas or .jules/roles)
+    Prompt(prompt::PromptArgs),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -127,7 +128,7 @@ pub fn run() -> i32 {
         Command::Task(cmd) => state::run_task(&ctx, cmd),
         Command::Mail(cmd) => mail::run(&ctx, cmd),
         Command::Tick(args) => tick::run_tick(&ctx, args),
-        Command::Prompt(args) => tick::run_prompt(&ctx, args),
+        Command::Prompt(args) => prompt::run(&ctx, args),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Series(cmd) => series::run(&ctx, cmd),

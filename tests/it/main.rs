@@ -7,6 +7,7 @@ mod eventlog;
 mod finalize;
 mod format;
 mod mail;
+mod prompt;
 mod reroll;
 mod review;
 mod series;
