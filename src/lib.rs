@@ -15,6 +15,7 @@ pub mod notes;
 pub mod prompt;
 pub mod refs;
 pub mod repo;
+pub mod roles;
 pub mod series;
 pub mod state;
 pub mod sync;

@@ -11,6 +11,7 @@ mod log;
 mod mail;
 mod man;
 mod prompt;
+mod roles;
 mod series;
 mod state;
 mod sync;
@@ -78,6 +79,8 @@ pub enum Command {
     Tick(tick::TickArgs),
     /// Print a persona's prompt: the mailbox preamble, then its rendered template (.jules/personas or .jules/roles)
     Prompt(prompt::PromptArgs),
+    /// List the .jules/ scaffold's layers, roles, personas and workstreams; --check validates it
+    Roles(roles::RolesArgs),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -129,6 +132,7 @@ pub fn run() -> i32 {
         Command::Mail(cmd) => mail::run(&ctx, cmd),
         Command::Tick(args) => tick::run_tick(&ctx, args),
         Command::Prompt(args) => prompt::run(&ctx, args),
+        Command::Roles(args) => roles::run(&ctx, args),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Series(cmd) => series::run(&ctx, cmd),

@@ -10,6 +10,7 @@ mod mail;
 mod prompt;
 mod reroll;
 mod review;
+mod roles;
 mod series;
 mod state;
 mod tick;
