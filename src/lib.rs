@@ -6,6 +6,7 @@
 pub mod abbrev;
 pub mod error;
 pub mod eventlog;
+pub mod exchange;
 pub mod gitcli;
 pub mod hooks;
 pub mod init;

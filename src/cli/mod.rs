@@ -4,6 +4,7 @@
 //! 3 a conflict stopped the operation and nothing was changed; 130 interrupted.
 
 mod demo;
+mod exchange;
 mod hooks;
 mod init;
 mod interrupt;
@@ -81,6 +82,9 @@ pub enum Command {
     Prompt(prompt::PromptArgs),
     /// List the .jules/ scaffold's layers, roles, personas and workstreams; --check validates it
     Roles(roles::RolesArgs),
+    /// Workstreams' exchange (seed 001) on refs/jules/exchange: add, decide, expand, take, close, list, export, import
+    #[command(subcommand)]
+    Exchange(exchange::ExchangeCommand),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -133,6 +137,7 @@ pub fn run() -> i32 {
         Command::Tick(args) => tick::run_tick(&ctx, args),
         Command::Prompt(args) => prompt::run(&ctx, args),
         Command::Roles(args) => roles::run(&ctx, args),
+        Command::Exchange(cmd) => exchange::run(&ctx, cmd),
         Command::InstallMan(args) => man::run(&ctx, args),
         Command::Demo(args) => demo::run(&ctx, args),
         Command::Series(cmd) => series::run(&ctx, cmd),

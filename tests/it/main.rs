@@ -4,6 +4,7 @@ mod harness;
 
 mod cli;
 mod eventlog;
+mod exchange;
 mod finalize;
 mod format;
 mod mail;
