@@ -244,6 +244,16 @@ impl Schedules {
             check("schedule", &name)?;
             let persona = sch.persona.unwrap_or_else(|| name.clone());
             check("persona", &persona)?;
+            // croner accepts a 7th (year) field; cron lines here are 5 fields, or 6 with seconds.
+            let fields = sch.cron.split_whitespace().count();
+            if fields > 6 {
+                return Err(Error::usage(format!(
+                    "{origin}:{}: bad cron expression {:?} for [schedules.{name}]: {fields} fields; \
+                     use 5 (minute hour day month weekday) or 6 (with seconds first)",
+                    locate(&sch.cron),
+                    sch.cron
+                )));
+            }
             let parsed = croner::Cron::from_str(&sch.cron).map_err(|e| {
                 Error::usage(format!(
                     "{origin}:{}: bad cron expression {:?} for [schedules.{name}]: {e}",
@@ -319,6 +329,15 @@ cron = "0 3 * * *"
 [groups]
 reviewers = ["curator", "refactor"]
 "#;
+
+    #[test]
+    fn a_seven_field_cron_line_is_refused() {
+        let text = "[schedules.janitor]\ncron = \"0 0 3 * * * 2027\"\n";
+        let e = Schedules::parse(text, "s.toml").unwrap_err().to_string();
+        assert!(e.contains("s.toml:2:") && e.contains("7 fields"), "{e}");
+        let six = "[schedules.janitor]\ncron = \"0 0 3 * * *\"\n";
+        assert!(Schedules::parse(six, "s.toml").is_ok());
+    }
 
     #[test]
     fn parses_the_documented_shape() {
