@@ -200,6 +200,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
                 .env("JULES_CONTEXT", &d.context)
                 .env("JULES_REASON", &d.reason)
                 .env("JULES_RUN", &run)
+                .envs(layer_env(&schedules, d))
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .spawn()
@@ -276,4 +277,22 @@ fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>) {
     if plan.complete {
         ui::out("sprint complete: every persona woven, no unread mail left");
     }
+}
+
+/// A layered run's prompt variables (JULES_LAYER, JULES_ROLE, JULES_WORKSTREAM), read by `git jules prompt`.
+fn layer_env(s: &Schedules, d: &tick::Decision) -> Vec<(&'static str, String)> {
+    if d.reason != tick::REASON_LAYER {
+        return Vec::new();
+    }
+    let Some(l) = s.layers.iter().find(|l| l.name == d.track) else {
+        return Vec::new();
+    };
+    let mut v = vec![
+        ("JULES_LAYER", l.name.clone()),
+        ("JULES_ROLE", d.persona.clone()),
+    ];
+    if let Some(w) = &l.workstream {
+        v.push(("JULES_WORKSTREAM", w.clone()));
+    }
+    v
 }

@@ -7,6 +7,7 @@ mod eventlog;
 mod exchange;
 mod finalize;
 mod format;
+mod layers;
 mod mail;
 mod prompt;
 mod reroll;
