@@ -645,3 +645,26 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<()> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::validate;
+
+    const SCHEMA: &str = "id: \"\"\ntitle: \"\"\nevidence: []\n";
+
+    #[test]
+    fn a_valid_artifact_passes_and_field_errors_name_the_field() {
+        let m = validate("s.yml", SCHEMA, "id: a\ntitle: t\nevidence: [x]\n").unwrap();
+        assert_eq!(m.len(), 3);
+        let e = validate("s.yml", SCHEMA, "id: a\nevidence: []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("missing field title"), "{e}");
+        let e = validate("s.yml", SCHEMA, "id: a\ntitle: t\nevidence: []\nextra: 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("unknown field extra"), "{e}");
+        assert!(validate("s.yml", SCHEMA, "- a list\n").is_err());
+        assert!(validate("s.yml", SCHEMA, "id: [unclosed\n").is_err());
+    }
+}

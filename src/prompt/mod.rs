@@ -412,3 +412,38 @@ fn state_context(repo: &gix::Repository, persona: &str) -> Result<StateContext> 
         .cloned();
     Ok((sprint, tasks, last))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::render_template;
+
+    #[test]
+    fn includes_stay_inside_the_work_tree_and_errors_carry_the_line() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.yml"), "A\n").unwrap();
+        let ctx = minijinja::Value::from(());
+        let (text, inc) = render_template(
+            d.path(),
+            "t.j2",
+            "{{ section(\"S\", include_required(\"a.yml\")) }}{{ include_optional(\"b.yml\") }}",
+            ctx.clone(),
+        )
+        .unwrap();
+        assert_eq!(text, "## S\n\nA\n");
+        assert_eq!(inc, ["a.yml"]);
+        for bad in ["../x", "/etc/passwd"] {
+            let e = render_template(
+                d.path(),
+                "t.j2",
+                &format!("\n{{{{ include_optional({bad:?}) }}}}"),
+                ctx.clone(),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("t.j2 line 2") && e.contains("inside the work tree"),
+                "{e}"
+            );
+        }
+    }
+}
