@@ -47,7 +47,8 @@ pub struct Rendered {
     pub role: Option<String>,
     pub workstream: Option<String>,
     pub phase: Option<String>,
-    pub unread: usize,
+    /// The unread mail headers listed in the preamble (the shape `prompt --json` had before templates).
+    pub unread: Vec<mail::view::Header>,
 }
 
 /// The phases of the innovators' layer.
@@ -292,7 +293,7 @@ pub fn render(repo: &gix::Repository, persona: &str, o: &Options) -> Result<Rend
         role: o.role.clone(),
         workstream: o.workstream.clone(),
         phase: o.phase.clone(),
-        unread: unread.len(),
+        unread: unread.clone(),
     };
     let Some(workdir) = repo.workdir().map(Path::to_path_buf) else {
         out.text = text.trim_end().to_string();

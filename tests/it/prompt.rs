@@ -169,7 +169,8 @@ fn seed_004_persona_template_sees_state_mail_and_vars() {
         serde_json::from_str(&r.jules_ok(["--json", "prompt", "curator"])).unwrap();
     assert_eq!(json["version"], 1);
     assert_eq!(json["template"], ".jules/personas/curator/prompt.md.j2");
-    assert_eq!(json["unread"], 1);
+    assert_eq!(json["unread"].as_array().unwrap().len(), 1);
+    assert_eq!(json["unread"][0]["subject"], "conflict here");
     assert!(json["text"].as_str().unwrap().contains("You are curator"));
 }
 
