@@ -9,6 +9,7 @@ mod completions;
 mod demo;
 pub mod error;
 mod guard;
+mod exchange;
 mod hooks;
 mod init;
 mod interrupt;
@@ -16,6 +17,8 @@ mod log;
 mod mail;
 mod man;
 mod mcp;
+mod prompt;
+mod roles;
 mod series;
 mod state;
 mod sync;
@@ -91,8 +94,13 @@ pub enum Command {
     Mail(mail::MailCommand),
     /// Decide what runs now (sequential cycle, parallel batch, cron, mailbox consolidation) and record it
     Tick(tick::TickArgs),
-    /// Print the mailbox-check preamble for a persona's prompt, with its unread messages
-    Prompt(tick::PromptArgs),
+    /// Print a persona's prompt: the mailbox preamble, then its rendered template (.jules/personas or .jules/roles)
+    Prompt(prompt::PromptArgs),
+    /// List the .jules/ scaffold's layers, roles, personas and workstreams; --check validates it
+    Roles(roles::RolesArgs),
+    /// Workstreams' exchange (seed 001) on refs/jules/exchange: add, decide, expand, take, close, list, export, import
+    #[command(subcommand)]
+    Exchange(exchange::ExchangeCommand),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
@@ -222,7 +230,9 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Task(cmd) => state::run_task(ctx, cmd),
         Command::Mail(cmd) => mail::run(ctx, cmd),
         Command::Tick(args) => tick::run_tick(ctx, args),
-        Command::Prompt(args) => tick::run_prompt(ctx, args),
+        Command::Prompt(args) => prompt::run(ctx, args),
+        Command::Roles(args) => roles::run(ctx, args),
+        Command::Exchange(cmd) => exchange::run(ctx, cmd),
         Command::InstallMan(args) => man::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
         Command::Series(cmd) => series::run(ctx, cmd),

@@ -1,4 +1,4 @@
-//! `git jules tick` and `git jules prompt PERSONA`: the scheduler's decisions and a persona's preamble.
+//! `git jules tick`: the scheduler's decisions.
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
@@ -35,11 +35,6 @@ pub struct TickArgs {
     pub max_retries: Option<u32>,
     #[arg(long, default_value = "scheduler")]
     pub actor: String,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct PromptArgs {
-    pub persona: String,
 }
 
 #[derive(Serialize)]
@@ -203,6 +198,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
                 .env("JULES_CONTEXT", &d.context)
                 .env("JULES_REASON", &d.reason)
                 .env("JULES_RUN", &run)
+                .envs(layer_env(&schedules, d))
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .spawn()
@@ -281,60 +277,20 @@ fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>) {
     }
 }
 
-pub fn run_prompt(ctx: &Context, a: PromptArgs) -> anyhow::Result<i32> {
-    mail::message::validate_persona(&a.persona)?;
-    let repo = ctx.open()?;
-    let log = mail::ops::log(&repo)?;
-    let now = Utc::now();
-    let items = if log.tips()?.is_empty() {
-        Vec::new()
-    } else {
-        mail::ops::with_view(&log, |view| mail::ops::unread(view, &a.persona, now))?
+/// A layered run's prompt variables (JULES_LAYER, JULES_ROLE, JULES_WORKSTREAM), read by `git jules prompt`.
+fn layer_env(s: &Schedules, d: &tick::Decision) -> Vec<(&'static str, String)> {
+    if d.reason != tick::REASON_LAYER {
+        return Vec::new();
+    }
+    let Some(l) = s.layers.iter().find(|l| l.name == d.track) else {
+        return Vec::new();
     };
-    if ctx.ui.json {
-        let headers: Vec<_> = items.iter().map(|i| &i.header).collect();
-        ui::json(&serde_json::json!({ "persona": a.persona, "unread": headers }));
-        return Ok(0);
+    let mut v = vec![
+        ("JULES_LAYER", l.name.clone()),
+        ("JULES_ROLE", d.persona.clone()),
+    ];
+    if let Some(w) = &l.workstream {
+        v.push(("JULES_WORKSTREAM", w.clone()));
     }
-    let p = &a.persona;
-    let mut text = format!(
-        "## Mailbox Check (IMPORTANT)\n\n\
-         Before starting your work, check your mailbox for messages:\n\n\
-         ```bash\ngit jules mail inbox --persona {p}\n```\n\n"
-    );
-    if items.is_empty() {
-        text.push_str("You have no unread messages.\n\n");
-    } else {
-        text.push_str(&format!("You have {} unread message(s):\n\n", items.len()));
-        for i in &items {
-            let h = &i.header;
-            text.push_str(&format!(
-                "- * {} | {} | {} | {}{}\n",
-                &h.id[..12.min(h.id.len())],
-                h.from,
-                h.msg_type,
-                h.subject,
-                if h.priority == mail::message::Priority::Urgent {
-                    " (urgent)"
-                } else {
-                    ""
-                }
-            ));
-        }
-        text.push('\n');
-    }
-    text.push_str(&format!(
-        "If you have messages:\n\
-         1. Read each message: `git jules mail read <message_id> --persona {p}`\n\
-         2. Address the feedback (e.g., fix conflicts, rebase, etc.)\n\
-         3. Mark as read: Messages are auto-marked read when you read them\n\
-         4. Proceed with your work\n\n\
-         Common message types:\n\
-         - **Conflict Reports**: Your patch couldn't be woven due to conflicts\n\
-         - **Feedback**: Requested changes or improvements\n\
-         - **Coordination**: Other personas need your input\n\n\
-         ## Your Work\n"
-    ));
-    ui::out(text.trim_end());
-    Ok(0)
+    v
 }

@@ -15,7 +15,15 @@
 //! reviewers = ["curator", "refactor"]
 //! [alerts]
 //! group = "reviewers"           # who hears about personas that exhausted their retries
+//! [[layers]]                    # seed-001 layers, in order; each runs its roles as a parallel batch
+//! name = "observers"
+//! roles = ["qa", "security"]
+//! workstream = "generic"        # optional: handed to the runs (JULES_WORKSTREAM)
 //! ```
+//!
+//! With `[[layers]]`, a sprint runs the layers in order instead of the cycle: each tick launches the roles
+//! of the first layer not done yet (track = the layer's name, reason `layer`) and waits while any of them
+//! runs.
 //!
 //! Errors name the file and the line.
 
@@ -40,6 +48,16 @@ pub struct Schedules {
     pub schedules: BTreeMap<String, CronSchedule>,
     pub groups: BTreeMap<String, Vec<String>>,
     pub alert_group: Option<String>,
+    /// `[[layers]]`: seed-001 layers run in order, each as a parallel batch of its roles.
+    pub layers: Vec<Layer>,
+}
+
+/// One `[[layers]]` entry: its roles run in parallel; the next layer starts when they are all done.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Layer {
+    pub name: String,
+    pub roles: Vec<String>,
+    pub workstream: Option<String>,
 }
 
 /// When a sprint runs as one parallel batch instead of the sequential cycle.
@@ -107,6 +125,16 @@ struct Raw {
     #[serde(default)]
     groups: BTreeMap<String, RawGroup>,
     alerts: Option<RawAlerts>,
+    #[serde(default)]
+    layers: Vec<RawLayer>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLayer {
+    name: String,
+    roles: Vec<String>,
+    workstream: Option<String>,
 }
 
 /// `name = ["a", "b"]`, or `[groups.name]` with `members = […]` (both forms mail accepts too).
@@ -244,6 +272,16 @@ impl Schedules {
             check("schedule", &name)?;
             let persona = sch.persona.unwrap_or_else(|| name.clone());
             check("persona", &persona)?;
+            // croner accepts a 7th (year) field; cron lines here are 5 fields, or 6 with seconds.
+            let fields = sch.cron.split_whitespace().count();
+            if fields > 6 {
+                return Err(Error::usage(format!(
+                    "{origin}:{}: bad cron expression {:?} for [schedules.{name}]: {fields} fields; \
+                     use 5 (minute hour day month weekday) or 6 (with seconds first)",
+                    locate(&sch.cron),
+                    sch.cron
+                )));
+            }
             let parsed = croner::Cron::from_str(&sch.cron).map_err(|e| {
                 Error::usage(format!(
                     "{origin}:{}: bad cron expression {:?} for [schedules.{name}]: {e}",
@@ -279,6 +317,34 @@ impl Schedules {
                 )));
             }
             s.alert_group = Some(a.group);
+        }
+        for l in raw.layers {
+            check("layer", &l.name)?;
+            if s.layers.iter().any(|x| x.name == l.name) {
+                return Err(Error::usage(format!(
+                    "{origin}:{}: layer {:?} is declared twice",
+                    locate(&format!("\"{}\"", l.name)),
+                    l.name
+                )));
+            }
+            if l.roles.is_empty() {
+                return Err(Error::usage(format!(
+                    "{origin}:{}: layer {:?} has no roles",
+                    locate(&format!("\"{}\"", l.name)),
+                    l.name
+                )));
+            }
+            for r in &l.roles {
+                check("persona", r)?;
+            }
+            if let Some(w) = &l.workstream {
+                check("workstream", w)?;
+            }
+            s.layers.push(Layer {
+                name: l.name,
+                roles: l.roles,
+                workstream: l.workstream,
+            });
         }
         Ok(s)
     }
@@ -319,6 +385,15 @@ cron = "0 3 * * *"
 [groups]
 reviewers = ["curator", "refactor"]
 "#;
+
+    #[test]
+    fn a_seven_field_cron_line_is_refused() {
+        let text = "[schedules.janitor]\ncron = \"0 0 3 * * * 2027\"\n";
+        let e = Schedules::parse(text, "s.toml").unwrap_err().to_string();
+        assert!(e.contains("s.toml:2:") && e.contains("7 fields"), "{e}");
+        let six = "[schedules.janitor]\ncron = \"0 0 3 * * *\"\n";
+        assert!(Schedules::parse(six, "s.toml").is_ok());
+    }
 
     #[test]
     fn parses_the_documented_shape() {

@@ -19,6 +19,7 @@ pub const REASON_PARALLEL: &str = "parallel";
 pub const REASON_WEAVE: &str = "weave";
 pub const REASON_CRON: &str = "cron";
 pub const REASON_MAIL: &str = "mail";
+pub const REASON_LAYER: &str = "layer";
 
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 
@@ -99,10 +100,18 @@ pub fn plan(input: &TickInput) -> Plan {
     let view = input.view;
     let sched = input.schedules;
     let sprint = view.current_sprint;
-    let parallel = sprint.is_some_and(|s| sched.parallel.is_parallel(s));
+    let layered = !sched.layers.is_empty();
+    let parallel = !layered && sprint.is_some_and(|s| sched.parallel.is_parallel(s));
     let mut plan = Plan {
         sprint,
-        mode: if parallel { "parallel" } else { "sequential" }.into(),
+        mode: if layered {
+            "layered"
+        } else if parallel {
+            "parallel"
+        } else {
+            "sequential"
+        }
+        .into(),
         now: input.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         decisions: Vec::new(),
         waiting: Vec::new(),
@@ -136,7 +145,42 @@ pub fn plan(input: &TickInput) -> Plan {
     };
     let mut consolidate = true;
 
-    if parallel {
+    if layered {
+        // The first layer not done this sprint: wait while its runs run, else launch its missing roles.
+        for layer in &sched.layers {
+            let runs: Vec<_> = view
+                .runs
+                .iter()
+                .filter(|r| r.sprint == sprint && r.reason == REASON_LAYER && r.track == layer.name)
+                .collect();
+            let busy: Vec<_> = runs.iter().filter(|r| r.is_running()).collect();
+            if !busy.is_empty() {
+                for r in busy {
+                    wait_for(&mut plan, r);
+                }
+                consolidate = false;
+                break;
+            }
+            let missing: Vec<_> = layer
+                .roles
+                .iter()
+                .filter(|role| !runs.iter().any(|r| &r.persona_id == *role))
+                .collect();
+            if missing.is_empty() {
+                continue;
+            }
+            for role in missing {
+                plan.decisions.push(Decision {
+                    persona: role.clone(),
+                    track: layer.name.clone(),
+                    reason: REASON_LAYER.into(),
+                    context: format!("Layer {} of the sprint: you are role {role}.", layer.name),
+                });
+            }
+            consolidate = false;
+            break;
+        }
+    } else if parallel {
         let s = sprint.expect("parallel implies a sprint");
         let in_sprint: Vec<_> = view.runs.iter().filter(|r| r.sprint == Some(s)).collect();
         let busy: Vec<_> = in_sprint.iter().filter(|r| r.is_running()).collect();

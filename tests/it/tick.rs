@@ -220,9 +220,14 @@ fn two_schedulers_ticking_at_once_never_launch_the_same_run_twice() {
                     .unwrap()
             })
             .collect();
+        // Both ticks finish before any run is marked done: a tick that started late would otherwise see
+        // the other's run finished and rightly launch the next persona.
+        let outputs: Vec<_> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect();
         let mut total = 0;
-        for c in children {
-            let o = c.wait_with_output().unwrap();
+        for o in outputs {
             assert!(o.status.success(), "{}", stderr(&o));
             let rep: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
             total += rep["runs"].as_array().unwrap().len();

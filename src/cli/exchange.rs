@@ -1,0 +1,278 @@
+//! `git jules exchange …`: workstreams' hand-offs (seed 001) on `refs/jules/exchange`.
+
+use std::path::PathBuf;
+
+use git_jules::exchange::{self, AddRequest};
+use git_jules::Error;
+
+use super::{ui, Context};
+
+#[derive(Debug, clap::Subcommand)]
+pub enum ExchangeCommand {
+    /// Add an artifact (event, workstation, perspective, idea, comment, proposal), validated against its schema
+    Add {
+        #[arg(long)]
+        workstream: String,
+        /// event, workstation, perspective, idea, comment or proposal
+        #[arg(long)]
+        kind: String,
+        /// The YAML artifact (`-` for stdin)
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        /// The innovator persona (or the workstation's role) it belongs to
+        #[arg(long)]
+        persona: Option<String>,
+        #[arg(long, env = "JULES_PERSONA", default_value = "jules")]
+        actor: String,
+    },
+    /// Deciders: emit an issue (its source_events move to decided)
+    Decide {
+        #[arg(long)]
+        workstream: String,
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        /// The label (default: the issue's label field)
+        #[arg(long)]
+        label: Option<String>,
+        #[arg(long, env = "JULES_PERSONA", default_value = "jules")]
+        actor: String,
+    },
+    /// Planners: expand an issue marked requires_deep_analysis: true
+    Expand {
+        #[arg(long)]
+        workstream: String,
+        issue: String,
+        #[arg(long, value_name = "FILE")]
+        file: PathBuf,
+        #[arg(long, env = "JULES_PERSONA", default_value = "jules")]
+        actor: String,
+    },
+    /// Implementers: take an issue (one winner; --sync REMOTE makes it final across clones)
+    Take {
+        #[arg(long)]
+        workstream: String,
+        issue: String,
+        #[arg(long, env = "JULES_PERSONA")]
+        persona: String,
+        #[arg(long, value_name = "REMOTE")]
+        sync: Option<String>,
+    },
+    /// Implementers: close a taken issue with the commit or branch implementing it
+    Close {
+        #[arg(long)]
+        workstream: String,
+        issue: String,
+        #[arg(long, env = "JULES_PERSONA")]
+        persona: String,
+        #[arg(long)]
+        commit: String,
+    },
+    /// List artifacts (optionally of one workstream)
+    List {
+        #[arg(long)]
+        workstream: Option<String>,
+    },
+    /// Write the seed-001 layout (the level under .jules/workstreams/) into DIR, byte-stable
+    Export {
+        #[arg(long = "dir", id = "exchange_dir", value_name = "DIR")]
+        dir: PathBuf,
+    },
+    /// Read a seed-001 layout from DIR, idempotently
+    Import {
+        #[arg(long = "dir", id = "exchange_dir", value_name = "DIR")]
+        dir: PathBuf,
+        #[arg(long, env = "JULES_PERSONA", default_value = "jules")]
+        actor: String,
+    },
+}
+
+fn read(file: &PathBuf) -> anyhow::Result<String> {
+    if file.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)?;
+        return Ok(s);
+    }
+    std::fs::read_to_string(file)
+        .map_err(|e| Error::io(format!("reading {}", file.display()), e).into())
+}
+
+fn print_artifact(ctx: &Context, a: &exchange::Artifact) {
+    if ctx.ui.json {
+        let mut v = serde_json::to_value(a).unwrap_or_default();
+        v["version"] = 1.into();
+        ui::json(&v);
+    } else {
+        ui::out(format!(
+            "{} {} {} {}",
+            &a.id[..12],
+            a.kind,
+            a.name,
+            a.state.as_deref().unwrap_or("")
+        ));
+    }
+}
+
+pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let wd = repo
+        .workdir()
+        .ok_or_else(|| Error::usage("the exchange needs a work tree with .jules/workstreams/"))?
+        .to_path_buf();
+    let log = exchange::open(&repo)?;
+    match cmd {
+        ExchangeCommand::Add {
+            workstream,
+            kind,
+            file,
+            persona,
+            actor,
+        } => {
+            if kind == "issue" || kind == "plan" {
+                return Err(Error::usage(format!(
+                    "use `exchange {}` for a {kind}",
+                    if kind == "issue" { "decide" } else { "expand" }
+                ))
+                .into());
+            }
+            let yaml = read(&file)?;
+            let a = exchange::add(
+                &log,
+                &wd,
+                &actor,
+                AddRequest {
+                    workstream,
+                    kind,
+                    yaml,
+                    persona,
+                    ..Default::default()
+                },
+            )?;
+            print_artifact(ctx, &a);
+        }
+        ExchangeCommand::Decide {
+            workstream,
+            file,
+            label,
+            actor,
+        } => {
+            let yaml = read(&file)?;
+            let a = exchange::add(
+                &log,
+                &wd,
+                &actor,
+                AddRequest {
+                    workstream,
+                    kind: "issue".into(),
+                    yaml,
+                    label,
+                    ..Default::default()
+                },
+            )?;
+            print_artifact(ctx, &a);
+        }
+        ExchangeCommand::Expand {
+            workstream,
+            issue,
+            file,
+            actor,
+        } => {
+            let yaml = read(&file)?;
+            let a = exchange::add(
+                &log,
+                &wd,
+                &actor,
+                AddRequest {
+                    workstream,
+                    kind: "plan".into(),
+                    yaml,
+                    issue: Some(issue.clone()),
+                    name: Some(format!("{issue}-plan")),
+                    ..Default::default()
+                },
+            )?;
+            print_artifact(ctx, &a);
+        }
+        ExchangeCommand::Take {
+            workstream,
+            issue,
+            persona,
+            sync,
+        } => {
+            git_jules::prompt::require_workstream(&wd, &workstream)?;
+            let r = exchange::take(&log, &workstream, &issue, &persona, sync.as_deref())?;
+            if ctx.ui.json {
+                let mut v = serde_json::to_value(&r)?;
+                v["version"] = 1.into();
+                ui::json(&v);
+            } else if r.won {
+                ui::out(format!("took {issue}"));
+            } else {
+                ui::out(format!("lost {issue}: taken by {}", r.winner));
+            }
+            return Ok(if r.won { 0 } else { super::EXIT_CONFLICT });
+        }
+        ExchangeCommand::Close {
+            workstream,
+            issue,
+            persona,
+            commit,
+        } => {
+            exchange::close(&log, &workstream, &issue, &persona, &commit)?;
+            if !ctx.ui.json {
+                ui::out(format!("closed {issue} with {commit}"));
+            } else {
+                ui::json(&serde_json::json!({"version": 1, "issue": issue, "closed_with": commit}));
+            }
+        }
+        ExchangeCommand::List { workstream } => {
+            if let Some(w) = &workstream {
+                git_jules::prompt::require_workstream(&wd, w)?;
+            }
+            let v = exchange::view(&log)?;
+            let items: Vec<_> = v
+                .artifacts
+                .iter()
+                .filter(|a| workstream.as_deref().is_none_or(|w| a.workstream == w))
+                .collect();
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({"version": 1, "artifacts": items}));
+            } else {
+                for a in items {
+                    ui::out(format!(
+                        "{} {:<10} {:<11} {:<24} {}{}",
+                        &a.id[..12],
+                        a.workstream,
+                        a.kind,
+                        a.name,
+                        a.state.as_deref().unwrap_or(""),
+                        a.taken_by
+                            .as_deref()
+                            .map(|t| format!(" by {t}"))
+                            .unwrap_or_default()
+                    ));
+                }
+            }
+        }
+        ExchangeCommand::Export { dir } => {
+            let files = exchange::export(&log, &dir)?;
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({"version": 1, "files": files}));
+            } else {
+                ui::out(format!(
+                    "exported {} file(s) to {}",
+                    files.len(),
+                    dir.display()
+                ));
+            }
+        }
+        ExchangeCommand::Import { dir, actor } => {
+            let n = exchange::import(&log, &wd, &actor, &dir)?;
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({"version": 1, "added": n}));
+            } else {
+                ui::out(format!("imported {n} artifact(s)"));
+            }
+        }
+    }
+    Ok(0)
+}
