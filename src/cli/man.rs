@@ -288,6 +288,14 @@ fn examples(words: &str) -> &'static [&'static str] {
         ],
         "roles" => &["git jules roles", "git jules roles --check"],
         "exchange" => &["git jules exchange list --workstream generic"],
+        "exchange add" => &["git jules exchange add --workstream generic --kind events --file event.yml --actor observer-qa"],
+        "exchange decide" => &["git jules exchange decide --workstream generic --file issue.yml --label bug --actor decider"],
+        "exchange expand" => &["git jules exchange expand --workstream generic --issue 3f2a --file plan.yml --actor planner"],
+        "exchange take" => &["git jules exchange take --workstream generic --issue 3f2a --persona implementer --sync origin"],
+        "exchange close" => &["git jules exchange close --workstream generic --issue 3f2a --persona implementer --commit HEAD"],
+        "exchange list" => &["git jules exchange list --workstream generic --json"],
+        "exchange export" => &["git jules exchange export --dir .jules/workstreams"],
+        "exchange import" => &["git jules exchange import --dir .jules/workstreams"],
         _ => &[],
     }
 }
