@@ -187,7 +187,11 @@ async fn new_mail_from_another_process_or_a_fetch_is_pushed() {
     r.jules_ok(["init"]);
     r.jules_ok(["sync"]);
     let (s, client) = connect(&r, "alice").await;
-    s.subscribe(SubscribeRequestParams::new("jules://mail/inbox")).await.unwrap();
+    // resources/subscribe: the mechanism of the protocol versions the server offers (see src/cli/mcp).
+    #[allow(deprecated)]
+    s.subscribe(SubscribeRequestParams::new("jules://mail/inbox"))
+        .await
+        .unwrap();
 
     // Another process sends in the same clone.
     let before = client.updates.load(Ordering::SeqCst);
