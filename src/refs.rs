@@ -189,14 +189,29 @@ pub fn is_ancestor(
     Ok(false)
 }
 
-/// The Lamport clock a log commit (event or merge) carries, if it is one.
+/// The Lamport clock a log commit (event or merge) carries, if it is one: the value of its
+/// [`LAMPORT_TRAILER`] line. An unparsable or out-of-range value gives `None`, which only disables pruning.
 fn lamport_of(repo: &gix::Repository, id: ObjectId) -> Option<u64> {
     let commit = repo.find_commit(id).ok()?;
     let message = commit.message_raw().ok()?;
-    match crate::eventlog::event::parse_message(message).ok()? {
-        crate::eventlog::event::Framed::Event { lamport, .. }
-        | crate::eventlog::event::Framed::Merge { lamport } => Some(lamport),
-    }
+    message.split(|b| *b == b'\n').find_map(|line| {
+        let v = line.strip_prefix(LAMPORT_TRAILER.as_bytes())?;
+        let l: u64 = std::str::from_utf8(v).ok()?.trim().parse().ok()?;
+        // The event format's bound (`eventlog::event::MAX_LAMPORT`), restated: the log sits above us.
+        (l < 1 << 62).then_some(l)
+    })
+}
+
+/// The trailer carrying a log commit's Lamport clock (`Jules-Lamport: N`). It lives here, below the event
+/// log, because ancestry walks (see [`is_ancestor`]) prune by it.
+pub const LAMPORT_TRAILER: &str = "Jules-Lamport: ";
+
+/// The namespace of per-writer refs below `refs/jules/` and `refs/notes/jules/`.
+pub const WRITERS: &str = "writers/";
+
+/// The kind of object `id` names, if it exists here.
+pub fn object_kind(repo: &gix::Repository, id: ObjectId) -> Option<gix::object::Kind> {
+    repo.find_header(id).ok().map(|h| h.kind())
 }
 
 /// How old a ref's lock file must be before it is reported as left behind by a dead writer: ref

@@ -32,8 +32,7 @@ use crate::refs;
 
 const MAX_ROUNDS: u32 = 20;
 
-/// The namespace of per-writer refs below `refs/jules/` and `refs/notes/jules/`.
-pub const WRITERS: &str = "writers/";
+pub use crate::refs::{object_kind, WRITERS};
 
 /// What happened to one ref.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -212,11 +211,6 @@ pub fn shared_of_writer(name: &str) -> Option<(String, &str)> {
         }
     }
     None
-}
-
-/// The kind of object `id` names, if it exists here.
-pub fn object_kind(repo: &gix::Repository, id: ObjectId) -> Option<gix::object::Kind> {
-    repo.find_header(id).ok().map(|h| h.kind())
 }
 
 /// Fetch the remote's jules refs into remote-tracking refs, pruning those the remote no longer has.

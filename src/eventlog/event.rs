@@ -20,7 +20,7 @@ pub const MAX_EVENT_BYTES: usize = 256 * 1024;
 pub(crate) const EVENT_SUBJECT_PREFIX: &str = "jules-event ";
 /// The first line of every merge commit's message.
 pub(crate) const MERGE_SUBJECT: &str = "jules-merge";
-pub(crate) const LAMPORT_TRAILER: &str = "Jules-Lamport: ";
+pub(crate) use crate::refs::LAMPORT_TRAILER;
 pub(crate) const ID_TRAILER: &str = "Jules-Event-Id: ";
 
 /// The sha256 of an event's canonical JSON: the crate's one 32-byte id type.

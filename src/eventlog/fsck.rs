@@ -60,7 +60,7 @@ impl Log<'_> {
             }
         }
         for (name, id) in unusable {
-            let kind = crate::sync::object_kind(self.repo, id)
+            let kind = crate::refs::object_kind(self.repo, id)
                 .map(|k| k.to_string())
                 .unwrap_or_else(|| "missing object".into());
             invalid.push(FsckProblem {

@@ -22,6 +22,7 @@ pub mod checkpoint;
 pub mod event;
 mod fsck;
 mod merge;
+mod project;
 mod read;
 pub mod stats;
 
@@ -56,7 +57,7 @@ impl<'r> Log<'r> {
             Error::usage(format!("log refs live under {LOG_REF_PREFIX}, not {full}"))
         })?;
         crate::names::validate_ref_component(short)?;
-        if short == "writers" || short.starts_with(crate::sync::WRITERS) {
+        if short == "writers" || short.starts_with(crate::refs::WRITERS) {
             return Err(Error::usage(format!(
                 "{full}: `writers/` holds the per-writer refs of the sync layout, not a log"
             )));
@@ -91,7 +92,7 @@ impl<'r> Log<'r> {
             .remote_refs()?
             .into_iter()
             .filter(|(_, id)| {
-                crate::sync::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
+                crate::refs::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
             })
             .collect())
     }
@@ -103,11 +104,11 @@ impl<'r> Log<'r> {
             .remote_refs()?
             .into_iter()
             .filter(|(_, id)| {
-                crate::sync::object_kind(self.repo, *id) != Some(gix::object::Kind::Commit)
+                crate::refs::object_kind(self.repo, *id) != Some(gix::object::Kind::Commit)
             })
             .collect();
         if let Some(id) = self.local_tip()? {
-            if crate::sync::object_kind(self.repo, id) != Some(gix::object::Kind::Commit) {
+            if crate::refs::object_kind(self.repo, id) != Some(gix::object::Kind::Commit) {
                 out.insert(0, (self.name.clone(), id));
             }
         }
@@ -117,7 +118,7 @@ impl<'r> Log<'r> {
     fn remote_refs(&self) -> Result<Vec<(String, ObjectId)>> {
         let short = self.short_name();
         let main = format!("jules/{short}");
-        let writers = format!("jules/{}{short}/", crate::sync::WRITERS);
+        let writers = format!("jules/{}{short}/", crate::refs::WRITERS);
         let mut out = Vec::new();
         let platform = self.repo.references()?;
         for r in platform.prefixed("refs/remotes/")? {
@@ -152,7 +153,7 @@ impl<'r> Log<'r> {
         let mut tips: Vec<ObjectId> = self
             .local_tip()?
             .filter(|id| {
-                crate::sync::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
+                crate::refs::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
             })
             .into_iter()
             .collect();
