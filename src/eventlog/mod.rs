@@ -92,6 +92,8 @@ impl<'r> Log<'r> {
             .into_iter()
             .filter(|(_, id)| {
                 crate::sync::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
+                    // A branch named jules/<log> has its remote-tracking ref here too: not a copy of the log.
+                    && crate::sync::is_log_commit(self.repo, *id)
             })
             .collect())
     }
