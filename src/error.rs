@@ -39,6 +39,10 @@ pub enum Error {
     CheckFailed(String),
     #[error("{0}")]
     Conflict(String),
+    /// The remote or the environment refused, for a reason the user fixes: wrong credentials, an unreachable
+    /// host, a stale lock file left by a killed process (exit 2, like bad input).
+    #[error("{0}")]
+    Refused(String),
     #[error("{message}")]
     Race { message: String },
     #[error("{context}: {source}")]
@@ -68,6 +72,7 @@ impl Error {
                 ErrorKind::Usage
             }
             Error::NotFound { .. } => ErrorKind::NotFound,
+            Error::Refused(_) => ErrorKind::Usage,
             Error::CheckFailed(_) => ErrorKind::CheckFailed,
             Error::Conflict(_) => ErrorKind::Conflict,
             Error::Race { .. }

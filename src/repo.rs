@@ -44,11 +44,7 @@ pub fn committer(repo: &gix::Repository) -> gix::actor::Signature {
         }
         None => now,
     };
-    let first = |keys: &[&str]| {
-        keys.iter()
-            .find_map(|k| c.string(*k))
-            .map(|v| v.to_owned())
-    };
+    let first = |keys: &[&str]| keys.iter().find_map(|k| c.string(*k)).map(|v| v.to_owned());
     let name = first(&[
         "committer.name",
         "user.name",

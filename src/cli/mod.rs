@@ -8,8 +8,8 @@
 mod completions;
 mod demo;
 pub mod error;
-mod guard;
 mod exchange;
+mod guard;
 mod hooks;
 mod init;
 mod interrupt;

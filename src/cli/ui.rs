@@ -172,7 +172,11 @@ pub fn capturing() -> bool {
 fn captured(stdout: bool, text: &str, newline: bool) -> bool {
     CAPTURE.with(|c| match c.borrow_mut().as_mut() {
         Some(buf) => {
-            let target = if stdout { &mut buf.stdout } else { &mut buf.stderr };
+            let target = if stdout {
+                &mut buf.stdout
+            } else {
+                &mut buf.stderr
+            };
             target.push_str(text);
             if newline {
                 target.push('\n');

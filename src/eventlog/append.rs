@@ -106,7 +106,8 @@ impl Log<'_> {
                 return Ok(Some(out));
             }
             if let Some(err) = crate::refs::stale_lock_error(self.repo, &self.name) {
-                return Err(err);
+                // A lock file left by a killed process: the user removes it (exit 2).
+                return Err(Error::Refused(err.to_string()));
             }
             if attempt >= MAX_ATTEMPTS || started.elapsed() > MAX_TOTAL_WAIT {
                 return Err(Error::Race {

@@ -92,7 +92,13 @@ impl<'r> Log<'r> {
             .remote_refs()?
             .into_iter()
             .filter(|(_, id)| {
+<<<<<<< HEAD
                 crate::refs::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
+=======
+                crate::sync::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
+                    // A branch named jules/<log> has its remote-tracking ref here too: not a copy of the log.
+                    && crate::sync::is_log_commit(self.repo, *id)
+>>>>>>> fixremote
             })
             .collect())
     }

@@ -11,7 +11,10 @@ mod finalize;
 mod format;
 mod json;
 mod layering;
+<<<<<<< HEAD
 mod layers;
+=======
+>>>>>>> fixremote
 mod mail;
 mod mcp;
 mod prompt;

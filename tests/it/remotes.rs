@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{bin, stderr, stdout, Repo};
+use crate::harness::{bin, json_items, stderr, stdout, Repo};
 
 /// A server process killed when dropped.
 struct Server {
@@ -473,8 +473,7 @@ fn a_hundred_clones_sync_at_once() {
             "{doc}"
         );
     }
-    let rows: Vec<serde_json::Value> =
-        serde_json::from_str(&clones[N - 1].jules_ok(["log", "show", "mail", "--json"])).unwrap();
+    let rows = json_items(&clones[N - 1].jules_ok(["log", "show", "mail", "--json"]));
     assert_eq!(rows.len(), 5 * N);
     assert_eq!(
         clones[0].jules_ok(["log", "show", "mail"]),
@@ -515,8 +514,7 @@ fn three_hundred_syncs_keep_packs_and_loose_objects_bounded() {
     assert!(worst.0 <= git_jules::hygiene::MAX_PACKS + 1, "{worst:?}");
     assert!(worst.1 <= git_jules::hygiene::MAX_LOOSE + 100, "{worst:?}");
     assert!(worst.0 > 2, "the test should have made packs: {worst:?}");
-    let rows: Vec<serde_json::Value> =
-        serde_json::from_str(&reader.jules_ok(["log", "show", "mail", "--json"])).unwrap();
+    let rows = json_items(&reader.jules_ok(["log", "show", "mail", "--json"]));
     assert_eq!(rows.len(), 300);
 }
 

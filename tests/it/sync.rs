@@ -7,7 +7,7 @@ use git_jules::eventlog::{Event, Log, NewEvent};
 use git_jules::refs::{self, Relation};
 use gix::ObjectId;
 
-use crate::harness::{open, stderr, stdout, Repo};
+use crate::harness::{json_items, open, stderr, stdout, Repo};
 
 fn commit(repo: &gix::Repository, parents: &[ObjectId], msg: &str) -> ObjectId {
     let tree = repo
@@ -166,7 +166,7 @@ fn append(r: &Repo, actor: &str, n: u32) {
 /// Event ids of the mail log as the clone sees it.
 fn ids(r: &Repo) -> Vec<String> {
     let out = r.jules_ok(["log", "show", "mail", "--json"]);
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let rows = json_items(&out);
     let mut ids: Vec<String> = rows.iter().map(|r| r["id"].to_string()).collect();
     ids.sort();
     ids
@@ -541,4 +541,31 @@ fn mail_wait_fetch_survives_many_fetches_under_the_slot_limit() {
         })
         .count();
     assert!(packs <= git_jules::hygiene::MAX_PACKS + 1, "{packs} packs");
+}
+
+#[test]
+fn a_branch_named_jules_x_is_never_taken_for_a_log() {
+    let (bare, cs) = clones(2);
+    append(&cs[0], "a", 1);
+    cs[0].git(["branch", "jules/x"]);
+    cs[0].git(["push", "-q", "origin", "jules/x"]);
+    cs[0].jules_ok(["sync"]);
+    cs[0].jules_ok(["sync"]);
+    // Nothing of the branch was published as a log, locally or on the remote.
+    assert!(bare.git(["for-each-ref", "refs/jules/x"]).trim().is_empty());
+    assert!(cs[0]
+        .git(["for-each-ref", "refs/jules/x"])
+        .trim()
+        .is_empty());
+    assert!(!bare
+        .git(["for-each-ref", "refs/jules/mail"])
+        .trim()
+        .is_empty());
+    // A plain fetch of a second clone (with init's refspecs) does not meet two sources for one
+    // remote-tracking ref.
+    cs[1].jules_ok(["init"]);
+    let out = cs[1].git_output(["fetch", "-q", "origin"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    cs[1].jules_ok(["sync"]);
+    assert!(bare.git(["for-each-ref", "refs/jules/x"]).trim().is_empty());
 }

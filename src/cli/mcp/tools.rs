@@ -91,7 +91,11 @@ fn push_each(v: &mut Vec<String>, flag: &str, values: &[String]) {
 }
 
 /// `words…`, the persona flag, `--`, then the positionals.
-fn cmd(words: &[&str], persona_flag: Option<(&str, &str)>, positionals: Vec<String>) -> Vec<String> {
+fn cmd(
+    words: &[&str],
+    persona_flag: Option<(&str, &str)>,
+    positionals: Vec<String>,
+) -> Vec<String> {
     let mut v: Vec<String> = words.iter().map(|w| s(w)).collect();
     if let Some((flag, persona)) = persona_flag {
         v.push(opt(flag, persona));
