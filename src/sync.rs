@@ -213,31 +213,6 @@ pub fn shared_of_writer(name: &str) -> Option<(String, &str)> {
     None
 }
 
-<<<<<<< HEAD
-=======
-/// The kind of object `id` names, if it exists here.
-pub fn object_kind(repo: &gix::Repository, id: ObjectId) -> Option<gix::object::Kind> {
-    repo.find_header(id).ok().map(|h| h.kind())
-}
-
-/// Whether `id` is a commit of a log: an event or a join, by its message (an event beyond the format's
-/// bounds still counts: readers skip it, but it is on a log). A remote-tracking ref of a branch named
-/// `jules/...` also lies under `refs/remotes/<remote>/jules/`; its tip is an ordinary commit, which is
-/// never taken for a log, never joined, republished or pushed.
-pub fn is_log_commit(repo: &gix::Repository, id: ObjectId) -> bool {
-    let Ok(commit) = repo.find_commit(id) else {
-        return false;
-    };
-    let Ok(message) = commit.message_raw() else {
-        return false;
-    };
-    !matches!(
-        crate::eventlog::event::parse_message(message),
-        Err(crate::eventlog::event::Invalid::NotAnEvent(_))
-    )
-}
-
->>>>>>> fixremote
 /// Fetch the remote's jules refs into remote-tracking refs, pruning those the remote no longer has.
 ///
 /// The `git` binary, not gix: it is the reference for every transport and every setting users rely on to
@@ -387,7 +362,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                         continue;
                     }
                 }
-                if local_prefix == "refs/jules/" && !is_log_commit(repo, id) {
+                if local_prefix == "refs/jules/" && !crate::eventlog::is_log_commit(repo, id) {
                     // Not a log (a branch named jules/..., or a remote that lost its log to an unrelated
                     // commit): never joined. A local log of that name is published again over it.
                     if shared_of_writer(&remote_name).is_none() && !rest.starts_with(WRITERS) {

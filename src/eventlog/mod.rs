@@ -92,13 +92,9 @@ impl<'r> Log<'r> {
             .remote_refs()?
             .into_iter()
             .filter(|(_, id)| {
-<<<<<<< HEAD
                 crate::refs::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
-=======
-                crate::sync::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
                     // A branch named jules/<log> has its remote-tracking ref here too: not a copy of the log.
-                    && crate::sync::is_log_commit(self.repo, *id)
->>>>>>> fixremote
+                    && is_log_commit(self.repo, *id)
             })
             .collect())
     }
@@ -184,4 +180,21 @@ pub fn list_logs(repo: &gix::Repository) -> Result<Vec<String>> {
     }
     out.sort();
     Ok(out)
+}
+
+/// Whether `id` is a commit of a log: an event or a join, by its message (an event beyond the format's
+/// bounds still counts: readers skip it, but it is on a log). A remote-tracking ref of a branch named
+/// `jules/...` also lies under `refs/remotes/<remote>/jules/`; its tip is an ordinary commit, which is
+/// never taken for a log, never joined, republished or pushed.
+pub fn is_log_commit(repo: &gix::Repository, id: ObjectId) -> bool {
+    let Ok(commit) = repo.find_commit(id) else {
+        return false;
+    };
+    let Ok(message) = commit.message_raw() else {
+        return false;
+    };
+    !matches!(
+        event::parse_message(message),
+        Err(event::Invalid::NotAnEvent(_))
+    )
 }

@@ -11,10 +11,7 @@ mod finalize;
 mod format;
 mod json;
 mod layering;
-<<<<<<< HEAD
 mod layers;
-=======
->>>>>>> fixremote
 mod mail;
 mod mcp;
 mod prompt;

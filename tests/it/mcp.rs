@@ -41,12 +41,22 @@ async fn connect(r: &Repo, persona: &str) -> (RunningService<RoleClient, Client>
     cmd.stderr(std::process::Stdio::null());
     let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
     let handler = Client::default();
-    let service = handler.clone().serve(transport).await.expect("MCP handshake");
+    let service = handler
+        .clone()
+        .serve(transport)
+        .await
+        .expect("MCP handshake");
     (service, handler)
 }
 
-async fn call(service: &RunningService<RoleClient, Client>, tool: &str, args: Value) -> CallToolResult {
-    let Value::Object(map) = args else { panic!("arguments must be an object") };
+async fn call(
+    service: &RunningService<RoleClient, Client>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
+    let Value::Object(map) = args else {
+        panic!("arguments must be an object")
+    };
     service
         .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(map))
         .await
@@ -55,18 +65,28 @@ async fn call(service: &RunningService<RoleClient, Client>, tool: &str, args: Va
 
 fn ok(result: &CallToolResult) -> Value {
     assert_ne!(result.is_error, Some(true), "tool failed: {result:?}");
-    result.structured_content.clone().expect("structured result")
+    result
+        .structured_content
+        .clone()
+        .expect("structured result")
 }
 
 fn error_text(result: &CallToolResult) -> String {
-    assert_eq!(result.is_error, Some(true), "expected a tool error: {result:?}");
+    assert_eq!(
+        result.is_error,
+        Some(true),
+        "expected a tool error: {result:?}"
+    );
     serde_json::to_string(&result.content).unwrap()
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn tools_send_list_read_claim_as_the_cli_does() {
     let r = Repo::new();
-    r.write(".jules/schedules.toml", "[groups]\nworkers = [\"alice\", \"bob\"]\n");
+    r.write(
+        ".jules/schedules.toml",
+        "[groups]\nworkers = [\"alice\", \"bob\"]\n",
+    );
     let (alice, _) = connect(&r, "alice").await;
 
     let names: Vec<String> = alice
@@ -77,39 +97,101 @@ async fn tools_send_list_read_claim_as_the_cli_does() {
         .map(|t| t.name.to_string())
         .collect();
     for want in [
-        "mail_send", "mail_list", "mail_read", "mail_mark_read", "mail_archive", "mail_trash",
-        "mail_tag", "mail_thread", "mail_claim", "mail_sync", "prompt", "sprint_status",
-        "task_list", "task_done", "series_status", "verify", "weave_check",
+        "mail_send",
+        "mail_list",
+        "mail_read",
+        "mail_mark_read",
+        "mail_archive",
+        "mail_trash",
+        "mail_tag",
+        "mail_thread",
+        "mail_claim",
+        "mail_sync",
+        "prompt",
+        "sprint_status",
+        "task_list",
+        "task_done",
+        "series_status",
+        "verify",
+        "weave_check",
     ] {
-        assert!(names.iter().any(|n| n == want), "missing tool {want} in {names:?}");
+        assert!(
+            names.iter().any(|n| n == want),
+            "missing tool {want} in {names:?}"
+        );
     }
 
     // bob writes to alice with the CLI; alice's server sees it.
-    let sent = r.jules_ok(["mail", "send", "--from", "bob", "--to", "alice", "--subject", "hello", "--body", "b1"]);
+    let sent = r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "bob",
+        "--to",
+        "alice",
+        "--subject",
+        "hello",
+        "--body",
+        "b1",
+    ]);
     let hello = sent.trim().to_owned();
-    let urgent = call(&alice, "mail_send", json!({"to": ["alice"], "subject": "self note", "body": "x", "priority": "urgent"})).await;
+    let urgent = call(
+        &alice,
+        "mail_send",
+        json!({"to": ["alice"], "subject": "self note", "body": "x", "priority": "urgent"}),
+    )
+    .await;
     let urgent_id = ok(&urgent)["id"].as_str().unwrap().to_owned();
 
     // mail_list is `mail inbox --json`, byte for byte the same document; urgent first.
     let listed = ok(&call(&alice, "mail_list", json!({"unread": true})).await);
-    let cli: Value = serde_json::from_str(&r.jules_ok(["--json", "mail", "inbox", "--persona", "alice", "--unread"])).unwrap();
+    let cli: Value = serde_json::from_str(&r.jules_ok([
+        "--json",
+        "mail",
+        "inbox",
+        "--persona",
+        "alice",
+        "--unread",
+    ]))
+    .unwrap();
     assert_eq!(listed, cli);
-    let ids: Vec<&str> = listed["messages"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = listed["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, [urgent_id.as_str(), hello.as_str()]);
 
     // mail_read shows the body and marks read, as the CLI would.
     let read = ok(&call(&alice, "mail_read", json!({"id": &hello[..8]})).await);
     assert_eq!(read["message"]["body"], "b1");
-    let after: Value = serde_json::from_str(&r.jules_ok(["--json", "mail", "show", &hello, "--persona", "alice"])).unwrap();
+    let after: Value =
+        serde_json::from_str(&r.jules_ok(["--json", "mail", "show", &hello, "--persona", "alice"]))
+            .unwrap();
     assert_eq!(after["message"]["state"]["unread"], false);
 
     // A group claim: alice wins, bob (through his own server) is refused.
-    let task = r.jules_ok(["mail", "send", "--from", "boss", "--to", "workers", "--subject", "do it", "--body", "t"]);
+    let task = r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "boss",
+        "--to",
+        "workers",
+        "--subject",
+        "do it",
+        "--body",
+        "t",
+    ]);
     let task = task.trim();
     ok(&call(&alice, "mail_claim", json!({"id": task})).await);
     let (bob, _) = connect(&r, "bob").await;
     let refused = call(&bob, "mail_claim", json!({"id": task})).await;
-    assert!(error_text(&refused).contains("alice"), "the refusal names the winner");
+    assert!(
+        error_text(&refused).contains("alice"),
+        "the refusal names the winner"
+    );
 
     // Tags, archive, trash and the thread go through the same commands.
     ok(&call(&alice, "mail_tag", json!({"id": hello, "tag": "later"})).await);
@@ -118,7 +200,11 @@ async fn tools_send_list_read_claim_as_the_cli_does() {
     assert_eq!(thread["messages"][0]["state"]["tags"], json!(["later"]));
     ok(&call(&alice, "mail_trash", json!({"id": urgent_id})).await);
     let inbox = ok(&call(&alice, "mail_list", json!({})).await);
-    assert!(inbox["messages"].as_array().unwrap().iter().all(|m| m["id"] != hello.as_str() && m["id"] != urgent_id.as_str()));
+    assert!(inbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["id"] != hello.as_str() && m["id"] != urgent_id.as_str()));
     alice.cancel().await.unwrap();
     bob.cancel().await.unwrap();
 }
@@ -135,10 +221,24 @@ async fn bad_arguments_are_tool_errors_and_the_server_keeps_serving() {
     assert!(e.contains("body"), "{e}");
     // Oversized body (the CLI's limit is 128 KiB).
     let big = "x".repeat(200 * 1024);
-    let e = error_text(&call(&s, "mail_send", json!({"to": ["bob"], "subject": "s", "body": big})).await);
+    let e = error_text(
+        &call(
+            &s,
+            "mail_send",
+            json!({"to": ["bob"], "subject": "s", "body": big}),
+        )
+        .await,
+    );
     assert!(e.contains("error:"), "{e}");
     // A persona name with `..`, and an attempt to act as another persona.
-    let e = error_text(&call(&s, "mail_send", json!({"to": ["../etc"], "subject": "s", "body": "b"})).await);
+    let e = error_text(
+        &call(
+            &s,
+            "mail_send",
+            json!({"to": ["../etc"], "subject": "s", "body": "b"}),
+        )
+        .await,
+    );
     assert!(e.contains("error:"), "{e}");
     let e = error_text(&call(&s, "mail_list", json!({"persona": "bob"})).await);
     assert!(e.contains("persona"), "{e}");
@@ -148,7 +248,12 @@ async fn bad_arguments_are_tool_errors_and_the_server_keeps_serving() {
     let e = error_text(&call(&s, "no_such_tool", json!({})).await);
     assert!(e.contains("no tool"), "{e}");
     // Still serving.
-    let sent = ok(&call(&s, "mail_send", json!({"to": ["alice"], "subject": "still here", "body": "b"})).await);
+    let sent = ok(&call(
+        &s,
+        "mail_send",
+        json!({"to": ["alice"], "subject": "still here", "body": "b"}),
+    )
+    .await);
     assert!(sent["id"].as_str().is_some());
     s.cancel().await.unwrap();
 }
@@ -164,16 +269,21 @@ fn a_persona_with_dots_is_refused_at_start() {
 fn eof_on_stdin_ends_the_server_cleanly() {
     let r = Repo::new();
     let out = crate::harness::with_stdin(&mut r.jules_cmd(["mcp", "--persona", "alice"]), b"");
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", crate::harness::stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        crate::harness::stderr(&out)
+    );
     assert!(stdout(&out).is_empty());
 }
 
 async fn wait_update(client: &Client, before: usize, within: Duration) -> Duration {
     let start = Instant::now();
     while client.updates.load(Ordering::SeqCst) == before {
-        let left = within.checked_sub(start.elapsed()).unwrap_or_else(|| {
-            panic!("no resources/updated notification within {within:?}")
-        });
+        let left = within
+            .checked_sub(start.elapsed())
+            .unwrap_or_else(|| panic!("no resources/updated notification within {within:?}"));
         let _ = tokio::time::timeout(left, client.wake.notified()).await;
     }
     start.elapsed()
@@ -195,20 +305,57 @@ async fn new_mail_from_another_process_or_a_fetch_is_pushed() {
 
     // Another process sends in the same clone.
     let before = client.updates.load(Ordering::SeqCst);
-    r.jules_ok(["mail", "send", "--from", "bob", "--to", "alice", "--subject", "one", "--body", "b"]);
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "bob",
+        "--to",
+        "alice",
+        "--subject",
+        "one",
+        "--body",
+        "b",
+    ]);
     let latency = wait_update(&client, before, Duration::from_secs(1)).await;
     eprintln!("local send: notified after {latency:?}");
 
     // Mail for somebody else wakes the watcher but is not news for alice.
     let before = client.updates.load(Ordering::SeqCst);
-    r.jules_ok(["mail", "send", "--from", "bob", "--to", "carol", "--subject", "not yours", "--body", "b"]);
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "bob",
+        "--to",
+        "carol",
+        "--subject",
+        "not yours",
+        "--body",
+        "b",
+    ]);
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(client.updates.load(Ordering::SeqCst), before, "no notification for carol's mail");
+    assert_eq!(
+        client.updates.load(Ordering::SeqCst),
+        before,
+        "no notification for carol's mail"
+    );
 
     // Another clone sends and syncs; here only a plain `git fetch` runs.
     let other = r.clone_of(bare.path());
     other.jules_ok(["init"]);
-    other.jules_ok(["mail", "send", "--from", "dave", "--to", "alice", "--subject", "from afar", "--body", "b"]);
+    other.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "dave",
+        "--to",
+        "alice",
+        "--subject",
+        "from afar",
+        "--body",
+        "b",
+    ]);
     other.jules_ok(["sync"]);
     let before = client.updates.load(Ordering::SeqCst);
     r.git(["fetch", "-q", "origin"]);
@@ -234,7 +381,12 @@ async fn two_servers_in_two_clones_exchange_mail_through_mail_sync() {
     b.jules_ok(["init"]);
     let (sa, _) = connect(&a, "alice").await;
     let (sb, _) = connect(&b, "bob").await;
-    ok(&call(&sa, "mail_send", json!({"to": ["bob"], "subject": "across clones", "body": "hi bob"})).await);
+    ok(&call(
+        &sa,
+        "mail_send",
+        json!({"to": ["bob"], "subject": "across clones", "body": "hi bob"}),
+    )
+    .await);
     ok(&call(&sa, "mail_sync", json!({})).await);
     let before = ok(&call(&sb, "mail_list", json!({})).await);
     assert!(before["messages"].as_array().unwrap().is_empty());
@@ -251,8 +403,12 @@ async fn two_servers_in_two_clones_exchange_mail_through_mail_sync() {
 #[test]
 fn python_sdk_interop() {
     let r = Repo::new();
-    r.write(".jules/schedules.toml", "[groups]\nworkers = [\"alice\", \"bob\"]\n");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/interop.py");
+    r.write(
+        ".jules/schedules.toml",
+        "[groups]\nworkers = [\"alice\", \"bob\"]\n",
+    );
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/interop.py");
     let mut cmd = std::process::Command::new("python3");
     r.env.apply(&mut cmd);
     let out = cmd
