@@ -88,7 +88,7 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         if let Ok(mut p) = progress.lock() {
             p.1 += 1;
             let done = p.1;
-            let running = (opts.jobs as usize).min(total.saturating_sub(done));
+            let running = opts.jobs.min(total.saturating_sub(done));
             p.0.set(&format!("[{done}/{total}] verifying, {running} running"));
         }
     };
