@@ -241,8 +241,8 @@ fn kill_dash_9_never_leaves_an_unreadable_log() {
     let out = r.jules([
         "log", "append", "mail", "--kind", "t.locked", "--actor", "victim",
     ]);
-    // A lock left behind is not bad input: the internal-error code.
-    assert_eq!(out.status.code(), Some(4));
+    // A lock left behind is for the user to clear (the message says how): exit 2, like git's own.
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("mail.lock") && stderr(&out).contains("killed"),
         "{}",
