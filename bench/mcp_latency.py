@@ -35,14 +35,14 @@ async def mcp_calls(binary, repo, persona, runs):
                 t = time.perf_counter()
                 r = await session.call_tool("mail_list", {"limit": 20})
                 samples.append(time.perf_counter() - t)
-                assert not r.isError, r.content
+                assert not getattr(r, "is_error", None), r.content
             out["list"] = samples
             samples = []
             for i in range(runs):
                 t = time.perf_counter()
                 r = await session.call_tool("mail_send", {"to": ["persona-01"], "subject": f"bench {i}", "body": "b"})
                 samples.append(time.perf_counter() - t)
-                assert not r.isError, r.content
+                assert not getattr(r, "is_error", None), r.content
             out["send"] = samples
     return out
 
