@@ -22,6 +22,8 @@ pub mod checkpoint;
 pub mod event;
 mod fsck;
 mod merge;
+#[cfg(test)]
+mod prop_tests;
 mod project;
 mod read;
 pub mod stats;

@@ -13,6 +13,8 @@ pub mod format;
 pub mod journal;
 pub mod reroll;
 pub mod review;
+#[cfg(test)]
+mod review_props;
 pub mod rewrite;
 pub mod start;
 pub mod status;

@@ -178,3 +178,24 @@ fn a_finished_run_stays_finished_like_a_task() {
         serde_json::from_str(&r.jules_ok(["state", "show", "--json"])).unwrap();
     assert_eq!(shown["history"]["0"]["status"], "ok", "{shown}");
 }
+
+/// A float in imported data once became an event that `log fsck` then called non-canonical (found by the
+/// property tests in src/eventlog/prop_tests.rs): events hold only integers, so the import is refused whole.
+#[test]
+fn import_refuses_fractions_instead_of_writing_events_fsck_rejects() {
+    let r = Repo::new();
+    let doc = serde_json::json!({
+        "history": {"0": {"persona_id": "curator", "session_id": "a1", "pr_number": 7.5,
+                          "created_at": "2026-01-01T00:00:00Z", "track": "default"}},
+        "tracks": {}
+    });
+    r.write("fraction.json", &doc.to_string());
+    let out = r.jules(["state", "import", "fraction.json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("only integers"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("7.5"), "{}", stderr(&out));
+    // Nothing was written, and what is there passes the strict check.
+    assert_eq!(r.rev("refs/jules/state"), None);
+    r.jules_ok(["state", "record", "--persona", "curator", "--session", "s", "--pr", "1"]);
+    r.jules_ok(["log", "fsck", "state"]);
+}
