@@ -466,40 +466,15 @@ fn unquote(p: &[u8]) -> BString {
     p.into()
 }
 
-/// A C-quoted string at the start of `s` (git's quoting of unusual paths), and what follows it.
+/// A C-quoted string at the start of `s` (git's quoting of unusual paths), and what follows it; `None` when
+/// `s` is not quoted or the quoting is broken (an unknown escape, an octal escape over `\377`, no closing
+/// quote), which `git apply` also refuses. gix's reader follows git's `unquote_c_style`.
 fn split_quoted(s: &[u8]) -> Option<(BString, &[u8])> {
-    let mut out = Vec::new();
-    let mut i = 1;
-    while i < s.len() {
-        match s[i] {
-            b'"' => return Some((out.into(), &s[i + 1..])),
-            b'\\' => {
-                let c = *s.get(i + 1)?;
-                match c {
-                    b'n' => out.push(b'\n'),
-                    b't' => out.push(b'\t'),
-                    b'r' => out.push(b'\r'),
-                    b'a' => out.push(7),
-                    b'b' => out.push(8),
-                    b'f' => out.push(12),
-                    b'v' => out.push(11),
-                    b'0'..=b'7' => {
-                        let digits = s.get(i + 1..i + 4)?;
-                        let v = u8::from_str_radix(std::str::from_utf8(digits).ok()?, 8).ok()?;
-                        out.push(v);
-                        i += 2;
-                    }
-                    other => out.push(other),
-                }
-                i += 2;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
+    if !s.starts_with(b"\"") {
+        return None;
     }
-    None
+    let (path, consumed) = gix::quote::ansi_c::undo(s.as_bstr()).ok()?;
+    Some((path.into_owned(), &s[consumed..]))
 }
 
 /// `@@ -a[,b] +c[,d] @@` → (a, b, c, d).
@@ -734,5 +709,16 @@ index 1111111..0000000
         assert!(files[0].is_new());
         let bad = b"--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n";
         assert!(parse(bad).unwrap_err().message.contains("ends early"));
+    }
+
+    #[test]
+    fn c_quoting_is_read_as_git_reads_it() {
+        let (path, rest) = split_quoted(b"\"a\\b\\\"c\\t\\001\" tail").unwrap();
+        assert_eq!(path, "a\u{8}\"c\t\u{1}");
+        assert_eq!(rest, b" tail");
+        // git's unquote_c_style refuses these, and so does the reader.
+        for broken in [&b"\"unknown \\q escape\""[..], b"\"\\477\"", b"\"no end", b"unquoted"] {
+            assert_eq!(split_quoted(broken), None, "{}", broken.as_bstr());
+        }
     }
 }
