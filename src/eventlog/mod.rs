@@ -22,9 +22,9 @@ pub mod checkpoint;
 pub mod event;
 mod fsck;
 mod merge;
+mod project;
 #[cfg(test)]
 mod prop_tests;
-mod project;
 mod read;
 pub mod stats;
 

@@ -46,9 +46,8 @@ fn event() -> impl Strategy<Value = Event> {
 }
 
 fn event_with(floats: bool) -> impl Strategy<Value = Event> {
-    let payload = (any::<String>(), "[0-9a-f]{40}", any::<u64>()).prop_map(|(name, blob, size)| {
-        PayloadRef { name, blob, size }
-    });
+    let payload = (any::<String>(), "[0-9a-f]{40}", any::<u64>())
+        .prop_map(|(name, blob, size)| PayloadRef { name, blob, size });
     (
         "[a-z]{1,8}(\\.[a-z_]{1,12}){0,2}",
         any::<String>(),
@@ -145,7 +144,11 @@ fn check_accepted(msg: &[u8], strict: bool) {
         Ok(Decoded::Event { id, event, lamport }) => {
             assert!(lamport < MAX_LAMPORT);
             let json = json_line(msg).expect("an accepted event has a JSON line");
-            assert_eq!(id, EventId::of(json), "the id is the hash of the bytes read");
+            assert_eq!(
+                id,
+                EventId::of(json),
+                "the id is the hash of the bytes read"
+            );
             if strict {
                 assert_eq!(event.canonical().unwrap(), json, "strict means canonical");
             }

@@ -49,10 +49,8 @@ fn block() -> impl Strategy<Value = Block> {
 /// A series length, the patches a buffer covers, and a section for each.
 fn review_buffer() -> impl Strategy<Value = (usize, Vec<(usize, Vec<Block>)>)> {
     (1..6usize).prop_flat_map(|total| {
-        let sections = prop::collection::vec(
-            (1..=total, prop::collection::vec(block(), 0..4)),
-            1..4,
-        );
+        let sections =
+            prop::collection::vec((1..=total, prop::collection::vec(block(), 0..4)), 1..4);
         (Just(total), sections)
     })
 }
@@ -80,7 +78,14 @@ fn render(sections: &[(usize, Vec<Block>)], total: usize) -> (String, Vec<(usize
                     }
                     Quoted::Text(t) => t.clone(),
                 };
-                push(&mut text, &if shown.is_empty() { ">".into() } else { format!("> {shown}") });
+                push(
+                    &mut text,
+                    &if shown.is_empty() {
+                        ">".into()
+                    } else {
+                        format!("> {shown}")
+                    },
+                );
                 last = Some(shown);
             }
             if let Some((first, rest)) = comment {
@@ -130,10 +135,7 @@ fn soup_line() -> impl Strategy<Value = String> {
 
 /// The lines the rules keep: neither blank, nor ignored, nor quoted, nor a header, nor an `R:` line.
 fn is_comment_text(l: &str) -> bool {
-    !(l.trim().is_empty()
-        || l.starts_with('#')
-        || l.starts_with('>')
-        || l.starts_with("R:"))
+    !(l.trim().is_empty() || l.starts_with('#') || l.starts_with('>') || l.starts_with("R:"))
 }
 
 proptest! {

@@ -717,7 +717,12 @@ index 1111111..0000000
         assert_eq!(path, "a\u{8}\"c\t\u{1}");
         assert_eq!(rest, b" tail");
         // git's unquote_c_style refuses these, and so does the reader.
-        for broken in [&b"\"unknown \\q escape\""[..], b"\"\\477\"", b"\"no end", b"unquoted"] {
+        for broken in [
+            &b"\"unknown \\q escape\""[..],
+            b"\"\\477\"",
+            b"\"no end",
+            b"unquoted",
+        ] {
             assert_eq!(split_quoted(broken), None, "{}", broken.as_bstr());
         }
     }

@@ -196,6 +196,15 @@ fn import_refuses_fractions_instead_of_writing_events_fsck_rejects() {
     assert!(stderr(&out).contains("7.5"), "{}", stderr(&out));
     // Nothing was written, and what is there passes the strict check.
     assert_eq!(r.rev("refs/jules/state"), None);
-    r.jules_ok(["state", "record", "--persona", "curator", "--session", "s", "--pr", "1"]);
+    r.jules_ok([
+        "state",
+        "record",
+        "--persona",
+        "curator",
+        "--session",
+        "s",
+        "--pr",
+        "1",
+    ]);
     r.jules_ok(["log", "fsck", "state"]);
 }

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::super::kinds::SendData;
+use super::super::kinds::{with_message_fields, SendData};
 use super::super::message::{Priority, BROADCAST};
 use super::super::recipients;
 use crate::eventlog::{EventId, PayloadRef};
@@ -26,37 +26,20 @@ pub struct Claim {
     pub lock: bool,
 }
 
-/// What the views show of a message without its body.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Header {
-    pub id: String,
-    pub lamport: u64,
-    pub time: String,
-    pub from: String,
-    pub to: Vec<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub groups: BTreeMap<String, Vec<String>>,
-    pub subject: String,
-    #[serde(rename = "type")]
-    pub msg_type: String,
-    pub priority: Priority,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-    #[serde(default, skip_serializing_if = "is_false")]
-    pub needs_response: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub in_reply_to: Option<String>,
-    /// The thread key (a message id or a thread name) when it is not the message's own id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thread: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expires: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub urls: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<PayloadRef>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claim: Option<Claim>,
+with_message_fields! {
+    /// What the views show of a message without its body.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    pub struct Header {
+        pub id: String,
+        pub lamport: u64,
+        pub time: String,
+        pub from: String,
+        @message_fields,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pub files: Vec<PayloadRef>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub claim: Option<Claim>,
+    }
 }
 
 impl Header {
