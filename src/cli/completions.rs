@@ -45,7 +45,9 @@ pub fn script(shell: &str) -> anyhow::Result<String> {
     let shell: Shell = shell
         .parse()
         .map_err(|e: String| super::error::usage(format!("unknown shell {shell:?}: {e}")))?;
-    let mut cmd = super::command().bin_name("git-jules").name("git-jules");
+    let mut cmd = super::unbuilt_command()
+        .bin_name("git-jules")
+        .name("git-jules");
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "git-jules", &mut buf);
     // Subcommands keep the `git jules` bin name of the clap tree; name their completion functions like

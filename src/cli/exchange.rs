@@ -8,6 +8,7 @@ use git_jules::Error;
 use super::{ui, Context};
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum ExchangeCommand {
     /// Add an artifact (event, workstation, perspective, idea, comment, proposal), validated against its schema
     Add {

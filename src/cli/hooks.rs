@@ -5,6 +5,7 @@ use git_jules::hooks::{self, Action};
 use super::{ui, Context};
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum HooksCommand {
     /// Install the pre-push hook (verifies pushed jules/staging/* commits) into the hooks directory,
     /// honouring core.hooksPath

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::{ui, Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum LogCommand {
     /// Append one event (or, with --batch, every JSON line of stdin) to a log
     Append(AppendArgs),

@@ -70,6 +70,8 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
+#[command(defer = true)]
 pub enum Command {
     /// Configure remotes so that plain `git fetch`/`git push` carry refs/jules/* and refs/notes/jules/*
     Init(init::Args),
@@ -274,6 +276,16 @@ fn print_json_error(e: &CliError) {
 
 /// The clap command tree, for man pages and the self-check test.
 pub fn command() -> clap::Command {
+    // Subcommands are deferred (`#[command(defer = true)]`): a run builds only the arguments of the
+    // command it runs. Man pages, completions and the checks need the whole tree, so build it.
+    let mut cmd = unbuilt_command();
+    cmd.build();
+    cmd
+}
+
+/// The clap command tree before clap's build step, for callers that rename it first and then let clap build
+/// it (completions: the subcommands' bin names derive from the root's at build time).
+pub fn unbuilt_command() -> clap::Command {
     Cli::command()
 }
 
@@ -282,5 +294,24 @@ mod tests {
     #[test]
     fn clap_definition_is_consistent() {
         super::command().debug_assert();
+    }
+
+    /// With deferred subcommands, a doc comment on a flattened argument struct becomes the about of every
+    /// subcommand that flattens it (it once made ten `mail` commands describe themselves as "`--persona P`,
+    /// else `$JULES_PERSONA`"). Siblings always say different things.
+    #[test]
+    fn sibling_subcommands_have_their_own_about() {
+        fn walk(cmd: &clap::Command, path: &str) {
+            let mut seen = std::collections::BTreeMap::new();
+            for sub in cmd.get_subcommands() {
+                let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
+                assert!(!about.is_empty(), "{path} {} has no about", sub.get_name());
+                if let Some(other) = seen.insert(about.clone(), sub.get_name().to_owned()) {
+                    panic!("{path} {other} and {} share the about {about:?}", sub.get_name());
+                }
+                walk(sub, &format!("{path} {}", sub.get_name()));
+            }
+        }
+        walk(&super::command(), "git jules");
     }
 }

@@ -11,6 +11,7 @@ use super::{ui, Context};
 const DEFAULT_ACTOR: &str = "scheduler";
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum StateCommand {
     /// Print the cycle state in seed 004's `cycle_state.json` shape (`--json`), or as a table
     Show,
@@ -47,6 +48,7 @@ pub enum StateCommand {
 }
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum SprintCommand {
     /// Start a sprint (default: the one after the current)
     Start {
@@ -81,6 +83,7 @@ pub enum SprintCommand {
 }
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum TaskCommand {
     /// Add a task (state todo) to the current sprint
     Add {

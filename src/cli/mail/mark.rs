@@ -15,6 +15,7 @@ pub struct MarkArgs {
 }
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum TagCommand {
     /// Tag a message for the persona
     Add(TagArgs),

@@ -23,6 +23,7 @@ use super::{ui, Context};
 pub const JSON_VERSION: u32 = 1;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum MailCommand {
     /// Send a message; prints its id
     Send(send::SendArgs),
@@ -90,7 +91,8 @@ pub fn run(ctx: &Context, cmd: MailCommand) -> anyhow::Result<i32> {
     }
 }
 
-/// `--persona P`, else `$JULES_PERSONA`.
+// `--persona P`, else `$JULES_PERSONA`. (A plain comment: a doc comment on a flattened struct becomes the
+// about of every deferred subcommand that flattens it, over the subcommand's own.)
 #[derive(Debug, Clone, clap::Args)]
 pub struct PersonaArg {
     /// The persona whose mailbox this is (default: $JULES_PERSONA)

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::{Context, JSON_VERSION};
 use crate::cli::ui;
 
-/// What every new message can carry besides its recipients and subject.
+// What every new message can carry besides its recipients and subject. (A plain comment, as on PersonaArg.)
 #[derive(Debug, clap::Args)]
 pub struct Compose {
     /// The body (default: --body-file, else stdin; at most 128 KiB of UTF-8)

@@ -12,6 +12,7 @@ mod status;
 use super::Context;
 
 #[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
 pub enum SeriesCommand {
     /// Create jules/staging/NAME from the base (default: the current branch) and check it out
     Start(start::StartArgs),
