@@ -19,7 +19,7 @@ pub fn target(repo: &gix::Repository, name: &str) -> Result<Option<ObjectId>> {
     }
 }
 
-/// Move `name` from `expected` (`None`: must not exist) to `new`, with a reflog entry.
+/// Move `name` from `expected` (`None`: must not exist) to `new`, with a reflog entry where git would write one.
 /// `Ok(false)` means the race was lost (the ref moved, or another writer holds its lock): re-read and retry.
 pub fn cas(
     repo: &gix::Repository,
@@ -43,7 +43,11 @@ pub fn cas(
         previous,
         LogChange {
             mode: RefLog::AndReference,
-            force_create_reflog: true,
+            // Reflogs as git keeps them (`core.logAllRefUpdates`): for branches, remote-tracking refs,
+            // notes and HEAD, or where one already exists. Not for logs under refs/jules/: a log's history
+            // is its own record, and a forced reflog grew by a line per event (about 200 MB for a million
+            // events) at a few syscalls per append. Backups keep theirs (src/backup.rs forces it).
+            force_create_reflog: false,
             message: message.into(),
         },
     );

@@ -69,8 +69,17 @@ pub struct Cli {
     pub command: Command,
 }
 
+// A command group (`mail`, `log`, …) as a struct of arguments rather than a `#[command(subcommand)]`
+// variant: clap defers building the arguments of such variants until they run, but builds nested
+// subcommand enums eagerly, which cost every run the whole tree of every group. (A plain comment: a doc
+// comment here would become every group's about.)
+#[derive(Debug, clap::Args)]
+pub struct Group<T: Subcommand> {
+    #[command(subcommand)]
+    pub cmd: T,
+}
+
 #[derive(Debug, Subcommand)]
-#[command(defer = true)]
 #[command(defer = true)]
 pub enum Command {
     /// Configure remotes so that plain `git fetch`/`git push` carry refs/jules/* and refs/notes/jules/*
@@ -80,20 +89,15 @@ pub enum Command {
     /// The remote's pre-receive hook: refuse pushes that rewrite or delete jules logs (`--install` sets it up)
     Guard(guard::Args),
     /// Inspect and append to the event logs on refs/jules/*
-    #[command(subcommand)]
-    Log(log::LogCommand),
+    Log(Group<log::LogCommand>),
     /// The scheduler's cycle history and tracks on refs/jules/state
-    #[command(subcommand)]
-    State(state::StateCommand),
+    State(Group<state::StateCommand>),
     /// Sprints: start, status, close, plan/feedback notes, metrics
-    #[command(subcommand)]
-    Sprint(state::SprintCommand),
+    Sprint(Group<state::SprintCommand>),
     /// Sprint tasks: todo, done, canceled
-    #[command(subcommand)]
-    Task(state::TaskCommand),
+    Task(Group<state::TaskCommand>),
     /// The personas' mailboxes on refs/jules/mail
-    #[command(subcommand)]
-    Mail(mail::MailCommand),
+    Mail(Group<mail::MailCommand>),
     /// Decide what runs now (sequential cycle, parallel batch, cron, mailbox consolidation) and record it
     Tick(tick::TickArgs),
     /// Print a persona's prompt: the mailbox preamble, then its rendered template (.jules/personas or .jules/roles)
@@ -101,20 +105,17 @@ pub enum Command {
     /// List the .jules/ scaffold's layers, roles, personas and workstreams; --check validates it
     Roles(roles::RolesArgs),
     /// Workstreams' exchange (seed 001) on refs/jules/exchange: add, decide, expand, take, close, list, export, import
-    #[command(subcommand)]
-    Exchange(exchange::ExchangeCommand),
+    Exchange(Group<exchange::ExchangeCommand>),
     /// Write the man pages (git-jules.1 and one per subcommand)
     InstallMan(man::Args),
     /// Run a self-contained demonstration in a temporary directory
     Demo(demo::Args),
     /// Patch series on staging branches jules/staging/NAME
-    #[command(subcommand)]
-    Series(series::SeriesCommand),
+    Series(Group<series::SeriesCommand>),
     /// Run a command on every commit of base..HEAD, in temporary worktrees, with a cache
     Verify(verify::Args),
     /// Install the git hooks git-jules ships (pre-push: verify pushed series)
-    #[command(subcommand)]
-    Hooks(hooks::HooksCommand),
+    Hooks(Group<hooks::HooksCommand>),
     /// Weave personas' branches, ranges and patch files onto the integration branch, in memory; mail
     /// the authors of what does not apply
     Weave(weave::Args),
@@ -132,13 +133,15 @@ impl Command {
             Command::Demo(_) => Some("demo"),
             Command::Completions(_) => Some("completions"),
             Command::Mcp(_) => Some("mcp"),
-            Command::Hooks(hooks::HooksCommand::Show) => Some("hooks show"),
-            Command::Mail(mail::MailCommand::Attachment(a)) if a.output.is_none() => {
-                Some("mail attachment (without -o)")
-            }
-            Command::Series(series::SeriesCommand::Review(r)) if r.print => {
-                Some("series review --print")
-            }
+            Command::Hooks(Group {
+                cmd: hooks::HooksCommand::Show,
+            }) => Some("hooks show"),
+            Command::Mail(Group {
+                cmd: mail::MailCommand::Attachment(a),
+            }) if a.output.is_none() => Some("mail attachment (without -o)"),
+            Command::Series(Group {
+                cmd: series::SeriesCommand::Review(r),
+            }) if r.print => Some("series review --print"),
             _ => None,
         }
     }
@@ -226,20 +229,20 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Sync(args) => sync::run(ctx, args),
         Command::Guard(args) => guard::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
-        Command::Log(cmd) => log::run(ctx, cmd),
-        Command::State(cmd) => state::run_state(ctx, cmd),
-        Command::Sprint(cmd) => state::run_sprint(ctx, cmd),
-        Command::Task(cmd) => state::run_task(ctx, cmd),
-        Command::Mail(cmd) => mail::run(ctx, cmd),
+        Command::Log(Group { cmd }) => log::run(ctx, cmd),
+        Command::State(Group { cmd }) => state::run_state(ctx, cmd),
+        Command::Sprint(Group { cmd }) => state::run_sprint(ctx, cmd),
+        Command::Task(Group { cmd }) => state::run_task(ctx, cmd),
+        Command::Mail(Group { cmd }) => mail::run(ctx, cmd),
         Command::Tick(args) => tick::run_tick(ctx, args),
         Command::Prompt(args) => prompt::run(ctx, args),
         Command::Roles(args) => roles::run(ctx, args),
-        Command::Exchange(cmd) => exchange::run(ctx, cmd),
+        Command::Exchange(Group { cmd }) => exchange::run(ctx, cmd),
         Command::InstallMan(args) => man::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
-        Command::Series(cmd) => series::run(ctx, cmd),
+        Command::Series(Group { cmd }) => series::run(ctx, cmd),
         Command::Verify(args) => verify::run(ctx, args, cli.json),
-        Command::Hooks(cmd) => hooks::run(ctx, cmd),
+        Command::Hooks(Group { cmd }) => hooks::run(ctx, cmd),
         Command::Weave(args) => weave::run(ctx, args, cli.json),
         Command::Completions(args) => completions::run(args),
     }
@@ -307,7 +310,10 @@ mod tests {
                 let about = sub.get_about().map(|a| a.to_string()).unwrap_or_default();
                 assert!(!about.is_empty(), "{path} {} has no about", sub.get_name());
                 if let Some(other) = seen.insert(about.clone(), sub.get_name().to_owned()) {
-                    panic!("{path} {other} and {} share the about {about:?}", sub.get_name());
+                    panic!(
+                        "{path} {other} and {} share the about {about:?}",
+                        sub.get_name()
+                    );
                 }
                 walk(sub, &format!("{path} {}", sub.get_name()));
             }

@@ -162,7 +162,7 @@ impl Log<'_> {
                 message: BString::from(message),
                 extra_headers: Vec::new(),
             };
-            let id = self.repo.write_object(&commit)?.detach();
+            let id = crate::loose::write(self.repo, &commit)?;
             parent = Some(id);
             out.push(Appended {
                 id: p.id,

@@ -58,9 +58,9 @@ impl Log<'_> {
             message: BString::from(merge_message(lamport)),
             extra_headers: Vec::new(),
         };
-        Ok(MergeOutcome::Merged(
-            self.repo.write_object(&commit)?.detach(),
-        ))
+        Ok(MergeOutcome::Merged(crate::loose::write(
+            self.repo, &commit,
+        )?))
     }
 
     /// Whether every event of `a` is in `b`: each commit reachable from `a` but not from `b` is a merge (which

@@ -630,3 +630,44 @@ fn a_projection_waits_for_another_holder_of_its_cache_lock() {
         "released on drop"
     );
 }
+
+/// Appends write small loose objects with their own compressor (src/loose.rs) and keep reflogs where git
+/// keeps them: none for a log (its history is its record), one for a branch created by `series start`.
+#[test]
+fn appends_write_objects_git_accepts_and_no_reflog_for_logs() {
+    let r = Repo::new();
+    for i in 0..20 {
+        r.jules_ok([
+            "log",
+            "append",
+            "bench",
+            "--kind",
+            "t.x",
+            "--actor",
+            "a",
+            "--data",
+            &format!("{{\"i\":{i}}}"),
+        ]);
+    }
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "a",
+        "--to",
+        "b",
+        "--subject",
+        "s",
+        "--body",
+        "x",
+    ]);
+    assert_eq!(r.git(["rev-list", "--count", "refs/jules/bench"]), "20");
+    r.git(["fsck", "--strict", "--no-dangling"]);
+    assert!(!r.path().join(".git/logs/refs/jules/bench").exists());
+    assert!(!r.path().join(".git/logs/refs/jules/mail").exists());
+    r.jules_ok(["series", "start", "feat"]);
+    assert!(r
+        .path()
+        .join(".git/logs/refs/heads/jules/staging/feat")
+        .exists());
+}
