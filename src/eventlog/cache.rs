@@ -277,6 +277,14 @@ pub struct CacheLock {
     pub(super) held: bool,
 }
 
+impl CacheLock {
+    /// Whether this process holds the lock (it may not, when another kept it too long: then no cache is
+    /// read or written).
+    pub fn is_held(&self) -> bool {
+        self.held
+    }
+}
+
 impl Drop for CacheLock {
     fn drop(&mut self) {
         if let (Some(p), true) = (&self.path, self.held) {

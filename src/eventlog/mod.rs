@@ -27,6 +27,7 @@ mod project;
 mod prop_tests;
 mod read;
 pub mod stats;
+pub mod warm;
 
 pub use append::{Appended, NewEvent};
 pub use event::{Event, EventId, PayloadRef, FORMAT_VERSION, MAX_EVENT_BYTES};

@@ -426,3 +426,134 @@ fn python_sdk_interop() {
     );
     assert!(stdout(&out).contains("interop ok"), "{}", stdout(&out));
 }
+
+/// The server keeps the mail view of the current tips in memory between calls (`eventlog::warm`); it must
+/// never answer from it once the log moved: another process's send, a read mark, a message sent through
+/// the server itself.
+#[tokio::test(flavor = "current_thread")]
+async fn a_warm_server_answers_for_the_log_as_it_is_now() {
+    let r = Repo::new();
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "bob",
+        "--to",
+        "alice",
+        "--subject",
+        "one",
+        "--body",
+        "1",
+    ]);
+    let (alice, _) = connect(&r, "alice").await;
+    let subjects = |v: &Value| -> Vec<String> {
+        v["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}{}",
+                    m["subject"].as_str().unwrap(),
+                    if m["state"]["unread"] == true {
+                        "*"
+                    } else {
+                        ""
+                    }
+                )
+            })
+            .collect()
+    };
+    let cli = || -> Value {
+        serde_json::from_str(&r.jules_ok(["--json", "mail", "inbox", "--persona", "alice"]))
+            .unwrap()
+    };
+    for _ in 0..3 {
+        // Warm: the same answer as the CLI each time.
+        assert_eq!(ok(&call(&alice, "mail_list", json!({})).await), cli());
+    }
+    let two = r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "carol",
+        "--to",
+        "alice",
+        "--subject",
+        "two",
+        "--body",
+        "2",
+    ]);
+    let listed = ok(&call(&alice, "mail_list", json!({})).await);
+    assert_eq!(subjects(&listed), ["two*", "one*"]);
+    assert_eq!(listed, cli());
+    r.jules_ok(["mail", "read", two.trim(), "--persona", "alice"]);
+    let listed = ok(&call(&alice, "mail_list", json!({})).await);
+    assert_eq!(subjects(&listed), ["two", "one*"]);
+    assert_eq!(listed, cli());
+    ok(&call(
+        &alice,
+        "mail_send",
+        json!({"to": ["alice"], "subject": "three", "body": "3"}),
+    )
+    .await);
+    let listed = ok(&call(&alice, "mail_list", json!({})).await);
+    assert_eq!(subjects(&listed), ["three*", "two", "one*"]);
+    assert_eq!(listed, cli());
+    alice.cancel().await.unwrap();
+}
+
+/// CPU time (user + system, in clock ticks) a process has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// An idle server sleeps. inotify also reports every open of a ref, and the watcher once woke on each
+/// call's reads (and on its own), checking the inbox over and over: half a core, idle, on a large log.
+#[tokio::test(flavor = "current_thread")]
+async fn an_idle_server_uses_no_cpu() {
+    let r = Repo::new();
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "bob",
+        "--to",
+        "alice",
+        "--subject",
+        "one",
+        "--body",
+        "1",
+    ]);
+    let mut cmd = r.jules_cmd(["mcp", "--persona", "alice"]);
+    cmd.stderr(std::process::Stdio::null());
+    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
+    let pid = transport.id().expect("the server's pid");
+    let alice = Client::default()
+        .serve(transport)
+        .await
+        .expect("MCP handshake");
+    alice
+        .subscribe(SubscribeRequestParams::new("jules://mail/inbox"))
+        .await
+        .unwrap();
+    for _ in 0..5 {
+        ok(&call(&alice, "mail_list", json!({})).await);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = cpu_ticks(pid);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let used = cpu_ticks(pid) - before;
+    assert!(
+        used <= 2,
+        "{used} clock ticks of CPU in 1.5 s without a call or a ref change"
+    );
+    alice.cancel().await.unwrap();
+}

@@ -49,6 +49,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // Fail before speaking the protocol when this is not a repository.
     let repo = ctx.open()?;
     let common_dir = repo.common_dir().to_owned();
+    // Calls follow each other in this process: keep the mail view of the current tips in memory between
+    // them instead of decoding its cache files on every call (the library decides when it may be reused).
+    git_jules::eventlog::warm::keep_warm(true);
     let server = Server {
         dir: ctx.dir.clone(),
         persona,

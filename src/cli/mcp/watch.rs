@@ -31,7 +31,10 @@ pub fn spawn(
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event {
-            if event.paths.iter().any(|p| is_ref_path(p)) {
+            // Only changes: inotify also reports every open and close, and every command (this server's
+            // own tools and the inbox check below included) opens refs to read them, which woke the
+            // watcher after each call and kept it waking itself.
+            if is_change(&event.kind) && event.paths.iter().any(|p| is_ref_path(p)) {
                 let _ = tx.send(());
             }
         }
@@ -69,6 +72,16 @@ pub fn spawn(
         }
     });
     Ok(watcher)
+}
+
+/// A creation, modification, rename or removal; not an access (open, read, close without writing).
+fn is_change(kind: &notify::EventKind) -> bool {
+    use notify::EventKind;
+    match kind {
+        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any | EventKind::Other => true,
+        EventKind::Modify(m) => !matches!(m, notify::event::ModifyKind::Metadata(_)),
+        EventKind::Access(_) => false,
+    }
 }
 
 /// A path whose change can bring mail: a ref under refs/ (lock files and the like excluded) or packed-refs.
