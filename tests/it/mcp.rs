@@ -540,6 +540,8 @@ async fn an_idle_server_uses_no_cpu() {
         .serve(transport)
         .await
         .expect("MCP handshake");
+    // A subscriber, so the watcher runs (resources/subscribe, as in the notification test).
+    #[allow(deprecated)]
     alice
         .subscribe(SubscribeRequestParams::new("jules://mail/inbox"))
         .await
