@@ -5,6 +5,7 @@
 #   baseline: `git log --format=%B REF >/dev/null`
 #   warm: `git jules log stats` with the cache warm and the ref unchanged
 #   incremental: after 1,000 new events, `log stats` reads only those
+#   memory: peak RSS of `git jules --full log stats` (the bounded replay) against `git log --format=%B`
 # Usage: bench/replay.sh [N]   (default 1000000)
 source "$(dirname "$0")/common.sh"
 N=${1:-1000000}
@@ -23,6 +24,14 @@ hyperfine -N --warmup 1 --runs 5 --export-json "$SCRATCH/replay.json" \
 cold=$(median "$SCRATCH/replay.json" 0)
 gitlog=$(median "$SCRATCH/replay.json" 1)
 
+# Peak memory, three runs each, alternating: /usr/bin/time's maximum resident set size.
+peak() { /usr/bin/time -f '%M %e %U' "$@" 2>&1 >/dev/null | tail -1; }
+ours_kb=0; git_kb=0
+for i in 1 2 3; do
+  set -- $(peak "$JULES" --full log stats bench); [ "$1" -gt "$ours_kb" ] && ours_kb=$1; ours_t="$2 s wall, $3 s user"
+  set -- $(peak git log --format=%B refs/jules/bench); [ "$1" -gt "$git_kb" ] && git_kb=$1; git_t="$2 s wall, $3 s user"
+done
+
 "$JULES" log stats bench >/dev/null
 hyperfine -N --warmup 3 --runs 20 --export-json "$SCRATCH/warm.json" \
   -n "git jules log stats (warm)" "$JULES log stats bench" >&2
@@ -33,5 +42,6 @@ refresh=$("$JULES" log stats bench --json | python3 -c 'import json,sys; print(j
 
 rate=$(python3 -c "print(f'{$N/$cold:,.0f}')")
 echo "replay of $N events: cold $(ms "$cold") ($rate events/s, target >= 200,000), git log --format=%B $(ms "$gitlog"), ratio $(ratio "$cold" "$gitlog")x (target <= 1.0x)"
+echo "peak RSS of the full replay: $((ours_kb / 1024)) MB ($ours_t) against git log --format=%B $((git_kb / 1024)) MB ($git_t), ratio $(ratio "$ours_kb" "$git_kb")x (target <= 1.0x)"
 echo "warm query, ref unchanged: $(ms "$warm") (target < 20 ms)"
 echo "after 1,000 new events: refresh = $refresh (target: only the 1000 new commits read)"

@@ -26,6 +26,7 @@ mod project;
 #[cfg(test)]
 mod prop_tests;
 mod read;
+mod replay;
 pub mod stats;
 pub mod warm;
 
@@ -33,7 +34,8 @@ pub use append::{Appended, NewEvent};
 pub use event::{Event, EventId, PayloadRef, FORMAT_VERSION, MAX_EVENT_BYTES};
 pub use fsck::FsckReport;
 pub use merge::MergeOutcome;
-pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Replayed, Scan};
+pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Scan};
+pub use replay::{Replayed, SPILL_AT};
 
 use gix::ObjectId;
 
