@@ -86,7 +86,30 @@ impl Hasher for IdHasher {
 }
 
 /// Commits are decoded in batches of this many, handed from the walking thread to the decoders.
-pub(super) const BATCH: usize = 2048;
+const BATCH: usize = 2048;
+
+/// Hand `items` to the decoding threads in batches of [`BATCH`]; stops early when they are gone (one
+/// failed, and its error is what the caller reports).
+pub(super) fn send_batches<T>(
+    tx: &std::sync::mpsc::SyncSender<Vec<T>>,
+    items: impl Iterator<Item = Result<T>>,
+) -> Result<()> {
+    let mut batch = Vec::with_capacity(BATCH);
+    for item in items {
+        batch.push(item?);
+        if batch.len() == BATCH
+            && tx
+                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                .is_err()
+        {
+            return Ok(());
+        }
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+    Ok(())
+}
 
 impl Log<'_> {
     /// Walk every commit reachable from `tips` but not from `hidden`, in no particular order.
@@ -133,28 +156,19 @@ impl Log<'_> {
                     .rev_walk(tips.iter().copied())
                     .with_hidden(hidden.iter().copied())
                     .all()?;
-                let mut batch = Vec::with_capacity(BATCH);
-                for info in walk {
-                    let info = info?;
-                    scan.commits += 1;
-                    for p in info.parent_ids.iter() {
-                        if hidden.contains(p) && !scan.hidden_reached.contains(p) {
-                            scan.hidden_reached.push(*p);
+                send_batches(
+                    &tx,
+                    walk.map(|info| {
+                        let info = info?;
+                        scan.commits += 1;
+                        for p in info.parent_ids.iter() {
+                            if hidden.contains(p) && !scan.hidden_reached.contains(p) {
+                                scan.hidden_reached.push(*p);
+                            }
                         }
-                    }
-                    batch.push((info.id, info.parent_ids.len()));
-                    if batch.len() == BATCH
-                        && tx
-                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                            .is_err()
-                    {
-                        break;
-                    }
-                }
-                if !batch.is_empty() {
-                    let _ = tx.send(batch);
-                }
-                Ok(())
+                        Ok((info.id, info.parent_ids.len()))
+                    }),
+                )
             })();
             drop(tx);
             for h in handles {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 
 use super::event::{decode_event, parse_message, EventId, Framed, Invalid};
-use super::read::{commit_message, IdSet, InvalidCommit, LoggedEvent, BATCH};
+use super::read::{commit_message, send_batches, IdSet, InvalidCommit, LoggedEvent};
 use super::Log;
 use crate::error::{Error, Result, ResultExt};
 
@@ -228,22 +228,13 @@ impl Log<'_> {
                 .collect();
             let walk_result = (|| -> Result<()> {
                 let walk = self.repo.rev_walk(tips.iter().copied()).all()?;
-                let mut batch = Vec::with_capacity(BATCH);
-                for info in walk {
-                    out.commits += 1;
-                    batch.push(info?.id);
-                    if batch.len() == BATCH
-                        && tx
-                            .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                            .is_err()
-                    {
-                        break;
-                    }
-                }
-                if !batch.is_empty() {
-                    let _ = tx.send(batch);
-                }
-                Ok(())
+                send_batches(
+                    &tx,
+                    walk.map(|info| {
+                        out.commits += 1;
+                        Ok(info?.id)
+                    }),
+                )
             })();
             drop(tx);
             for h in handles {

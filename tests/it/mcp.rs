@@ -427,24 +427,31 @@ fn python_sdk_interop() {
     assert!(stdout(&out).contains("interop ok"), "{}", stdout(&out));
 }
 
+/// `mail send` through the CLI: the message's id.
+fn send(r: &Repo, from: &str, to: &str, subject: &str) -> String {
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--subject",
+        subject,
+        "--body",
+        "b",
+    ])
+    .trim()
+    .to_owned()
+}
+
 /// The server keeps the mail view of the current tips in memory between calls (`eventlog::warm`); it must
 /// never answer from it once the log moved: another process's send, a read mark, a message sent through
 /// the server itself.
 #[tokio::test(flavor = "current_thread")]
 async fn a_warm_server_answers_for_the_log_as_it_is_now() {
     let r = Repo::new();
-    r.jules_ok([
-        "mail",
-        "send",
-        "--from",
-        "bob",
-        "--to",
-        "alice",
-        "--subject",
-        "one",
-        "--body",
-        "1",
-    ]);
+    send(&r, "bob", "alice", "one");
     let (alice, _) = connect(&r, "alice").await;
     let subjects = |v: &Value| -> Vec<String> {
         v["messages"]
@@ -472,22 +479,11 @@ async fn a_warm_server_answers_for_the_log_as_it_is_now() {
         // Warm: the same answer as the CLI each time.
         assert_eq!(ok(&call(&alice, "mail_list", json!({})).await), cli());
     }
-    let two = r.jules_ok([
-        "mail",
-        "send",
-        "--from",
-        "carol",
-        "--to",
-        "alice",
-        "--subject",
-        "two",
-        "--body",
-        "2",
-    ]);
+    let two = send(&r, "carol", "alice", "two");
     let listed = ok(&call(&alice, "mail_list", json!({})).await);
     assert_eq!(subjects(&listed), ["two*", "one*"]);
     assert_eq!(listed, cli());
-    r.jules_ok(["mail", "read", two.trim(), "--persona", "alice"]);
+    r.jules_ok(["mail", "read", &two, "--persona", "alice"]);
     let listed = ok(&call(&alice, "mail_list", json!({})).await);
     assert_eq!(subjects(&listed), ["two", "one*"]);
     assert_eq!(listed, cli());
@@ -520,18 +516,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 #[tokio::test(flavor = "current_thread")]
 async fn an_idle_server_uses_no_cpu() {
     let r = Repo::new();
-    r.jules_ok([
-        "mail",
-        "send",
-        "--from",
-        "bob",
-        "--to",
-        "alice",
-        "--subject",
-        "one",
-        "--body",
-        "1",
-    ]);
+    send(&r, "bob", "alice", "one");
     let mut cmd = r.jules_cmd(["mcp", "--persona", "alice"]);
     cmd.stderr(std::process::Stdio::null());
     let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
