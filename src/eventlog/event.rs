@@ -271,13 +271,18 @@ pub(crate) fn decode_event(
             actual: id.to_hex(),
         });
     }
+    Ok((id, decode_json(json, strict)?))
+}
+
+/// Decode and check the JSON of an event whose id the caller has already checked against its bytes.
+pub(crate) fn decode_json(json: &[u8], strict: bool) -> std::result::Result<Event, Invalid> {
     if !strict {
         // The hot path of every reader: one parse straight into the struct.
         if let Ok(event) = serde_json::from_slice::<Event>(json) {
             if event.v != FORMAT_VERSION {
                 return Err(Invalid::WrongVersion(event.v));
             }
-            return Ok((id, event));
+            return Ok(event);
         }
     }
     let value: serde_json::Value =
@@ -289,9 +294,7 @@ pub(crate) fn decode_event(
     if strict && serde_json::to_vec(&value).ok().as_deref() != Some(json) {
         return Err(Invalid::NotCanonical);
     }
-    let event: Event =
-        serde_json::from_value(value).map_err(|e| Invalid::BadJson(e.to_string()))?;
-    Ok((id, event))
+    serde_json::from_value(value).map_err(|e| Invalid::BadJson(e.to_string()))
 }
 
 /// A log commit's message, fully decoded: what `log fsck` checks of every commit (and what the fuzz target

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::event::{decode_event, parse_message, EventId, Framed, Invalid};
+use super::event::{decode_event, decode_json, parse_message, EventId, Framed, Invalid};
 use super::read::{commit_message, send_batches, IdSet, InvalidCommit, LoggedEvent};
 use super::Log;
 use crate::error::{Error, Result, ResultExt};
@@ -473,9 +473,10 @@ fn parse_chunk(
 ) -> Vec<Parsed> {
     let parse = |k: &Key, (start, len): (usize, usize)| -> Parsed {
         let commit = ObjectId::from_bytes_or_panic(&arena[start + len..start + len + hash_len]);
-        match decode_event(&arena[start..start + len], &k.id.to_hex(), false) {
-            Ok((id, event)) => Ok(LoggedEvent {
-                id,
+        // The walk checked the id against these bytes.
+        match decode_json(&arena[start..start + len], false) {
+            Ok(event) => Ok(LoggedEvent {
+                id: k.id,
                 lamport: k.lamport,
                 commit,
                 event,

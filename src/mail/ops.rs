@@ -177,8 +177,11 @@ pub fn build_send(req: SendRequest, groups: &Groups) -> Result<NewEvent> {
         source: None,
     };
     let event = Event::new(kinds::SEND, &req.from, to_value(&data)?);
-    // Fail on an oversized event now, with the limit in the message, rather than halfway through writing.
-    event.canonical()?;
+    // Fail on an oversized event before the attachments' blobs are written (without attachments the append
+    // checks it before writing anything, and encoding the event twice costs every send).
+    if !req.files.is_empty() {
+        event.canonical()?;
+    }
     Ok(NewEvent {
         event,
         files: req.files,
