@@ -6,9 +6,15 @@
 //! commit that was about 105 fresh pages faulted in and cleared per append, the largest single cost of a
 //! `mail send` after process start (measured with `perf` and `gdb`; docs/benchmarks.md). Small objects are
 //! written as git writes them with `core.looseCompression = 0`: stored deflate blocks, valid for every zlib
-//! reader. The file is written the way gix and git write loose objects: a read-only temporary file in the
-//! object directory, renamed into `xx/yyyy…`; readers see all or nothing. Objects over [`SMALL`] bytes go
-//! through gix (compressed) unchanged.
+//! reader. The file is written the way git writes loose objects: a read-only temporary file `tmp_obj_…` in
+//! the object's fan-out directory `xx/`, renamed to `xx/yyyy…`; readers see all or nothing, and a file left
+//! by a killed process is one that git itself tolerates (`git fsck` skips `tmp_obj_*`) and removes (`git
+//! prune`, run by `gc`). Objects over [`SMALL`] bytes go through gix (compressed) unchanged.
+//!
+//! Whether the object is already there is asked of the loose store only. A miss in gix's object store
+//! re-reads the pack directory (it refreshes on a miss, in case another process just packed), which for a
+//! new object is every time; an object that only a pack holds is written loose once more, as git would if
+//! its pack were not yet visible, and the next `git gc` drops the copy.
 
 use std::io::Write as _;
 
@@ -32,7 +38,10 @@ pub fn write(repo: &gix::Repository, object: &impl WriteTo) -> Result<ObjectId> 
         .map_err(|e| Error::Other(format!("encoding a {} object: {e}", object.kind())))?;
     let id = gix::objs::compute_hash(repo.object_hash(), object.kind(), &data)
         .map_err(|e| Error::Other(format!("hashing a {} object: {e}", object.kind())))?;
-    if gix::objs::Exists::exists(&repo.objects, &id) {
+    let hex = id.to_hex().to_string();
+    let dir = repo.objects.store_ref().path().join(&hex[..2]);
+    let path = dir.join(&hex[2..]);
+    if std::fs::symlink_metadata(&path).is_ok() {
         return Ok(id);
     }
     let mut raw = Vec::with_capacity(data.len() + 32);
@@ -40,15 +49,13 @@ pub fn write(repo: &gix::Repository, object: &impl WriteTo) -> Result<ObjectId> 
     raw.extend_from_slice(&data);
     let compressed = deflate(&raw);
 
-    let objects = repo.objects.store_ref().path().to_owned();
-    let hex = id.to_hex().to_string();
-    let dir = objects.join(&hex[..2]);
     match std::fs::create_dir(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e).context(|| format!("creating {}", dir.display())),
     }
     let mut builder = tempfile::Builder::new();
+    builder.prefix("tmp_obj_");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -56,15 +63,22 @@ pub fn write(repo: &gix::Repository, object: &impl WriteTo) -> Result<ObjectId> 
         builder.permissions(std::fs::Permissions::from_mode(0o444));
     }
     let mut file = builder
-        .tempfile_in(&objects)
-        .context(|| format!("creating a temporary object in {}", objects.display()))?;
+        .tempfile_in(&dir)
+        .context(|| format!("creating a temporary object in {}", dir.display()))?;
     file.write_all(&compressed)
-        .context(|| format!("writing a temporary object in {}", objects.display()))?;
-    let path = dir.join(&hex[2..]);
+        .context(|| format!("writing a temporary object in {}", dir.display()))?;
     file.persist(&path)
         .map_err(|e| e.error)
         .context(|| format!("moving the object into place at {}", path.display()))?;
     Ok(id)
+}
+
+/// The empty tree, written to the object database: git knows it without storing it, but `git fsck`
+/// reports it missing when a commit refers to it and it was never written.
+pub fn empty_tree(repo: &gix::Repository) -> Result<ObjectId> {
+    // `Repository::has_object` pretends the empty tree exists; the loose writer looks at the disk (and finds
+    // it there after the first event, without reading the pack directory).
+    write(repo, &gix::objs::Tree::empty())
 }
 
 /// `raw` as a zlib stream of stored (uncompressed) deflate blocks, what git writes with

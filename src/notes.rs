@@ -54,7 +54,7 @@ pub fn update_many(
         let tip = ref_target(repo, notes_ref)?;
         let tree = match tip {
             Some(t) => repo.find_commit(t)?.tree_id()?.detach(),
-            None => crate::repo::empty_tree(repo)?,
+            None => crate::loose::empty_tree(repo)?,
         };
         let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
             .map_err(|e| Error::Other(format!("reading notes tree: {e}")))?;

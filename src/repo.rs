@@ -82,14 +82,3 @@ pub fn now_time() -> gix::date::Time {
         .unwrap_or_default();
     gix::date::Time::new(secs, 0)
 }
-
-/// The empty tree, written to the object database: git knows it without storing it, but `git fsck`
-/// reports it missing when a commit refers to it and it was never written.
-pub fn empty_tree(repo: &gix::Repository) -> crate::Result<gix::ObjectId> {
-    let id = gix::ObjectId::empty_tree(repo.object_hash());
-    // `Repository::has_object` pretends the empty tree exists; ask the object store itself.
-    if gix::objs::Exists::exists(&repo.objects, &id) {
-        return Ok(id);
-    }
-    Ok(repo.write_object(gix::objs::Tree::empty())?.detach())
-}

@@ -175,7 +175,7 @@ impl Log<'_> {
 
     fn prepare(&self, new: NewEvent) -> Result<Prepared> {
         let NewEvent { mut event, files } = new;
-        let mut tree = crate::repo::empty_tree(self.repo)?;
+        let mut tree = crate::loose::empty_tree(self.repo)?;
         if !files.is_empty() {
             let mut editor = self.repo.edit_tree(tree)?;
             let mut refs = Vec::with_capacity(files.len());

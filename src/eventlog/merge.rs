@@ -50,7 +50,7 @@ impl Log<'_> {
             time: gix::date::Time::new(0, 0),
         };
         let commit = gix::objs::Commit {
-            tree: crate::repo::empty_tree(self.repo)?,
+            tree: crate::loose::empty_tree(self.repo)?,
             parents: parents.into_iter().collect(),
             author: sig.clone(),
             committer: sig,

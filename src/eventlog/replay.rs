@@ -580,7 +580,7 @@ mod tests {
                 crate::repo::committer(&repo).to_ref(&mut Default::default()),
                 "refs/jules/t",
                 "not an event",
-                crate::repo::empty_tree(&repo).unwrap(),
+                crate::loose::empty_tree(&repo).unwrap(),
                 [tip],
             )
             .unwrap()

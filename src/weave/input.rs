@@ -301,7 +301,7 @@ pub fn commit_item(repo: &gix::Repository, id: ObjectId) -> Result<CommitItem> {
     let c = repo.find_commit(id)?;
     let parent_tree = match c.parent_ids().next() {
         Some(p) => repo.find_commit(p)?.tree_id()?.detach(),
-        None => crate::repo::empty_tree(repo)?,
+        None => crate::loose::empty_tree(repo)?,
     };
     let author = c.author()?;
     let author = gix::actor::Signature {

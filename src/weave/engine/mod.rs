@@ -148,7 +148,7 @@ impl<'r> Engine<'r> {
             let persona = persona::resolve(map, &clues).map(|(p, _)| p);
             let parent_tree = match c.parent_ids().next() {
                 Some(p) => self.repo.find_commit(p)?.tree_id()?.detach(),
-                None => crate::repo::empty_tree(self.repo)?,
+                None => crate::loose::empty_tree(self.repo)?,
             };
             let tree = c.tree_id()?.detach();
             self.owners.push(Owner {
