@@ -13,6 +13,7 @@ mod guard;
 mod hooks;
 mod init;
 mod interrupt;
+mod lean;
 mod log;
 mod mail;
 mod man;
@@ -31,13 +32,18 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
+use lean::Lean;
+
 use error::{CliError, Kind};
 pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
 
 /// Many AI personas, one repository: mail, sprint state, patch series and weaving, coordinated through git.
+/// The name of the root command.
+const ROOT: &str = "git-jules";
+
 #[derive(Debug, Parser)]
 #[command(
-    name = "git-jules",
+    name = ROOT,
     bin_name = "git jules",
     version,
     about,
@@ -46,6 +52,7 @@ pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
 `git jules --help` opens the man page git-jules(1); install it with `git jules install-man`.\n\
 JSON shapes: docs/json.md."
 )]
+#[group(skip)]
 pub struct Cli {
     /// Run as if started in DIR (like `git -C`)
     #[arg(short = 'C', id = "chdir", global = true, value_name = "DIR")]
@@ -66,7 +73,7 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub full: bool,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Lean<Command>,
 }
 
 // A command group (`mail`, `log`, …) as a struct of arguments rather than a `#[command(subcommand)]`
@@ -74,9 +81,10 @@ pub struct Cli {
 // subcommand enums eagerly, which cost every run the whole tree of every group. (A plain comment: a doc
 // comment here would become every group's about.)
 #[derive(Debug, clap::Args)]
+#[group(skip)]
 pub struct Group<T: Subcommand> {
     #[command(subcommand)]
-    pub cmd: T,
+    pub cmd: Lean<T>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -134,13 +142,13 @@ impl Command {
             Command::Completions(_) => Some("completions"),
             Command::Mcp(_) => Some("mcp"),
             Command::Hooks(Group {
-                cmd: hooks::HooksCommand::Show,
+                cmd: Lean(hooks::HooksCommand::Show),
             }) => Some("hooks show"),
             Command::Mail(Group {
-                cmd: mail::MailCommand::Attachment(a),
+                cmd: Lean(mail::MailCommand::Attachment(a)),
             }) if a.output.is_none() => Some("mail attachment (without -o)"),
             Command::Series(Group {
-                cmd: series::SeriesCommand::Review(r),
+                cmd: Lean(series::SeriesCommand::Review(r)),
             }) if r.print => Some("series review --print"),
             _ => None,
         }
@@ -168,7 +176,7 @@ pub fn run() -> i32 {
 pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
     let args = mail::jules_mail_args(args);
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match lean::parse::<Cli>(ROOT, &args, ui::capturing()) {
         Ok(cli) => cli,
         Err(e) => {
             // Inside the MCP server clap's text must be captured, not written to the protocol's stdout.
@@ -218,31 +226,31 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         }
     }
     if cli.json {
-        if let Some(name) = cli.command.without_json() {
+        if let Some(name) = cli.command.0.without_json() {
             return Err(error::usage(format!("`{name}` has no JSON output"))
                 .hint("drop --json; docs/json.md lists the commands that have it")
                 .into());
         }
     }
-    match cli.command {
+    match cli.command.0 {
         Command::Init(args) => init::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
         Command::Guard(args) => guard::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
-        Command::Log(Group { cmd }) => log::run(ctx, cmd),
-        Command::State(Group { cmd }) => state::run_state(ctx, cmd),
-        Command::Sprint(Group { cmd }) => state::run_sprint(ctx, cmd),
-        Command::Task(Group { cmd }) => state::run_task(ctx, cmd),
-        Command::Mail(Group { cmd }) => mail::run(ctx, cmd),
+        Command::Log(Group { cmd: Lean(cmd) }) => log::run(ctx, cmd),
+        Command::State(Group { cmd: Lean(cmd) }) => state::run_state(ctx, cmd),
+        Command::Sprint(Group { cmd: Lean(cmd) }) => state::run_sprint(ctx, cmd),
+        Command::Task(Group { cmd: Lean(cmd) }) => state::run_task(ctx, cmd),
+        Command::Mail(Group { cmd: Lean(cmd) }) => mail::run(ctx, cmd),
         Command::Tick(args) => tick::run_tick(ctx, args),
         Command::Prompt(args) => prompt::run(ctx, args),
         Command::Roles(args) => roles::run(ctx, args),
-        Command::Exchange(Group { cmd }) => exchange::run(ctx, cmd),
+        Command::Exchange(Group { cmd: Lean(cmd) }) => exchange::run(ctx, cmd),
         Command::InstallMan(args) => man::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
-        Command::Series(Group { cmd }) => series::run(ctx, cmd),
+        Command::Series(Group { cmd: Lean(cmd) }) => series::run(ctx, cmd),
         Command::Verify(args) => verify::run(ctx, args, cli.json),
-        Command::Hooks(Group { cmd }) => hooks::run(ctx, cmd),
+        Command::Hooks(Group { cmd: Lean(cmd) }) => hooks::run(ctx, cmd),
         Command::Weave(args) => weave::run(ctx, args, cli.json),
         Command::Completions(args) => completions::run(args),
     }

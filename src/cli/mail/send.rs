@@ -14,6 +14,7 @@ use crate::cli::ui;
 
 // What every new message can carry besides its recipients and subject. (A plain comment, as on PersonaArg.)
 #[derive(Debug, clap::Args)]
+#[group(skip)]
 pub struct Compose {
     /// The body (default: --body-file, else stdin; at most 128 KiB of UTF-8)
     #[arg(long, conflicts_with = "body_file")]
@@ -41,6 +42,7 @@ pub struct Compose {
 }
 
 #[derive(Debug, clap::Args)]
+#[group(skip)]
 pub struct SendArgs {
     /// A persona, a group, or __broadcast (repeatable)
     #[arg(long = "to", value_name = "RECIPIENT", required = true)]
