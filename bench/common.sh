@@ -1,10 +1,11 @@
-# Shared by the bench scripts: build the release binary, find hyperfine, make scratch space.
+# Shared by the bench scripts: build the release binary as ./install.sh installs it (statically linked on
+# Linux with glibc), find hyperfine, make scratch space.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}
-(cd "$ROOT" && cargo build --release --locked -q)
-JULES="$ROOT/target/release/git-jules"
-export PATH="$ROOT/target/release:$PATH"
+JULES=$(cd "$ROOT" && CARGO_TERM_QUIET=true ./install.sh --build)
+case $JULES in /*) ;; *) JULES=$ROOT/$JULES ;; esac
+export PATH="$(dirname "$JULES"):$PATH"
 if ! command -v hyperfine >/dev/null; then
   echo "hyperfine is needed: apt-get install -y hyperfine" >&2
   exit 2

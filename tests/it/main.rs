@@ -9,6 +9,7 @@ mod eventlog;
 mod exchange;
 mod finalize;
 mod format;
+mod install;
 mod json;
 mod layering;
 mod layers;
