@@ -15,7 +15,8 @@
 //!   library and its constructor (a CPU feature probe through `cpuid`, slow under virtualization): about
 //!   0.1 ms of a 0.9 ms hello-world start. A linker script named `libgcc_s.so` in a directory searched
 //!   before the system's answers that `-lgcc_s` with `-lgcc_eh`, the static unwinder gcc ships for
-//!   `-static` links; panics, `catch_unwind` and backtraces work the same.
+//!   `-static` links; panics, `catch_unwind` and backtraces work the same. Where the compiler has no
+//!   `libgcc_eh.a`, or in a cross build, `libgcc_s` stays.
 
 use std::path::PathBuf;
 
@@ -27,6 +28,9 @@ fn main() {
         return;
     }
     println!("cargo:rustc-link-arg-bins=-no-pie");
+    if !static_unwinder_available() {
+        return;
+    }
 
     let dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"))
         .join("static-unwinder");
@@ -36,4 +40,18 @@ fn main() {
     // `-L` applies to every `-l` whatever its position, and a user's directories are searched before the
     // compiler's and the system's, so this one answers `-lgcc_s` (ld and lld alike).
     println!("cargo:rustc-link-arg-bins=-L{}", dir.display());
+}
+
+/// Whether the C compiler rustc links with (`cc`) has gcc's static unwinder. Only asked for a native build:
+/// a cross build's `cc` would answer for the wrong target, and then `libgcc_s` stays.
+fn static_unwinder_available() -> bool {
+    if std::env::var("TARGET").ok() != std::env::var("HOST").ok() {
+        return false;
+    }
+    std::process::Command::new("cc")
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .is_some_and(|out| String::from_utf8_lossy(&out.stdout).trim().contains('/'))
 }

@@ -39,7 +39,13 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 set --
 case $host in
     *-linux-gnu)
-        if [ -z "${RUSTFLAGS:-}" ]; then
+        # glibc's static archive ships with Debian's libc6-dev, not everywhere (Fedora: glibc-static).
+        libc_a=$(cc -print-file-name=libc.a 2>/dev/null || true)
+        if [ -n "${RUSTFLAGS:-}" ]; then
+            :
+        elif [ "${libc_a#*/}" = "$libc_a" ]; then
+            echo "install.sh: no static libc (libc.a) for this compiler; building a dynamically linked binary" >&2
+        else
             set -- --target "$host" --config \
                 "target.$host.rustflags = ['-C', 'target-feature=+crt-static', '-C', 'relocation-model=static']"
         fi ;;
