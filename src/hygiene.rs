@@ -7,6 +7,9 @@
 //! objects, runs `git gc` — git's own maintenance, with cruft packs for unreachable objects, so nothing that
 //! git itself would keep is dropped. Bound after any sync: at most `MAX_PACKS + 1` packs and `MAX_LOOSE` plus
 //! one fetch's worth of loose objects. A repository with `gc.auto = 0` opted out and is left alone.
+//!
+//! Sync also removes the reflogs of the event logs that builds before 2026-11-24 forced on every append
+//! ([`drop_log_reflogs`]).
 
 use std::path::Path;
 
@@ -79,4 +82,97 @@ pub fn maintain(repo: &gix::Repository) -> Result<bool> {
         args: "gc --quiet".into(),
         stderr: stderr.trim().to_owned(),
     })
+}
+
+/// Remove the reflogs of the event logs (`logs/refs/jules/<log>` and the writer refs under
+/// `logs/refs/jules/writers/`) that git-jules builds before 2026-11-24 forced on every append: a line per
+/// event, never pruned (about 200 MB per million events), and, since git and gix append to a reflog that
+/// exists, an open and a write on every append for as long as the file is there. A log's history is its own
+/// record. Git keeps reflogs for these refs only with `core.logAllRefUpdates = always`; then they are the
+/// user's and stay. Backups' reflogs (`logs/refs/jules/backup/`) say which backups are series, and stay.
+/// Returns how many were removed.
+pub fn drop_log_reflogs(repo: &gix::Repository) -> Result<usize> {
+    let always = repo
+        .config_snapshot()
+        .string("core.logAllRefUpdates")
+        .is_some_and(|v| v.eq_ignore_ascii_case(b"always".as_slice()));
+    if always {
+        return Ok(0);
+    }
+    let dir = repo.common_dir().join("logs").join("refs").join("jules");
+    let mut removed = 0;
+    remove_reflogs_in(&dir, &mut removed)?;
+    Ok(removed)
+}
+
+fn remove_reflogs_in(dir: &Path, removed: &mut usize) -> Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(crate::Error::io(format!("reading {}", dir.display()), e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| crate::Error::io(format!("reading {}", dir.display()), e))?;
+        let path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            // Top level: `backup/` keeps its reflogs; `writers/` and anything else are log refs.
+            if entry.file_name() == "backup" && dir.ends_with("refs/jules") {
+                continue;
+            }
+            remove_reflogs_in(&path, removed)?;
+            // Empty now unless a ref was created meanwhile; either way git does not need the directory.
+            let _ = std::fs::remove_dir(&path);
+            continue;
+        }
+        match std::fs::remove_file(&path) {
+            Ok(()) => *removed += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(crate::Error::io(format!("removing {}", path.display()), e)),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "0000 1111 a <a@b> 0 +0000\tappend\n").unwrap();
+    }
+
+    #[test]
+    fn forced_log_reflogs_go_and_backups_and_branches_keep_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        let logs = repo.common_dir().join("logs");
+        let mail = logs.join("refs/jules/mail");
+        let writer = logs.join("refs/jules/writers/mail/abc123");
+        let backup = logs.join("refs/jules/backup/series/s/1");
+        let branch = logs.join("refs/heads/main");
+        for p in [&mail, &writer, &backup, &branch] {
+            write(p);
+        }
+        assert_eq!(drop_log_reflogs(&repo).unwrap(), 2);
+        assert!(!mail.exists() && !writer.exists());
+        assert!(!logs.join("refs/jules/writers").exists());
+        assert!(backup.exists() && branch.exists());
+        assert_eq!(
+            drop_log_reflogs(&repo).unwrap(),
+            0,
+            "nothing left to remove"
+        );
+
+        // With core.logAllRefUpdates=always the reflogs are the user's.
+        write(&mail);
+        let config = repo.common_dir().join("config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[core]\n\tlogAllRefUpdates = always\n");
+        std::fs::write(&config, text).unwrap();
+        let repo = gix::open(dir.path()).unwrap();
+        assert_eq!(drop_log_reflogs(&repo).unwrap(), 0);
+        assert!(mail.exists());
+    }
 }

@@ -219,7 +219,8 @@ pub fn shared_of_writer(name: &str) -> Option<(String, &str)> {
 /// reach a remote (https with credential helpers, `http.extraHeader`, proxies, `url.*.insteadOf`, ssh with
 /// `GIT_SSH_COMMAND`/`core.sshCommand`, `git://`, local paths); the gix build carries no http client, and
 /// one process per fetch costs little next to the network round trip (see `docs/architecture.md`).
-/// Afterwards [`crate::hygiene::maintain`] keeps packs and loose objects bounded.
+/// Afterwards [`crate::hygiene::maintain`] keeps packs and loose objects bounded, and
+/// [`crate::hygiene::drop_log_reflogs`] removes the log reflogs older builds forced.
 pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
     repo.find_remote(remote)
         .map_err(|_| Error::not_found("remote", remote))?;
@@ -245,6 +246,7 @@ pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
         return Err(remote_error(remote, "fetch from", &out.stderr));
     }
     crate::hygiene::maintain(repo)?;
+    crate::hygiene::drop_log_reflogs(repo)?;
     Ok(())
 }
 

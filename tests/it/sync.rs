@@ -284,6 +284,49 @@ fn writer_refs_are_folded_and_deleted() {
     assert_eq!(remote_refs(&bare), vec!["refs/jules/mail".to_string()]);
 }
 
+/// Builds before 2026-11-24 forced a reflog line per append; sync removes those (appends would keep adding
+/// to them), keeps backups' and branches' reflogs, and appends write none.
+#[test]
+fn sync_removes_the_log_reflogs_older_builds_forced() {
+    let (_bare, cs) = clones(1);
+    let r = &cs[0];
+    append(r, "a", 2);
+    let logs = r.path().join(".git/logs");
+    assert!(
+        !logs.join("refs/jules/mail").exists(),
+        "appends write no reflog"
+    );
+    let old = logs.join("refs/jules/mail");
+    let backup = logs.join("refs/jules/backup/series/s/1");
+    for p in [&old, &backup] {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(
+            p,
+            format!(
+                "{} {} a <a@b> 0 +0000\tappend\n",
+                "0".repeat(40),
+                "1".repeat(40)
+            ),
+        )
+        .unwrap();
+    }
+    append(r, "a", 1);
+    assert_eq!(
+        std::fs::read_to_string(&old).unwrap().lines().count(),
+        2,
+        "an existing reflog is appended to, as git does"
+    );
+    r.jules_ok(["sync"]);
+    assert!(!old.exists(), "the forced reflog is gone");
+    assert!(backup.exists(), "backups keep theirs");
+    assert!(
+        logs.join("refs/heads/main").exists(),
+        "branches keep theirs"
+    );
+    append(r, "a", 1);
+    assert!(!old.exists(), "and appends do not bring it back");
+}
+
 #[test]
 fn a_deleted_or_replaced_remote_log_is_pruned_and_republished() {
     let (bare, cs) = clones(2);
