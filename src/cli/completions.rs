@@ -48,6 +48,14 @@ pub fn script(shell: &str) -> anyhow::Result<String> {
     let mut cmd = super::unbuilt_command()
         .bin_name("git-jules")
         .name("git-jules");
+    // clap builds the root's `help` tree (`git jules help mail <TAB>`) from the subcommands as they are
+    // before its own build step, when the deferred command groups have no commands yet. Put each top-level
+    // command in fully built first, so that the help tree lists every group's commands.
+    let mut built = cmd.clone();
+    built.build();
+    for sub in built.get_subcommands().filter(|s| s.get_name() != "help") {
+        cmd = cmd.mut_subcommand(sub.get_name(), |_| sub.clone());
+    }
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, "git-jules", &mut buf);
     // Subcommands keep the `git jules` bin name of the clap tree; name their completion functions like

@@ -351,6 +351,15 @@ fn completions_complete_git_jules_and_git_jules_subcommands() {
     assert_eq!(got.trim(), "mail", "{got}");
     let got = complete("git jules mail in", 3);
     assert_eq!(got.trim(), "inbox", "{got}");
+    // The help tree lists the groups' commands too (clap's deferral once left them out).
+    let got = complete("git jules help mail in", 4);
+    assert_eq!(got.trim(), "inbox", "{got}");
+    let got = complete("git jules help series re", 4);
+    assert_eq!(
+        got.split_whitespace().collect::<Vec<_>>(),
+        ["reroll", "review"],
+        "{got}"
+    );
     // Through git's own completion: `git jules <TAB>` calls _git_jules.
     let script = format!(
         "source /usr/share/bash-completion/completions/git; source {}; \
