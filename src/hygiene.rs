@@ -101,11 +101,12 @@ pub fn drop_log_reflogs(repo: &gix::Repository) -> Result<usize> {
     }
     let dir = repo.common_dir().join("logs").join("refs").join("jules");
     let mut removed = 0;
-    remove_reflogs_in(&dir, &mut removed)?;
+    remove_reflogs_in(&dir, Some("backup"), &mut removed)?;
     Ok(removed)
 }
 
-fn remove_reflogs_in(dir: &Path, removed: &mut usize) -> Result<()> {
+/// Remove every reflog under `dir` except those in its subdirectory `keep`.
+fn remove_reflogs_in(dir: &Path, keep: Option<&str>, removed: &mut usize) -> Result<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
@@ -116,11 +117,10 @@ fn remove_reflogs_in(dir: &Path, removed: &mut usize) -> Result<()> {
         let path = entry.path();
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if is_dir {
-            // Top level: `backup/` keeps its reflogs; `writers/` and anything else are log refs.
-            if entry.file_name() == "backup" && dir.ends_with("refs/jules") {
+            if keep.is_some_and(|k| entry.file_name() == k) {
                 continue;
             }
-            remove_reflogs_in(&path, removed)?;
+            remove_reflogs_in(&path, None, removed)?;
             // Empty now unless a ref was created meanwhile; either way git does not need the directory.
             let _ = std::fs::remove_dir(&path);
             continue;

@@ -37,10 +37,10 @@ use lean::Lean;
 use error::{CliError, Kind};
 pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
 
-/// Many AI personas, one repository: mail, sprint state, patch series and weaving, coordinated through git.
 /// The name of the root command.
 const ROOT: &str = "git-jules";
 
+/// Many AI personas, one repository: mail, sprint state, patch series and weaving, coordinated through git.
 #[derive(Debug, Parser)]
 #[command(
     name = ROOT,
