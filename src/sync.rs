@@ -364,9 +364,10 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                         continue;
                     }
                 }
-                if local_prefix == "refs/jules/" && !crate::eventlog::is_log_commit(repo, id) {
-                    // Not a log (a branch named jules/..., or a remote that lost its log to an unrelated
-                    // commit): never joined. A local log of that name is published again over it.
+                if local_prefix == "refs/jules/" && !crate::eventlog::holds_log_history(repo, id) {
+                    // Not a log: no event and no join anywhere in its history (a branch named jules/..., or
+                    // a remote that lost its log to an unrelated history). Never joined; a local log of that
+                    // name is published again over it, which loses nothing: it holds no event.
                     if shared_of_writer(&remote_name).is_none() && !rest.starts_with(WRITERS) {
                         seen.entry(remote_name).or_default().main_other = Some(id);
                     }
@@ -534,6 +535,8 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
         if fold.is_empty() {
             return Ok(report(results, folded, skipped));
         }
+        let fetched_shared = |shared: &str| seen.get(shared).and_then(|s| s.main);
+        check_no_loss(repo, &fold, &fetched_shared)?;
         if push(repo, remote, &fold)? {
             folded += fold.iter().filter(|(_, new, _)| new.is_none()).count();
             record(repo, remote, &fold);
@@ -550,6 +553,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             // Only the clean-up of folded writer refs failed: nothing of ours is unpublished.
             return Ok(report(results, folded, skipped));
         }
+        check_no_loss(repo, &own, &fetched_shared)?;
         if push(repo, remote, &own)? {
             record(repo, remote, &own);
             for (name, _, _) in &own {
@@ -598,6 +602,83 @@ fn published_already(
     Ok(false)
 }
 
+/// The fold's guarantee, checked before every push that moves or deletes a remote log, notes or writer ref
+/// (docs/format.md, "Sync never loses an event"): the value that replaces what the lease expects holds every
+/// event reachable from it; for notes refs, the old value is in the new one's history. A writer ref that is
+/// deleted is checked against its shared ref's new value in the same push, or the shared ref's fetched value
+/// when the push leaves that alone. Whatever the remote holds, a push that would lose something is refused
+/// before it is sent, naming the ref and the events.
+fn check_no_loss(
+    repo: &gix::Repository,
+    updates: &[Update],
+    fetched_shared: &dyn Fn(&str) -> Option<ObjectId>,
+) -> Result<()> {
+    for (name, new, old) in updates {
+        let Some(old) = *old else { continue };
+        if object_kind(repo, old) != Some(gix::object::Kind::Commit) {
+            // A blob or a tree (or nothing) holds no event: replacing it loses nothing.
+            continue;
+        }
+        let shared = shared_of_writer(name).map(|(shared, _)| shared);
+        let target = match (new, &shared) {
+            (Some(new), _) => Some(*new),
+            (None, Some(shared)) => updates
+                .iter()
+                .find(|(n, _, _)| n == shared)
+                .and_then(|(_, new, _)| *new)
+                .or_else(|| fetched_shared(shared)),
+            (None, None) => None,
+        };
+        let log_name = shared.as_deref().unwrap_or(name);
+        let refuse = |what: String| {
+            Err(Error::Refused(format!(
+                "refusing to push {name}: its value on the remote ({old}) holds {what}; nothing was pushed \
+                 (keep this clone, run `git jules log fsck`, and report it: a sync must never lose an event)"
+            )))
+        };
+        let Some(target) = target else {
+            return refuse("history that no new value keeps".into());
+        };
+        if log_name.starts_with("refs/notes/jules/") {
+            if !matches!(
+                refs::relation(repo, old, target)?,
+                refs::Relation::Same | refs::Relation::Behind
+            ) {
+                return refuse(format!("notes that {target} does not keep"));
+            }
+            continue;
+        }
+        let log = Log::open(repo, log_name)?;
+        let missing = log.scan(&[old], &[target], false)?.events;
+        if missing.is_empty() {
+            continue;
+        }
+        // The same event may sit in two commits (appended twice): only an id the new value lacks is lost.
+        let kept: crate::eventlog::IdSet = log
+            .scan(&[target], &[], false)?
+            .events
+            .into_iter()
+            .map(|e| e.id)
+            .collect();
+        let mut lost: Vec<String> = missing
+            .iter()
+            .filter(|e| !kept.contains(&e.id))
+            .map(|e| e.id.to_string())
+            .collect();
+        lost.sort();
+        lost.dedup();
+        if !lost.is_empty() {
+            let shown = lost.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+            let more = if lost.len() > 5 { ", …" } else { "" };
+            return refuse(format!(
+                "{} event(s) that {target} lacks ({shown}{more})",
+                lost.len()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Record in the remote-tracking refs what a successful push did, as the next fetch would.
 fn record(repo: &gix::Repository, remote: &str, updates: &[Update]) {
     for (name, new, _) in updates {
@@ -628,6 +709,7 @@ pub fn push_leased(
     expected: Option<ObjectId>,
 ) -> Result<bool> {
     let update = [(name.to_owned(), Some(new), expected)];
+    check_no_loss(repo, &update, &|_| None)?;
     if !push(repo, remote, &update)? {
         return Ok(false);
     }

@@ -99,7 +99,7 @@ impl<'r> Log<'r> {
             .filter(|(_, id)| {
                 crate::refs::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
                     // A branch named jules/<log> has its remote-tracking ref here too: not a copy of the log.
-                    && is_log_commit(self.repo, *id)
+                    && holds_log_history(self.repo, *id)
             })
             .collect())
     }
@@ -188,9 +188,7 @@ pub fn list_logs(repo: &gix::Repository) -> Result<Vec<String>> {
 }
 
 /// Whether `id` is a commit of a log: an event or a join, by its message (an event beyond the format's
-/// bounds still counts: readers skip it, but it is on a log). A remote-tracking ref of a branch named
-/// `jules/...` also lies under `refs/remotes/<remote>/jules/`; its tip is an ordinary commit, which is
-/// never taken for a log, never joined, republished or pushed.
+/// bounds, or with a bad id or JSON, still counts: readers skip it, but it is on a log).
 pub fn is_log_commit(repo: &gix::Repository, id: ObjectId) -> bool {
     let Ok(commit) = repo.find_commit(id) else {
         return false;
@@ -202,4 +200,49 @@ pub fn is_log_commit(repo: &gix::Repository, id: ObjectId) -> bool {
         event::parse_message(message),
         Err(event::Invalid::NotAnEvent(_))
     )
+}
+
+/// Whether the history of the commit `tip` holds a commit of a log ([`is_log_commit`]): the rule that tells a
+/// copy of a log from a branch whose remote-tracking ref also lies under `refs/remotes/<remote>/jules/` (a
+/// branch named `jules/x`: git's default refspec and `init`'s map both there). A log with commits that are not
+/// events on top (garbage a hostile or broken remote added) still holds its events below them, so it is
+/// still a log: its events are joined and kept, the garbage is skipped and named. Only a history with no
+/// event and no join anywhere is a branch (docs/format.md, "Telling a log from a branch").
+///
+/// A log answers at its tip or a few commits below; a branch costs a walk of its whole history, so that
+/// verdict is remembered per commit in `.git/jules/not-logs` (a commit's history never changes; the file is
+/// only a hint and is rebuilt at will).
+pub fn holds_log_history(repo: &gix::Repository, tip: ObjectId) -> bool {
+    if is_log_commit(repo, tip) {
+        return true;
+    }
+    let memo = crate::repo::jules_dir(repo).join("not-logs");
+    let known = std::fs::read_to_string(&memo).unwrap_or_default();
+    if known.lines().any(|l| l == tip.to_string()) {
+        return false;
+    }
+    let Ok(walk) = repo.rev_walk([tip]).all() else {
+        return false;
+    };
+    let mut complete = true;
+    for info in walk {
+        let Ok(info) = info else {
+            // A missing object: no verdict to remember.
+            complete = false;
+            break;
+        };
+        if info.id != tip && is_log_commit(repo, info.id) {
+            return true;
+        }
+    }
+    if complete {
+        // Keep the memo small: a clone meets a handful of such branches.
+        let mut lines: Vec<&str> = known.lines().rev().take(255).collect();
+        lines.reverse();
+        let tip = tip.to_string();
+        lines.push(&tip);
+        let _ = std::fs::create_dir_all(crate::repo::jules_dir(repo));
+        let _ = std::fs::write(&memo, lines.join("\n") + "\n");
+    }
+    false
 }

@@ -596,3 +596,72 @@ fn the_guard_refuses_rewrites_deletions_and_garbage_and_passes_syncs() {
     assert_eq!(a.rev("refs/jules/mail"), b.rev("refs/jules/mail"));
     let _ = stdout;
 }
+
+/// Issue 23 through the smart-HTTP remote: clone C's mail lives only on the remote when a commit that is not
+/// an event lands on top of the remote's log; A's sync joins that history instead of replacing it, and C's
+/// mail stays on the remote (read back by a fresh clone).
+#[test]
+fn smart_http_sync_keeps_the_events_under_garbage_on_the_remote_log() {
+    let root = tempfile::tempdir().unwrap();
+    let (origin, bare) = remote_in(root.path());
+    let server = http_server(root.path());
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
+    let auth = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "credential.helper"),
+        ("GIT_CONFIG_VALUE_0", helper),
+    ];
+    let a = Clone::new(&origin, &url, &auth);
+    a.ok(
+        "alice",
+        &[
+            "mail",
+            "send",
+            "--to",
+            "carol",
+            "--subject",
+            "from a",
+            "--body",
+            "x",
+        ],
+    );
+    a.ok("alice", &["sync"]);
+    {
+        let c = Clone::new(&origin, &url, &auth);
+        c.ok(
+            "carol",
+            &[
+                "mail",
+                "send",
+                "--to",
+                "alice",
+                "--subject",
+                "only on the remote",
+                "--body",
+                "x",
+            ],
+        );
+        c.ok("carol", &["sync"]);
+    }
+    let bare = bare.to_str().unwrap();
+    let tip = origin.git(["-C", bare, "rev-parse", "refs/jules/mail"]);
+    let garbage = origin.git([
+        "-C",
+        bare,
+        "commit-tree",
+        &format!("{tip}^{{tree}}"),
+        "-p",
+        &tip,
+        "-m",
+        "hello world, not an event",
+    ]);
+    origin.git(["-C", bare, "update-ref", "refs/jules/mail", &garbage]);
+    let out = a.run("alice", &["sync"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&garbage), "{}", stderr(&out));
+    let fresh = Clone::new(&origin, &url, &auth);
+    fresh.ok("alice", &["sync"]);
+    let inbox = fresh.ok("alice", &["mail", "inbox", "--persona", "alice"]);
+    assert!(inbox.contains("only on the remote"), "{inbox}");
+}

@@ -612,3 +612,370 @@ fn a_branch_named_jules_x_is_never_taken_for_a_log() {
     cs[1].jules_ok(["sync"]);
     assert!(bare.git(["for-each-ref", "refs/jules/x"]).trim().is_empty());
 }
+
+/// A commit whose message is `message` (or, with `lamport`, the remote tip's own event message with its
+/// `Jules-Lamport:` value replaced), pushed straight onto the remote's log on top of its tip.
+fn garbage_on_top(bare: &Repo, tip_ref: &str, message: Option<&str>, lamport: &str) -> String {
+    let tip = bare.git(["rev-parse", tip_ref]);
+    let text = match message {
+        Some(m) => m.to_owned(),
+        None => {
+            let raw = bare.git(["cat-file", "commit", &tip]);
+            raw.split_once("\n\n")
+                .unwrap()
+                .1
+                .lines()
+                .map(|l| {
+                    if l.starts_with("Jules-Lamport:") {
+                        format!("Jules-Lamport: {lamport}")
+                    } else {
+                        l.to_owned()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    };
+    let f = bare.path().join("garbage-msg");
+    std::fs::write(&f, format!("{text}\n")).unwrap();
+    let garbage = bare.git([
+        "commit-tree",
+        &format!("{tip}^{{tree}}"),
+        "-p",
+        &tip,
+        "-F",
+        f.to_str().unwrap(),
+    ]);
+    bare.git(["update-ref", tip_ref, &garbage]);
+    garbage
+}
+
+/// Event ids reachable from a ref of the bare remote, read by the library (invalid commits skipped).
+fn remote_event_ids(bare: &Repo, name: &str) -> std::collections::BTreeSet<String> {
+    let repo = open(bare.path());
+    let Some(tip) = refs::target(&repo, name).unwrap() else {
+        return Default::default();
+    };
+    let log = Log::open(&repo, "refs/jules/mail").unwrap();
+    log.scan(&[tip], &[], false)
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| e.id.to_string())
+        .collect()
+}
+
+/// Issue 23: clone C's event lives only on the remote (its sandbox is gone) when someone pushes a commit that
+/// is not an event on top of the remote's log. Another clone's sync must join that history, not replace it:
+/// C's event stays on the remote, the garbage commit is named, `log fsck` reports it.
+#[test]
+fn garbage_on_top_of_the_remote_log_never_loses_the_events_below_it() {
+    for (label, message, lamport) in [
+        ("not an event", Some("hello world, not an event"), ""),
+        ("unparsable clock", None, "99999999999999999999999"),
+        ("negative clock", None, "-5"),
+    ] {
+        let (bare, mut cs) = clones(2);
+        let c = cs.pop().unwrap();
+        let a = &cs[0];
+        append(a, "a", 1);
+        a.jules_ok(["sync"]);
+        c.jules_ok([
+            "mail",
+            "send",
+            "--from",
+            "c",
+            "--to",
+            "a",
+            "--subject",
+            "only on the remote",
+            "--body",
+            "x",
+        ]);
+        c.jules_ok(["sync"]);
+        let before = remote_event_ids(&bare, "refs/jules/mail");
+        assert_eq!(before.len(), 2, "{label}");
+        // C's sandbox ends: the remote is now the only holder of its event.
+        drop(c);
+        let garbage = garbage_on_top(&bare, "refs/jules/mail", message, lamport);
+        let out = a.jules(["--json", "sync"]);
+        assert!(out.status.success(), "{label}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&garbage),
+            "{label}: the garbage commit is named: {}",
+            stderr(&out)
+        );
+        let after = remote_event_ids(&bare, "refs/jules/mail");
+        assert!(
+            before.is_subset(&after),
+            "{label}: the remote lost {:?}",
+            before.difference(&after).collect::<Vec<_>>()
+        );
+        // The clone reads C's mail, and fsck names the commit that is not an event.
+        let inbox = a.jules_ok(["mail", "inbox", "--persona", "a", "--json"]);
+        assert!(inbox.contains("only on the remote"), "{label}: {inbox}");
+        let fsck = a.jules(["--json", "log", "fsck"]);
+        assert_ne!(fsck.status.code(), Some(0), "{label}");
+        assert!(
+            stdout(&fsck).contains(&garbage),
+            "{label}: {}",
+            stdout(&fsck)
+        );
+    }
+}
+
+/// Every event id reachable from the remote's mail log and its writer refs (refs that are not commits hold
+/// none).
+fn remote_union(bare: &Repo) -> std::collections::BTreeSet<String> {
+    let repo = open(bare.path());
+    let log = Log::open(&repo, "refs/jules/mail").unwrap();
+    let mut tips = Vec::new();
+    for name in bare
+        .git([
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/jules/mail",
+            "refs/jules/writers/mail/",
+        ])
+        .lines()
+    {
+        let id = refs::target(&repo, name).unwrap().unwrap();
+        if refs::object_kind(&repo, id) == Some(gix::object::Kind::Commit) {
+            tips.push(id);
+        }
+    }
+    log.scan(&tips, &[], false)
+        .unwrap()
+        .events
+        .iter()
+        .map(|e| e.id.to_string())
+        .collect()
+}
+
+/// A small deterministic generator (xorshift64*), so a failing case names its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+    }
+}
+
+/// Issue 23, the fold's guarantee as a property over random remote states: garbage tips, garbage in the
+/// middle, merges over garbage, deleted and recreated refs, writer refs pointing at garbage (commits, blobs,
+/// unrelated roots), local events not yet pushed. After one clone's sync, every event that the remote's refs
+/// or that clone held before is on the remote.
+#[test]
+fn sync_never_drops_an_event_whatever_the_remote_holds() {
+    for seed in 1..=12u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let (bare, cs) = clones(2);
+        let (w, a) = (&cs[0], &cs[1]);
+        append(w, "w", 1);
+        w.jules_ok(["sync"]);
+        append(a, "a", 1);
+        a.jules_ok(["sync"]);
+        let mut ops = Vec::new();
+        for step in 0..(3 + rng.below(3)) {
+            let op = rng.below(7);
+            ops.push(op);
+            let has_log = !bare
+                .git(["for-each-ref", "refs/jules/mail"])
+                .trim()
+                .is_empty();
+            match op {
+                0 => {
+                    append(w, "w", 1 + rng.below(3) as u32);
+                    w.jules_ok(["sync"]);
+                }
+                1 if has_log => {
+                    let (msg, lamport) = match rng.below(3) {
+                        0 => (Some("hello world, not an event"), ""),
+                        1 => (None, "99999999999999999999999"),
+                        _ => (None, "-5"),
+                    };
+                    garbage_on_top(&bare, "refs/jules/mail", msg, lamport);
+                }
+                2 if has_log => {
+                    // A merge commit that is not a join, over an unrelated root commit.
+                    let tree = bare.git(["rev-parse", "main^{tree}"]);
+                    let root = bare.git(["commit-tree", &tree, "-m", "unrelated root"]);
+                    let tip = bare.git(["rev-parse", "refs/jules/mail"]);
+                    let merge = bare.git([
+                        "commit-tree",
+                        &tree,
+                        "-p",
+                        &tip,
+                        "-p",
+                        &root,
+                        "-m",
+                        "a merge, not a join",
+                    ]);
+                    bare.git(["update-ref", "refs/jules/mail", &merge]);
+                }
+                3 if has_log => {
+                    bare.git(["update-ref", "-d", "refs/jules/mail"]);
+                    if rng.below(2) == 0 {
+                        w.jules_ok(["sync"]);
+                    }
+                }
+                4 => {
+                    let name = format!("refs/jules/writers/mail/forged{step}");
+                    let target = match (rng.below(3), has_log) {
+                        (0, true) => {
+                            bare.git(["update-ref", &name, "refs/jules/mail"]);
+                            garbage_on_top(&bare, &name, Some("garbage on a writer ref"), "");
+                            continue;
+                        }
+                        (1, _) => {
+                            let tree = bare.git(["rev-parse", "main^{tree}"]);
+                            bare.git(["commit-tree", &tree, "-m", "unrelated writer root"])
+                        }
+                        _ => {
+                            let f = bare.path().join("junk");
+                            std::fs::write(&f, format!("junk {step}\n")).unwrap();
+                            bare.git(["hash-object", "-w", f.to_str().unwrap()])
+                        }
+                    };
+                    bare.git(["update-ref", &name, &target]);
+                }
+                5 => append(a, "a", 1 + rng.below(2) as u32),
+                _ if has_log => {
+                    // Garbage in the middle: a writer builds on top of it.
+                    garbage_on_top(&bare, "refs/jules/mail", Some("garbage in the middle"), "");
+                    w.jules_ok(["sync"]);
+                    append(w, "w", 1);
+                    w.jules_ok(["sync"]);
+                }
+                _ => {}
+            }
+        }
+        let mut before = remote_union(&bare);
+        before.extend(ids(a).into_iter().map(|s| s.trim_matches('"').to_owned()));
+        let out = a.jules(["sync"]);
+        assert!(
+            out.status.success(),
+            "seed {seed}, ops {ops:?}: {}",
+            stderr(&out)
+        );
+        let after = remote_union(&bare);
+        let lost: Vec<_> = before.difference(&after).collect();
+        assert!(
+            lost.is_empty(),
+            "seed {seed}, ops {ops:?}: the remote lost {lost:?}"
+        );
+    }
+}
+
+/// The check behind that guarantee refuses a push that would lose events, before anything is sent: a leased
+/// push of a log value that lacks the remote's events names the ref and the events, and the remote is
+/// unchanged.
+#[test]
+fn a_push_that_would_lose_events_is_refused_before_it_is_sent() {
+    let (bare, cs) = clones(1);
+    let a = &cs[0];
+    append(a, "a", 3);
+    a.jules_ok(["sync"]);
+    let repo = open(a.path());
+    let remote_tip: ObjectId = bare.git(["rev-parse", "refs/jules/mail"]).parse().unwrap();
+    // One event on a fresh root: a log value that holds none of the remote's three.
+    let fresh = Log::open(&repo, "refs/jules/fresh").unwrap();
+    fresh
+        .append(NewEvent::new(Event::new(
+            "t.sync",
+            "a",
+            serde_json::json!({}),
+        )))
+        .unwrap();
+    let lone = refs::target(&repo, "refs/jules/fresh").unwrap().unwrap();
+    let err =
+        git_jules::sync::push_leased(&repo, "origin", "refs/jules/mail", lone, Some(remote_tip))
+            .unwrap_err()
+            .to_string();
+    assert!(
+        err.contains("refusing to push refs/jules/mail") && err.contains("3 event(s)"),
+        "{err}"
+    );
+    assert_eq!(
+        bare.git(["rev-parse", "refs/jules/mail"]),
+        remote_tip.to_string()
+    );
+    // A value that keeps them is pushed.
+    let joined = Log::open(&repo, "refs/jules/mail")
+        .unwrap()
+        .join(remote_tip, lone)
+        .unwrap()
+        .tip();
+    assert!(git_jules::sync::push_leased(
+        &repo,
+        "origin",
+        "refs/jules/mail",
+        joined,
+        Some(remote_tip)
+    )
+    .unwrap());
+}
+
+/// Issue 23 for notes refs: a commit that is not a notes commit on top of the remote's notes ref, and a
+/// writer ref of it pointing at garbage, never cost a note that only the remote held.
+#[test]
+fn garbage_on_a_remote_notes_ref_never_loses_the_notes_below_it() {
+    let (bare, mut cs) = clones(2);
+    let c = cs.pop().unwrap();
+    let a = &cs[0];
+    c.git([
+        "notes",
+        "--ref=jules/review",
+        "add",
+        "-m",
+        "only on the remote",
+        "HEAD",
+    ]);
+    c.jules_ok(["sync"]);
+    drop(c);
+    let note_commit = bare.git(["rev-parse", "refs/notes/jules/review"]);
+    garbage_on_top(
+        &bare,
+        "refs/notes/jules/review",
+        Some("hello world, not notes"),
+        "",
+    );
+    let tree = bare.git(["rev-parse", "main^{tree}"]);
+    let root = bare.git(["commit-tree", &tree, "-m", "unrelated"]);
+    bare.git([
+        "update-ref",
+        "refs/notes/jules/writers/review/forged",
+        &root,
+    ]);
+    a.git([
+        "notes",
+        "--ref=jules/review",
+        "add",
+        "-m",
+        "from a",
+        "HEAD^{tree}",
+    ]);
+    let out = a.jules(["sync"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let remote = bare.git(["rev-parse", "refs/notes/jules/review"]);
+    let kept = bare.git_output(["merge-base", "--is-ancestor", &note_commit, &remote]);
+    assert!(
+        kept.status.success(),
+        "the remote's notes commit is no longer reachable"
+    );
+    a.jules_ok(["sync"]);
+    // Both notes are in the clone's view after the next sync, and the remote's value holds both.
+    assert_eq!(
+        a.git(["notes", "--ref=jules/review", "show", "HEAD"]),
+        "only on the remote"
+    );
+    assert_eq!(
+        a.git(["notes", "--ref=jules/review", "show", "HEAD^{tree}"]),
+        "from a"
+    );
+    let listed = bare.git(["notes", "--ref=jules/review", "list"]);
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+}
