@@ -199,10 +199,16 @@ pub fn recover(repo: &gix::Repository) -> Result<Option<Recovered>> {
         .workdir()
         .ok_or_else(|| Error::usage("a series needs a working tree; this repository is bare"))?
         .to_owned();
-    // The journal was written while its process held index.lock: a leftover one is that process's.
+    // The journal was written while its process held index.lock: a leftover one is that process's, and so is
+    // `index.lock.lock`, the lock a `git read-tree` it ran on that copy (GIT_INDEX_FILE=index.lock) takes and
+    // leaves behind when it is killed with it.
     let mut index_lock = repo.index_path().into_os_string();
     index_lock.push(".lock");
-    let _ = std::fs::remove_file(PathBuf::from(index_lock));
+    let index_lock = PathBuf::from(index_lock);
+    let mut copy_lock = index_lock.clone().into_os_string();
+    copy_lock.push(".lock");
+    let _ = std::fs::remove_file(PathBuf::from(copy_lock));
+    let _ = std::fs::remove_file(index_lock);
 
     let lock = Checkout::lock(repo)?;
     let foreign = foreign_paths(&workdir, &j)?;

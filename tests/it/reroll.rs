@@ -771,3 +771,58 @@ fn finishing_an_interrupted_rewrite_refuses_files_edited_since() {
         ""
     );
 }
+
+/// Issue 23: a rewrite killed while its `git read-tree -m -u` was switching the working tree leaves, beside the
+/// journal and `index.lock`, the lock that read-tree took on the index copy (`index.lock.lock`). Recovery knows
+/// both names: `series undo` and the command the hint names, `git jules series reroll` as written, finish it.
+#[test]
+fn an_interrupted_rewrite_with_read_trees_own_lock_left_is_finished_by_the_hinted_command() {
+    for finisher in [&["series", "undo"][..], &["series", "reroll"][..]] {
+        let r = Repo::new();
+        make_series(
+            &r,
+            "feat",
+            &[("a.txt", "a\n"), ("b.txt", "b\n"), ("c.txt", "c\n")],
+        );
+        let out = r
+            .jules_cmd(["series", "reroll", "2", "--drop"])
+            .env("JULES_TEST_CRASH_AT", "journaled")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), None, "{}", stderr(&out));
+        // What a `read-tree` killed with it leaves on the copy it was writing.
+        std::fs::write(r.path().join(".git/index.lock.lock"), "").unwrap();
+        // `series status` names the interrupted operation and the two commands that deal with it.
+        let status = r.jules_ok(["series", "status"]);
+        assert!(
+            status.contains("`git jules series reroll` finishes it")
+                && status.contains("`git jules series undo` reverts it"),
+            "{status}"
+        );
+        let out = r.jules(finisher);
+        assert!(
+            out.status.success(),
+            "{finisher:?}: {}{}",
+            stderr(&out),
+            stdout(&out)
+        );
+        for lock in [".git/index.lock", ".git/index.lock.lock"] {
+            assert!(!r.path().join(lock).exists(), "{finisher:?}: {lock} left");
+        }
+        assert_eq!(
+            r.git(["status", "--porcelain", "--untracked-files=no"]),
+            "",
+            "{finisher:?}: ref, index and working tree agree"
+        );
+    }
+    // With nothing interrupted, `series reroll` alone says what it takes (exit 2).
+    let r = Repo::new();
+    make_series(&r, "feat", &[("a.txt", "a\n")]);
+    let out = r.jules(["series", "reroll"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing was interrupted"),
+        "{}",
+        stderr(&out)
+    );
+}

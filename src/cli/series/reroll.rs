@@ -19,8 +19,9 @@ Exit codes: 0 done, 2 usage or error, 3 a patch no longer applies (nothing was c
 working tree)."
 )]
 pub struct RerollArgs {
-    /// The patch to fold into, reword or drop (1-based, as `series status` numbers them)
-    #[arg(value_name = "N", required_unless_present = "move_")]
+    /// The patch to fold into, reword or drop (1-based, as `series status` numbers them); without N (and
+    /// without --move) reroll only finishes an interrupted rewrite
+    #[arg(value_name = "N")]
     pub patch: Option<usize>,
     /// Remove patch N from the series
     #[arg(long, requires = "patch", conflicts_with_all = ["move_", "message", "summary", "rationale", "rationale_file"])]
@@ -69,11 +70,24 @@ fn parse_move(text: &str) -> anyhow::Result<(usize, usize)> {
 }
 
 pub fn reroll(ctx: &Context, a: RerollArgs) -> anyhow::Result<i32> {
+    if a.patch.is_none() && a.move_.is_none() {
+        // `git jules series reroll` alone: what the interrupted-operation hint names.
+        let repo = ctx.open()?;
+        return match journal::recover(&repo)? {
+            Some(r) => {
+                print_recovered(ctx, &r);
+                Ok(0)
+            }
+            None => bail!(Error::usage(
+                "nothing was interrupted; reroll takes the patch to change (`series reroll N`) or --move FROM:TO"
+            )),
+        };
+    }
     let action = if let Some(m) = &a.move_ {
         let (from, to) = parse_move(m)?;
         Action::Move { from, to }
     } else {
-        let patch = a.patch.expect("clap requires N without --move");
+        let patch = a.patch.expect("N or --move: checked above");
         if a.drop {
             Action::Drop { patch }
         } else {
