@@ -9,7 +9,8 @@ use crate::error::{Error, Result};
 pub const MAX_NAME_LEN: usize = 64;
 
 /// A persona, group, tag or series name: ASCII letters, digits, `-`, `_` and `.`, not starting with `-` or
-/// `.`, no `..`, at most [`MAX_NAME_LEN`] bytes. `__broadcast` is allowed as the one reserved name.
+/// `.`, not ending with `.` or `.lock`, no `..`, at most [`MAX_NAME_LEN`] bytes (within what
+/// `git check-ref-format` allows for one component, so gix never sees a name it refuses). `__broadcast` is allowed as the one reserved name.
 pub fn validate_name(what: &str, name: &str) -> Result<()> {
     let bad = |why: &str| Err(Error::usage(format!("invalid {what} name {name:?}: {why}")));
     if name.is_empty() {
@@ -34,6 +35,10 @@ pub fn validate_name(what: &str, name: &str) -> Result<()> {
     }
     if name.ends_with(".lock") {
         return bad("it may not end with '.lock'");
+    }
+    if name.ends_with('.') {
+        // git check-ref-format: a ref name cannot end with a dot, and names end up as the last component.
+        return bad("it may not end with '.'");
     }
     Ok(())
 }
@@ -84,7 +89,7 @@ mod tests {
             validate_name("persona", ok).unwrap();
         }
         for bad in [
-            "", "a..b", "-x", ".x", "a/b", "a b", "x\u{7}", "é", "a.lock",
+            "", "a..b", "-x", ".x", "a/b", "a b", "x\u{7}", "é", "a.lock", "a.",
         ] {
             assert!(validate_name("persona", bad).is_err(), "{bad:?}");
         }

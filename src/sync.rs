@@ -308,6 +308,10 @@ type Update = (String, Option<ObjectId>, Option<ObjectId>);
 /// Synchronise every jules log and notes ref with `remote`: afterwards the remote holds every local event and
 /// the local refs hold every event the remote had.
 pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
+    // Before the name reaches a ref path (refs/remotes/<remote>/…), where gix refuses it as an internal error.
+    if !repo.remote_names().iter().any(|n| n.to_string() == remote) {
+        return Err(Error::not_found("remote", remote));
+    }
     let me = writer_id(repo)?;
     let tracked_before: BTreeSet<String> = tracking_prefixes(remote)
         .iter()

@@ -25,7 +25,8 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     }
     if ctx.ui.json {
         ui::json(&report);
-    } else {
+    } else if !ctx.ui.quiet {
+        // Like `git push -q` and `git fetch -q`: with -q a successful sync prints nothing (warnings stay).
         for r in &report.refs {
             if r.action != sync::Action::UpToDate {
                 ui::out(format!(

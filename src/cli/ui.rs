@@ -33,6 +33,9 @@ pub struct Ui {
     pub err_color: bool,
     /// stderr is a terminal and status is wanted: progress lines are worth printing.
     pub interactive: bool,
+    /// `-q`: a command whose stdout only reports what it did (sync's ref lines, like `git push -q`) prints
+    /// nothing on success; data a command was asked for (and `--json`) still prints.
+    pub quiet: bool,
 }
 
 static QUIET: AtomicBool = AtomicBool::new(false);
@@ -63,6 +66,7 @@ impl Ui {
             color,
             err_color,
             interactive: stderr_tty && !quiet && !json,
+            quiet,
         }
     }
 

@@ -15,6 +15,7 @@ mod layering;
 mod layers;
 mod mail;
 mod mcp;
+mod names;
 mod prompt;
 mod remotes;
 mod reroll;

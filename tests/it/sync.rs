@@ -979,3 +979,21 @@ fn garbage_on_a_remote_notes_ref_never_loses_the_notes_below_it() {
     let listed = bare.git(["notes", "--ref=jules/review", "list"]);
     assert_eq!(listed.lines().count(), 2, "{listed}");
 }
+
+/// Issue 24, point 7: `git jules -q sync` prints nothing on success, like `git push -q`; without -q it says
+/// what it pushed; `--json` still reports under -q.
+#[test]
+fn quiet_sync_prints_nothing_on_success() {
+    let (_bare, cs) = clones(1);
+    append(&cs[0], "a", 1);
+    let out = cs[0].jules(["-q", "sync"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!((stdout(&out), stderr(&out)), (String::new(), String::new()));
+    append(&cs[0], "a", 1);
+    let loud = cs[0].jules_ok(["sync"]);
+    assert!(loud.contains("refs/jules/mail"), "{loud}");
+    append(&cs[0], "a", 1);
+    let doc: serde_json::Value =
+        serde_json::from_str(&cs[0].jules_ok(["-q", "--json", "sync"])).unwrap();
+    assert_eq!(doc["refs"][0]["name"], "refs/jules/mail", "{doc}");
+}
