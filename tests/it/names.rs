@@ -108,6 +108,19 @@ const COMMANDS: &[&[&str]] = &[
     &["weave", "--check", "{}"],
     &["sync", "{}"],
     &["prompt", "{}"],
+    &["log", "get", "mail", "{}"],
+    &["task", "done", "{}"],
+    &["state", "done", "--session", "{}"],
+    &["mail", "read", "{}", "--persona", "a"],
+    &["mail", "thread", "{}", "--persona", "a"],
+    &["mail", "inbox", "--persona", "a", "--from", "{}"],
+    &["mail", "inbox", "--persona", "a", "--tag", "{}"],
+    &["exchange", "list", "--workstream", "{}"],
+    &["series", "undo", "{}"],
+    &["series", "review", "{}", "--print"],
+    &["weave", "--check", "--branches", "{}"],
+    &["init", "{}"],
+    &["mcp", "--persona", "{}"],
 ];
 
 #[test]
