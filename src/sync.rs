@@ -416,28 +416,37 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             };
             let mut tip = s.local;
             let mut merged = false;
-            for r in s.main.iter().chain(s.writers.iter().map(|(_, id)| id)) {
-                tip = Some(match tip {
-                    None => *r,
-                    Some(t) => {
-                        let outcome = match &log {
-                            // Ours holds no event theirs lacks (only joins shaped differently): take theirs,
-                            // so that replicas settle on one tip instead of merging merges.
-                            Some(log) => match log.join(t, *r)? {
-                                MergeOutcome::Merged(m) if !log.events_contained(t, *r)? => {
-                                    MergeOutcome::Merged(m)
-                                }
-                                MergeOutcome::Merged(_) => MergeOutcome::FastForward(*r),
-                                other => other,
-                            },
-                            None => join_notes(repo, t, *r)?,
-                        };
-                        if let MergeOutcome::Merged(_) = outcome {
-                            merged = true;
-                        }
-                        outcome.tip()
+            match &log {
+                // One join over the local copy, every writer ref and the shared ref (issue 29: pairwise joins
+                // made a second round 3.5x the push+fetch floor at 100 clones). The shared ref goes last, so
+                // that when ours holds no event theirs lacks (only joins shaped differently) theirs is taken
+                // and replicas settle on one tip instead of merging merges.
+                Some(log) => {
+                    let tips: Vec<ObjectId> = s
+                        .local
+                        .into_iter()
+                        .chain(s.writers.iter().map(|(_, id)| *id))
+                        .chain(s.main)
+                        .collect();
+                    if let Some(outcome) = log.join_all(&tips)? {
+                        merged = matches!(outcome, MergeOutcome::Merged(_));
+                        tip = Some(outcome.tip());
                     }
-                });
+                }
+                None => {
+                    for r in s.main.iter().chain(s.writers.iter().map(|(_, id)| id)) {
+                        tip = Some(match tip {
+                            None => *r,
+                            Some(t) => {
+                                let outcome = join_notes(repo, t, *r)?;
+                                if let MergeOutcome::Merged(_) = outcome {
+                                    merged = true;
+                                }
+                                outcome.tip()
+                            }
+                        });
+                    }
+                }
             }
             let Some(tip) = tip else { continue };
             if let (Some(log), true) = (&log, Some(tip) != s.local) {
@@ -461,11 +470,35 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                 }
                 local_race = true;
             }
-            for (writer, id) in &s.writers {
-                fold.push((writer.clone(), None, Some(*id)));
-            }
-            let publish = Some(tip) != s.main;
+            // No push without news (issue 29): publish only when the local copy holds an event that no ref of
+            // the remote holds (or the shared ref is missing there). Folding other clones' writer refs into the
+            // shared ref is cleanup that rides along with the next sync that has news, so a fleet that has
+            // converged, or that is only catching up, pushes nothing.
+            let remote_commits: Vec<ObjectId> = s
+                .main
+                .into_iter()
+                .chain(s.writers.iter().map(|(_, id)| *id))
+                .collect();
+            let news = match (s.local, &log) {
+                (None, _) => false,
+                (Some(_), _) if s.main.is_none() => true,
+                (Some(local), _) if remote_commits.contains(&local) => false,
+                (Some(local), Some(log)) => !log
+                    .scan(&[local], &remote_commits, false)?
+                    .events
+                    .is_empty(),
+                (Some(local), None) => {
+                    let mut all = vec![local];
+                    all.extend(&remote_commits);
+                    refs::independent(repo, &all)?.contains(&local)
+                }
+            };
+            let publish = news && Some(tip) != s.main;
             if publish {
+                // The new shared value holds every writer ref: they go in the same atomic push.
+                for (writer, id) in &s.writers {
+                    fold.push((writer.clone(), None, Some(*id)));
+                }
                 fold.push((name.clone(), Some(tip), s.main.or(s.main_other)));
                 let mine = writer_ref(name, &me);
                 let current = s
@@ -473,11 +506,9 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                     .iter()
                     .find(|(n, _)| *n == mine)
                     .map(|(_, id)| *id);
-                // Our own writer ref is only needed when the remote lacks something of ours: when a ref
-                // there already contains the local copy, a lost fold leaves nothing unpublished.
-                if !published_already(repo, s.local, current, s)? {
-                    own.push((mine, Some(tip), current));
-                }
+                // Our own writer ref, for when the fold loses the race: the local copy has news, so no ref of
+                // the remote contains it.
+                own.push((mine, Some(tip), current));
             }
             let lost = s.main.is_none()
                 && (tracked_before.contains(&tracking_name(remote, name))
@@ -536,7 +567,9 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
         if local_race || round == 0 {
             continue;
         }
-        if fold.is_empty() {
+        // No push without news (issue 29): deleting writer refs the shared ref already holds is only cleanup;
+        // it rides along with the next sync that publishes something, so an idle fleet makes no pushes.
+        if fold.iter().all(|(_, new, _)| new.is_none()) {
             return Ok(report(results, folded, skipped));
         }
         let fetched_shared = |shared: &str| seen.get(shared).and_then(|s| s.main);
@@ -579,31 +612,6 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
              writer refs kept moving"
         ),
     })
-}
-
-/// Whether some ref of the remote (our writer ref first, then the shared ref, then the others) contains `local`.
-fn published_already(
-    repo: &gix::Repository,
-    local: Option<ObjectId>,
-    mine: Option<ObjectId>,
-    s: &Seen,
-) -> Result<bool> {
-    let Some(local) = local else {
-        return Ok(true);
-    };
-    let candidates = mine
-        .into_iter()
-        .chain(s.main)
-        .chain(s.writers.iter().map(|(_, id)| *id));
-    for r in candidates {
-        if matches!(
-            refs::relation(repo, local, r)?,
-            refs::Relation::Same | refs::Relation::Behind
-        ) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
 }
 
 /// The fold's guarantee, checked before every push that moves or deletes a remote log, notes or writer ref

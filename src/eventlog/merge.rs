@@ -40,10 +40,53 @@ impl Log<'_> {
             Relation::Behind => return Ok(MergeOutcome::FastForward(theirs)),
             Relation::Diverged => {}
         }
-        let lamport = self.lamport_at(ours)?.max(self.lamport_at(theirs)?);
-        let mut parents = [ours, theirs];
-        parents.sort();
         // Fixed identity and time for merges: the same pair merged anywhere gives the same commit id.
+        Ok(MergeOutcome::Merged(self.write_join(&[ours, theirs])?))
+    }
+
+    /// Join any number of tips in one step: the tips no other contains ([`crate::refs::independent`], one
+    /// walk), then those whose events another of them already holds dropped (earlier ones first, so pass the
+    /// local tip first and the remote's shared ref last: replicas settle on the remote's shape), then one join
+    /// commit whose parents are all that is left, sorted, with the largest clock. A join with more than two
+    /// parents is a valid merge in format 1 (readers and `fsck` ask for at least two). The same set of tips
+    /// gives the same commit on every replica. `None` when `tips` is empty.
+    pub fn join_all(&self, tips: &[ObjectId]) -> Result<Option<MergeOutcome>> {
+        let mut heads = crate::refs::independent(self.repo, tips)?;
+        let Some(&first) = tips.first() else {
+            return Ok(None);
+        };
+        let mut i = 0;
+        while heads.len() > 1 && i < heads.len() {
+            let candidate = heads[i];
+            let mut covered = false;
+            for (j, other) in heads.iter().enumerate() {
+                if j != i && self.events_contained(candidate, *other)? {
+                    covered = true;
+                    break;
+                }
+            }
+            if covered {
+                heads.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        Ok(Some(match heads.as_slice() {
+            [] => MergeOutcome::Same(first),
+            [only] if *only == first => MergeOutcome::Same(first),
+            [only] => MergeOutcome::FastForward(*only),
+            _ => MergeOutcome::Merged(self.write_join(&heads)?),
+        }))
+    }
+
+    /// The join commit of `parents` (two or more): sorted parents, the largest clock, a fixed identity and time.
+    fn write_join(&self, parents: &[ObjectId]) -> Result<ObjectId> {
+        let mut lamport = 0;
+        for p in parents {
+            lamport = lamport.max(self.lamport_at(*p)?);
+        }
+        let mut parents = parents.to_vec();
+        parents.sort();
         let sig = gix::actor::Signature {
             name: "git-jules".into(),
             email: "git-jules@jules.invalid".into(),
@@ -58,9 +101,7 @@ impl Log<'_> {
             message: BString::from(merge_message(lamport)),
             extra_headers: Vec::new(),
         };
-        Ok(MergeOutcome::Merged(crate::loose::write(
-            self.repo, &commit,
-        )?))
+        crate::loose::write(self.repo, &commit)
     }
 
     /// Whether every event of `a` is in `b`: each commit reachable from `a` but not from `b` is a merge (which

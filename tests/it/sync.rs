@@ -198,7 +198,9 @@ fn remote_refs(bare: &Repo) -> Vec<String> {
 }
 
 /// Ten clones sync twice at once, then once each in turn: every concurrent sync succeeds, a sequential pass
-/// leaves every clone's next sync a no-op (no needless merges), and no writer ref is left on the remote.
+/// leaves every clone's next sync a no-op (no needless merges, no push), and the writer refs left on the
+/// remote (one per clone at most: folding them is cleanup that waits for news) go with the next sync that
+/// publishes something.
 #[test]
 fn concurrent_syncs_then_one_pass_leave_every_next_sync_a_noop() {
     let (bare, cs) = clones(10);
@@ -233,7 +235,18 @@ fn concurrent_syncs_then_one_pass_leave_every_next_sync_a_noop() {
     for c in &cs {
         assert_eq!(ids(c), want);
     }
+    assert!(
+        remote_refs(&bare).len() <= 1 + cs.len(),
+        "{:?}",
+        remote_refs(&bare)
+    );
+    append(&cs[3], "news", 1);
+    cs[3].jules_ok(["sync"]);
     assert_eq!(remote_refs(&bare), vec!["refs/jules/mail".to_string()]);
+    for c in &cs {
+        c.jules_ok(["sync"]);
+        assert_eq!(ids(c).len(), 51);
+    }
 }
 
 /// A repository in layout 1 (only `refs/jules/mail`, written by plain pushes after `init`, clones with
@@ -278,6 +291,12 @@ fn writer_refs_are_folded_and_deleted() {
         "origin",
         &format!("{b_tip}:refs/jules/writers/mail/0123456789abcdef"),
     ]);
+    // b's event is on the remote (in the writer ref): b has no news, pushes nothing, and the writer ref
+    // stays until a sync with news folds it.
+    let doc = sync_json(&cs[1]);
+    assert_eq!(doc["refs"][0]["published"], "nothing", "{doc}");
+    assert_eq!(remote_refs(&bare).len(), 2);
+    append(&cs[1], "b", 1);
     let doc = sync_json(&cs[1]);
     assert_eq!(doc["refs"][0]["published"], "shared", "{doc}");
     assert_eq!(doc["folded"], 1);
@@ -996,4 +1015,151 @@ fn quiet_sync_prints_nothing_on_success() {
     let doc: serde_json::Value =
         serde_json::from_str(&cs[0].jules_ok(["-q", "--json", "sync"])).unwrap();
     assert_eq!(doc["refs"][0]["name"], "refs/jules/mail", "{doc}");
+}
+
+/// Issue 29: `refs::independent` (one walk over all tips, pruned by clocks) names the same tips as
+/// `git merge-base --independent` on criss-cross logs built as concurrent syncs build them, for random subsets
+/// of up to twelve tips; and `join_all` of those tips holds every event of every tip in one join commit.
+#[test]
+fn independent_tips_match_git_and_one_join_holds_every_event() {
+    let r = Repo::new();
+    let repo = open(r.path());
+    let logs: Vec<Log> = (0..5)
+        .map(|i| Log::open(&repo, &format!("t/r{i}")).unwrap())
+        .collect();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let mut tips: Vec<ObjectId> = Vec::new();
+    for step in 0..80u64 {
+        let i = rng.below(5) as usize;
+        if step < 5 || rng.below(2) == 0 {
+            logs[i]
+                .append(NewEvent::new(Event::new(
+                    "t.x",
+                    "a",
+                    serde_json::json!({ "n": step }),
+                )))
+                .unwrap();
+        } else {
+            let j = rng.below(5) as usize;
+            let (Some(ours), Some(theirs)) =
+                (logs[i].local_tip().unwrap(), logs[j].local_tip().unwrap())
+            else {
+                continue;
+            };
+            let joined = logs[i].join(ours, theirs).unwrap().tip();
+            r.git(["update-ref", logs[i].name(), &joined.to_string()]);
+        }
+        tips.push(logs[i].local_tip().unwrap().unwrap());
+    }
+    let mut multi = 0;
+    for _ in 0..40 {
+        let n = 2 + rng.below(11) as usize;
+        let subset: Vec<ObjectId> = (0..n)
+            .map(|_| tips[rng.below(tips.len() as u64) as usize])
+            .collect();
+        let mut args = vec!["merge-base".to_string(), "--independent".into()];
+        args.extend(subset.iter().map(|t| t.to_string()));
+        let mut want: Vec<String> = r.git(&args).lines().map(str::to_owned).collect();
+        want.sort();
+        let mut got: Vec<String> = refs::independent(&repo, &subset)
+            .unwrap()
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "independent of {subset:?}");
+        let events = |tips: &[ObjectId]| -> std::collections::BTreeSet<String> {
+            logs[0]
+                .scan(tips, &[], false)
+                .unwrap()
+                .events
+                .iter()
+                .map(|e| e.id.to_string())
+                .collect()
+        };
+        let joined = logs[0].join_all(&subset).unwrap().unwrap();
+        assert_eq!(events(&[joined.tip()]), events(&subset));
+        if let git_jules::eventlog::MergeOutcome::Merged(m) = joined {
+            // One join commit whose parents are independent tips, however many there are.
+            let parents: Vec<String> = open(r.path())
+                .find_commit(m)
+                .unwrap()
+                .parent_ids()
+                .map(|p| p.to_string())
+                .collect();
+            assert!(
+                parents.iter().all(|p| want.contains(p)),
+                "{parents:?} vs {want:?}"
+            );
+            if parents.len() > 2 {
+                multi += 1;
+            }
+        }
+    }
+    assert!(
+        multi > 3,
+        "some joins should take three or more parents at once: {multi}"
+    );
+}
+
+/// Issue 29: no push without news. A bare remote counts the pushes it receives (a pre-receive hook); once
+/// three clones have converged, further syncs push nothing, and writer refs left on the remote wait for the
+/// next sync that publishes something, which folds them all with one join.
+#[test]
+fn an_idle_fleet_makes_no_pushes() {
+    let (bare, cs) = clones(3);
+    let hook = bare.path().join("hooks/pre-receive");
+    let count = bare.path().join("pushes");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\necho push >> {}\n",
+            count.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let pushes = || {
+        std::fs::read_to_string(&count)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for (i, c) in cs.iter().enumerate() {
+        append(c, &format!("p{i}"), 1);
+        c.jules_ok(["sync"]);
+    }
+    for c in &cs {
+        c.jules_ok(["sync"]);
+    }
+    let converged = pushes();
+    for _ in 0..2 {
+        for c in &cs {
+            c.jules_ok(["sync"]);
+        }
+    }
+    assert_eq!(pushes(), converged, "syncs with nothing new pushed");
+    // Three writer refs appear (their clones lost a fold race): a sync with nothing to publish leaves them.
+    for (i, c) in cs.iter().enumerate() {
+        append(c, &format!("w{i}"), 1);
+        let tip = c.rev("refs/jules/mail").unwrap();
+        c.git([
+            "push",
+            "-q",
+            "origin",
+            &format!("{tip}:refs/jules/writers/mail/{i:016x}"),
+        ]);
+    }
+    let before = pushes();
+    let idle = cs[0].clone_of(bare.path());
+    idle.jules_ok(["sync"]);
+    assert_eq!(pushes(), before, "a clone with nothing new pushed");
+    assert_eq!(remote_refs(&bare).len(), 4, "{:?}", remote_refs(&bare));
+    // The next sync with news folds the three in one push.
+    append(&idle, "late", 1);
+    idle.jules_ok(["sync"]);
+    assert_eq!(pushes(), before + 1);
+    assert_eq!(remote_refs(&bare), vec!["refs/jules/mail".to_string()]);
+    let all = ids(&idle);
+    assert_eq!(all.len(), 7, "{all:?}");
 }
