@@ -479,6 +479,12 @@ fn a_hundred_clones_sync_at_once() {
         clones[0].jules_ok(["log", "show", "mail"]),
         clones[N - 1].jules_ok(["log", "show", "mail"])
     );
+    // Writer refs of clones that lost a fold wait for news (no push without news); the next sync that
+    // publishes something folds them all.
+    let remote_refs = bare.git(["for-each-ref", "--format=%(refname)", "refs/jules/"]);
+    assert!(remote_refs.lines().count() <= 1 + N, "{remote_refs}");
+    clones[7].jules_ok(["log", "append", "mail", "--kind", "t.crowd", "--actor", "late"]);
+    clones[7].jules_ok(["sync"]);
     let remote_refs = bare.git(["for-each-ref", "--format=%(refname)", "refs/jules/"]);
     assert_eq!(remote_refs, "refs/jules/mail");
 }
@@ -544,6 +550,8 @@ fn the_guard_refuses_rewrites_deletions_and_garbage_and_passes_syncs() {
         "origin",
         &format!("{b_tip}:refs/jules/writers/mail/00000000000000bb"),
     ]);
+    // b has news again: its sync folds the writer ref away.
+    append(&b, "1");
     b.jules_ok(["sync"]);
     a.jules_ok(["sync"]);
     assert_eq!(
