@@ -33,12 +33,41 @@ pub struct InitReport {
     pub added: Vec<String>,
 }
 
-/// Add the refspecs to each named remote (all remotes when `remotes` is empty). Idempotent: a value already
+/// Make `remote` the coordination remote: the logs and notes live there, not on the code's remote (issue 29:
+/// their traffic then never counts against the code repository's push budget or runs its CI). Sets
+/// `jules.remote`, which every command that syncs or fetches uses by default, and configures only that remote.
+pub fn init_coordination(repo: &mut gix::Repository, remote: &str) -> Result<Vec<InitReport>> {
+    let reports = init(repo, &[remote.to_owned()])?;
+    let path = repo
+        .config_path(gix::config::Source::Local)
+        .context(|| "finding the repository's config file".into())?;
+    {
+        let mut tx = repo
+            .config_file_mut(&path)
+            .context(|| format!("locking {}", path.display()))?;
+        tx.set_raw_value(&"jules.remote", remote)
+            .map_err(|e| Error::Other(format!("setting jules.remote: {e}")))?;
+        tx.commit()
+            .context(|| format!("writing {}", path.display()))?;
+    }
+    repo.reload()?;
+    Ok(reports)
+}
+
+/// Add the refspecs to each named remote (all remotes when `remotes` is empty; only the coordination remote
+/// when `jules.remote` is set, so that plain pushes to the code's remote carry no jules refs). Idempotent: a value already
 /// present is not added again. When the remote had no push refspec, `HEAD` is added first so that a plain
 /// `git push` still pushes the current branch (a configured push refspec otherwise replaces that default).
 pub fn init(repo: &mut gix::Repository, remotes: &[String]) -> Result<Vec<InitReport>> {
+    let coordination = repo
+        .config_snapshot()
+        .string("jules.remote")
+        .map(|v| v.to_string());
     let names: Vec<String> = if remotes.is_empty() {
-        repo.remote_names().iter().map(|n| n.to_string()).collect()
+        match coordination {
+            Some(c) => vec![c],
+            None => repo.remote_names().iter().map(|n| n.to_string()).collect(),
+        }
     } else {
         remotes.to_vec()
     };

@@ -104,6 +104,90 @@ pub struct SyncReport {
     pub pruned: Vec<String>,
     /// Commits taken in from the remote that are not valid events (readers skip them; `log fsck` names them).
     pub invalid: Vec<Skipped>,
+    /// Set when this clone had news but its push interval (`jules.sync.minPushInterval`) had not run out: the
+    /// local refs hold the union, and the news waits for a later sync; seconds until a push is allowed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub push_deferred_secs: Option<u64>,
+}
+
+/// How a sync may push: the per-clone share of a fleet's push budget (issue 29). A forge recommends a few
+/// pushes a minute per repository (GitHub: 6); a fleet of N clones stays within B pushes a minute when each
+/// waits N/B minutes between its pushes, batching its events meanwhile (docs/cli.md, "Push budget").
+#[derive(Debug, Clone, Default)]
+pub struct PushPolicy {
+    /// The least time between two pushes of this clone (`jules.sync.minPushInterval`); `None`: no limit.
+    pub min_interval: Option<Duration>,
+    /// Push whatever the interval (`git jules sync --now`).
+    pub now: bool,
+}
+
+impl PushPolicy {
+    /// `jules.sync.minPushInterval` (`90s`, `10m`, `1h`, or whole seconds), refused with the rule when it
+    /// does not parse.
+    pub fn from_config(repo: &gix::Repository) -> Result<Self> {
+        let Some(raw) = repo
+            .config_snapshot()
+            .string("jules.sync.minPushInterval")
+            .map(|v| v.to_string())
+        else {
+            return Ok(PushPolicy::default());
+        };
+        let text = raw.trim();
+        let secs = text.parse::<u64>().ok().or_else(|| {
+            let unit = text.chars().last()?;
+            let n: u64 = text[..text.len() - unit.len_utf8()].parse().ok()?;
+            n.checked_mul(match unit {
+                's' => 1,
+                'm' => 60,
+                'h' => 3600,
+                _ => return None,
+            })
+        });
+        match secs {
+            Some(secs) => Ok(PushPolicy {
+                min_interval: (secs > 0).then(|| Duration::from_secs(secs)),
+                now: false,
+            }),
+            None => Err(Error::usage(format!(
+                "jules.sync.minPushInterval is {raw:?}: use whole seconds or a duration such as 90s, 10m, 1h"
+            ))),
+        }
+    }
+
+    /// How long this clone must still wait before it may push, if at all.
+    fn wait(&self, repo: &gix::Repository) -> Option<Duration> {
+        let interval = self.min_interval.filter(|_| !self.now)?;
+        let last: u64 = std::fs::read_to_string(last_push_path(repo))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs();
+        let due = last.saturating_add(interval.as_secs());
+        (due > now).then(|| Duration::from_secs(due - now))
+    }
+}
+
+/// When this clone last pushed (unix seconds): derived data, a missing or damaged file only allows a push.
+fn last_push_path(repo: &gix::Repository) -> std::path::PathBuf {
+    crate::repo::jules_dir(repo).join("last-push")
+}
+
+fn remember_push(repo: &gix::Repository) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let _ = std::fs::create_dir_all(crate::repo::jules_dir(repo));
+    let _ = std::fs::write(last_push_path(repo), format!("{now}\n"));
+}
+
+/// An event that may not wait for the push interval: its data says `"priority": "urgent"` (urgent mail).
+fn is_urgent(e: &crate::eventlog::LoggedEvent) -> bool {
+    e.event.data.get("priority").and_then(|p| p.as_str()) == Some("urgent")
 }
 
 impl SyncReport {
@@ -112,8 +196,19 @@ impl SyncReport {
     }
 }
 
-/// The remote to use when none is named: the current branch's remote, else `origin`, else the only one.
+/// The remote to use when none is named: the coordination remote (`jules.remote`, set by
+/// `git jules init --remote NAME`) when there is one, else the current branch's remote, else `origin`, else
+/// the only one.
 pub fn default_remote(repo: &gix::Repository) -> Result<String> {
+    if let Some(name) = repo.config_snapshot().string("jules.remote") {
+        let name = name.to_string();
+        if !repo.remote_names().iter().any(|n| n.to_string() == name) {
+            return Err(Error::usage(format!(
+                "jules.remote names {name:?}, which is not a configured remote (`git remote -v` lists them)"
+            )));
+        }
+        return Ok(name);
+    }
     if let Some(Ok(name)) = repo
         .head_name()
         .ok()
@@ -308,6 +403,12 @@ type Update = (String, Option<ObjectId>, Option<ObjectId>);
 /// Synchronise every jules log and notes ref with `remote`: afterwards the remote holds every local event and
 /// the local refs hold every event the remote had.
 pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
+    sync_with(repo, remote, &PushPolicy::default())
+}
+
+/// [`sync`] under a push policy: with news and a push interval that has not run out (and nothing urgent in
+/// the news), the sync fetches and joins but pushes nothing, and says when it may.
+pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Result<SyncReport> {
     // Before the name reaches a ref path (refs/remotes/<remote>/…), where gix refuses it as an internal error.
     if !repo.remote_names().iter().any(|n| n.to_string() == remote) {
         return Err(Error::not_found("remote", remote));
@@ -325,6 +426,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
     let mut pruned = Vec::new();
     let mut folded = 0;
     let mut invalid: Vec<Skipped> = Vec::new();
+    let mut urgent = false;
     // Round 0 fetches nothing: it takes what the remote-tracking refs already hold (a plain `git fetch`
     // wrote them) into the local refs, so that pruning them in round 1 can not drop an event from the view.
     for round in 0..=MAX_ROUNDS {
@@ -483,10 +585,11 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                 (None, _) => false,
                 (Some(_), _) if s.main.is_none() => true,
                 (Some(local), _) if remote_commits.contains(&local) => false,
-                (Some(local), Some(log)) => !log
-                    .scan(&[local], &remote_commits, false)?
-                    .events
-                    .is_empty(),
+                (Some(local), Some(log)) => {
+                    let fresh = log.scan(&[local], &remote_commits, false)?.events;
+                    urgent |= fresh.iter().any(is_urgent);
+                    !fresh.is_empty()
+                }
                 (Some(local), None) => {
                     let mut all = vec![local];
                     all.extend(&remote_commits);
@@ -563,6 +666,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             skipped,
             pruned: pruned.clone(),
             invalid: invalid.clone(),
+            push_deferred_secs: None,
         };
         if local_race || round == 0 {
             continue;
@@ -572,9 +676,21 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
         if fold.iter().all(|(_, new, _)| new.is_none()) {
             return Ok(report(results, folded, skipped));
         }
+        if let Some(wait) = policy.wait(repo).filter(|_| !urgent) {
+            let mut results = results;
+            for r in results.values_mut() {
+                if matches!(r.action, Action::Pushed | Action::Republished) {
+                    r.action = Action::UpToDate;
+                }
+            }
+            let mut r = report(results, folded, skipped);
+            r.push_deferred_secs = Some(wait.as_secs().max(1));
+            return Ok(r);
+        }
         let fetched_shared = |shared: &str| seen.get(shared).and_then(|s| s.main);
         check_no_loss(repo, &fold, &fetched_shared)?;
         if push(repo, remote, &fold)? {
+            remember_push(repo);
             folded += fold.iter().filter(|(_, new, _)| new.is_none()).count();
             record(repo, remote, &fold);
             for (name, new, _) in &fold {
@@ -592,6 +708,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
         }
         check_no_loss(repo, &own, &fetched_shared)?;
         if push(repo, remote, &own)? {
+            remember_push(repo);
             record(repo, remote, &own);
             for (name, _, _) in &own {
                 if let Some((shared, _)) = shared_of_writer(name) {

@@ -6,8 +6,12 @@ use super::{ui, Context};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The remote (default: the current branch's push remote, else `origin`)
+    /// The remote (default: the coordination remote `jules.remote`, else the current branch's push remote,
+    /// else `origin`)
     pub remote: Option<String>,
+    /// Push now, even if `jules.sync.minPushInterval` has not run out since this clone's last push
+    #[arg(long)]
+    pub now: bool,
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
@@ -16,7 +20,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         Some(r) => r,
         None => sync::default_remote(&repo)?,
     };
-    let report = sync::sync(&repo, &remote)?;
+    let mut policy = sync::PushPolicy::from_config(&repo)?;
+    policy.now = args.now;
+    let report = sync::sync_with(&repo, &remote, &policy)?;
     for s in &report.skipped {
         ui::warn(format!("skipped {}: {}", s.name, s.reason));
     }
@@ -40,7 +46,12 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         for p in &report.pruned {
             ui::status(format!("pruned {p}: {remote} no longer has it"));
         }
-        if !report.changed() {
+        if let Some(secs) = report.push_deferred_secs {
+            ui::status(format!(
+                "push deferred: jules.sync.minPushInterval allows the next push in {secs} s; the news waits \
+                 (`git jules sync --now` pushes now)"
+            ));
+        } else if !report.changed() {
             ui::status(format!("up to date with {remote}"));
         }
     }

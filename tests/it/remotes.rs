@@ -483,7 +483,9 @@ fn a_hundred_clones_sync_at_once() {
     // publishes something folds them all.
     let remote_refs = bare.git(["for-each-ref", "--format=%(refname)", "refs/jules/"]);
     assert!(remote_refs.lines().count() <= 1 + N, "{remote_refs}");
-    clones[7].jules_ok(["log", "append", "mail", "--kind", "t.crowd", "--actor", "late"]);
+    clones[7].jules_ok([
+        "log", "append", "mail", "--kind", "t.crowd", "--actor", "late",
+    ]);
     clones[7].jules_ok(["sync"]);
     let remote_refs = bare.git(["for-each-ref", "--format=%(refname)", "refs/jules/"]);
     assert_eq!(remote_refs, "refs/jules/mail");
@@ -672,4 +674,205 @@ fn smart_http_sync_keeps_the_events_under_garbage_on_the_remote_log() {
     fresh.ok("alice", &["sync"]);
     let inbox = fresh.ok("alice", &["mail", "inbox", "--persona", "alice"]);
     assert!(inbox.contains("only on the remote"), "{inbox}");
+}
+
+/// A simulated forge: a bare repository behind the smart-HTTP server whose pre-receive hook logs every push
+/// (one line per push, with its time and refs) and refuses the namespaces a forge keeps for itself
+/// (`refs/pull/*`), as GitHub does.
+fn forge_in(root: &Path, name: &str) -> PathBuf {
+    let bare = root.join(format!("{name}.git"));
+    let out = Command::new("git")
+        .args(["init", "-q", "--bare", "--initial-branch=main"])
+        .arg(&bare)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let log = bare.join("pushes.log");
+    std::fs::write(
+        bare.join("hooks/pre-receive"),
+        format!(
+            "#!/bin/sh\nrefs=''\nwhile read old new ref; do\n  case \"$ref\" in refs/pull/*) echo \"$ref is read-only on this forge\" >&2; exit 1;; esac\n  refs=\"$refs $ref\"\ndone\necho \"$(date +%s)$refs\" >> {}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        bare.join("hooks/pre-receive"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    bare
+}
+
+fn pushes_to(bare: &Path) -> Vec<String> {
+    std::fs::read_to_string(bare.join("pushes.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Issue 29: a coordination remote of its own and a push budget, against a simulated forge over smart HTTP.
+/// With `git jules init --remote coord`, the logs never touch the code's forge (no push of a jules ref lands
+/// there, plain `git push` of the code carries none); with `jules.sync.minPushInterval`, a clone pushes at most
+/// once per interval, batching its news meanwhile, except urgent mail and `sync --now`.
+#[test]
+fn a_coordination_remote_and_a_push_budget_on_a_simulated_forge() {
+    let root = tempfile::tempdir().unwrap();
+    let origin = Repo::new();
+    let code = forge_in(root.path(), "code");
+    let coord = forge_in(root.path(), "coord");
+    origin.git(["push", "-q", code.to_str().unwrap(), "main"]);
+    let pull = origin.git_output(["push", code.to_str().unwrap(), "main:refs/pull/1/head"]);
+    assert!(!pull.status.success(), "the forge refuses refs/pull/*");
+    let server = http_server(root.path());
+    let url = |name: &str| format!("http://127.0.0.1:{}/git/{name}.git", server.port);
+    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
+    let auth = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "credential.helper"),
+        ("GIT_CONFIG_VALUE_0", helper),
+    ];
+    let a = Clone::new(&origin, &url("code"), &auth);
+    let b = Clone::new(&origin, &url("code"), &auth);
+    for c in [&a, &b] {
+        c.repo.git(["remote", "add", "coord", &url("coord")]);
+        c.repo.git(["config", "credential.helper", helper]);
+        c.ok("x", &["init", "--remote", "coord"]);
+        assert_eq!(c.repo.git(["config", "jules.remote"]), "coord");
+        let origin_push = c
+            .repo
+            .git_output(["config", "--get-all", "remote.origin.push"]);
+        assert!(
+            origin_push.stdout.is_empty(),
+            "the code's remote is left alone"
+        );
+    }
+    let code_pushes = pushes_to(&code).len();
+    a.ok(
+        "alice",
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            "first",
+            "--body",
+            "x",
+        ],
+    );
+    a.ok("alice", &["sync"]);
+    // Plain pushes of the code carry no jules refs either.
+    a.repo.write("work.txt", "w\n");
+    a.repo.commit_all("work");
+    a.repo.git(["push", "-q", "origin", "HEAD:main"]);
+    b.ok("bob", &["sync"]);
+    assert!(b
+        .ok("bob", &["mail", "inbox", "--persona", "bob"])
+        .contains("first"));
+    let code_log = pushes_to(&code);
+    assert_eq!(code_log.len(), code_pushes + 1, "{code_log:?}");
+    assert!(
+        code_log.iter().all(|l| !l.contains("refs/jules")),
+        "{code_log:?}"
+    );
+    assert!(pushes_to(&coord).iter().all(|l| !l.contains("refs/heads")));
+
+    // A budget: one push per hour for a. Its next news waits, batched, and says when it may go.
+    a.repo.git(["config", "jules.sync.minPushInterval", "1h"]);
+    let before = pushes_to(&coord).len();
+    a.ok(
+        "alice",
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            "second",
+            "--body",
+            "x",
+        ],
+    );
+    a.ok(
+        "alice",
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            "third",
+            "--body",
+            "x",
+        ],
+    );
+    // The last push was just now (the first sync): the news waits.
+    let doc: serde_json::Value = serde_json::from_str(&a.ok("alice", &["--json", "sync"])).unwrap();
+    let wait = doc["push_deferred_secs"].as_u64().expect("deferred");
+    assert!(wait > 3000 && wait <= 3600, "{doc}");
+    let out = a.run("alice", &["sync"]);
+    assert!(stderr(&out).contains("push deferred"), "{}", stderr(&out));
+    assert_eq!(
+        pushes_to(&coord).len(),
+        before,
+        "no push inside the interval"
+    );
+    b.ok("bob", &["sync"]);
+    assert!(!b
+        .ok("bob", &["mail", "inbox", "--persona", "bob"])
+        .contains("second"));
+    // Urgent mail does not wait, and carries the batched news with it in one push.
+    a.ok(
+        "alice",
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            "fire",
+            "--body",
+            "x",
+            "--priority",
+            "urgent",
+        ],
+    );
+    a.ok("alice", &["sync"]);
+    assert_eq!(pushes_to(&coord).len(), before + 1);
+    b.ok("bob", &["sync"]);
+    let inbox = b.ok("bob", &["mail", "inbox", "--persona", "bob"]);
+    assert!(
+        inbox.contains("second") && inbox.contains("third") && inbox.contains("fire"),
+        "{inbox}"
+    );
+    // `--now` pushes whatever the interval; a sync with nothing new pushes nothing at all.
+    a.ok(
+        "alice",
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            "fourth",
+            "--body",
+            "x",
+        ],
+    );
+    a.ok("alice", &["sync", "--now"]);
+    assert_eq!(pushes_to(&coord).len(), before + 2);
+    a.ok("alice", &["sync", "--now"]);
+    b.ok("bob", &["sync"]);
+    assert_eq!(pushes_to(&coord).len(), before + 2);
+    // A malformed interval is bad input.
+    a.repo.git(["config", "jules.sync.minPushInterval", "soon"]);
+    let out = a.run("alice", &["sync"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("jules.sync.minPushInterval"),
+        "{}",
+        stderr(&out)
+    );
 }
