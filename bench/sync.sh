@@ -5,8 +5,16 @@
 # helper. N clones (default 100), each with 5 new messages, all run `git jules sync` at the same moment; then
 # all sync once more at once (everyone has everything: converged). Side by side, in the same run, the floor:
 # the same N clones each doing one plain `git push` of a branch of their own and one `git fetch`, all at once.
-# Prints failures, p50/p95 of one sync and of one push+fetch pair, the ratio of the p95s (target <= 2x), and
+# Prints failures, p50/p95 of one sync and of one push+fetch pair, the ratio of the p95s for round 1 and for
+# round 2 (issue 29's target: round 2 <= 1.2x), the pushes and fetches each round made (counted by the server:
+# every request to git http-backend goes through a logging wrapper), a third, idle round (no push at all), and
 # the time until all have converged.
+#
+# Then the push budget (BUDGET_CLONES clones, default 10, sharing BUDGET_RATE pushes a minute, default 6, for
+# BUDGET_SECS seconds, default 300; BUDGET_SECS=0 skips it): each clone sets jules.sync.minPushInterval to
+# clones*60/rate seconds, sends a message every 10-20 s and syncs after each; a watcher clone syncs every 5 s
+# and notes when each message first shows up. Prints the pushes per minute the server saw (max and mean) and
+# the delivery latency of a message (send until visible in another clone), p50/p95.
 #
 # Needs bash, git, python3, lighttpd. The binary is $GIT_JULES, else target/release/git-jules.
 set -euo pipefail
@@ -43,7 +51,7 @@ server.port = $PORT
 server.errorlog = "$WORK/www/error.log"
 server.max-connections = 1024
 server.modules = ("mod_alias", "mod_setenv", "mod_auth", "mod_authn_file", "mod_cgi")
-alias.url = ("/git" => "$(git --exec-path)/git-http-backend")
+alias.url = ("/git" => "$WORK/www/backend.sh")
 cgi.assign = ("" => "")
 setenv.add-environment = ("GIT_PROJECT_ROOT" => "$WORK", "GIT_HTTP_EXPORT_ALL" => "1", "PATH" => "$PATH",
                           "GIT_CONFIG_NOSYSTEM" => "1", "HOME" => "$WORK")
@@ -51,6 +59,13 @@ auth.backend = "plain"
 auth.backend.plain.userfile = "$WORK/www/users"
 auth.require = ("/git" => ("method" => "basic", "realm" => "git", "require" => "valid-user"))
 CONF
+# Every request is logged (one short line, appended atomically) before git http-backend answers it.
+cat > "$WORK/www/backend.sh" <<SH
+#!/bin/sh
+echo "\$(date +%s) \$REQUEST_METHOD \$PATH_INFO?\$QUERY_STRING" >> "$WORK/www/requests.log"
+exec "$(git --exec-path)/git-http-backend"
+SH
+chmod +x "$WORK/www/backend.sh"
 "$LIGHTTPD" -D -f "$WORK/www/lighttpd.conf" & SERVER=$!
 for _ in $(seq 100); do python3 -c "import socket; socket.create_connection(('127.0.0.1',$PORT))" 2>/dev/null && break; sleep 0.05; done
 
@@ -68,11 +83,23 @@ for i in $(seq 1 "$N"); do
   git -C "$WORK/c$i" commit -q --allow-empty -m "work of $i"
 done
 
-python3 - "$WORK" "$N" <<'PY'
-import subprocess, sys, time, threading, statistics
+python3 - "$WORK" "$N" "${BUDGET_CLONES:-10}" "${BUDGET_RATE:-6}" "${BUDGET_SECS:-300}" <<'PY'
+import subprocess, sys, time, threading, statistics, random, os
 work, n = sys.argv[1], int(sys.argv[2])
+budget_clones, budget_rate, budget_secs = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+log = f"{work}/www/requests.log"
+def requests():
+    try:
+        return open(log).read().splitlines()
+    except FileNotFoundError:
+        return []
+def ops(lines):
+    """(push attempts, fetches): each push or fetch asks for the ref advertisement once."""
+    pushes = sum(1 for l in lines if "info/refs" in l and "service=git-receive-pack" in l)
+    fetches = sum(1 for l in lines if "info/refs" in l and "service=git-upload-pack" in l)
+    return pushes, fetches
 def at_once(cmds):
-    """Run one command list per clone, all started together; return (durations, failures, wall)."""
+    """Run one command list per clone, all started together; return (durations, failures, wall, requests)."""
     durs, fails = [None] * len(cmds), []
     barrier = threading.Barrier(len(cmds))
     def run(i, steps):
@@ -83,31 +110,82 @@ def at_once(cmds):
             if p.returncode != 0:
                 fails.append((i, s, p.stderr.strip()[-300:]))
         durs[i] = time.monotonic() - t
+    before = len(requests())
     start = time.monotonic()
     ts = [threading.Thread(target=run, args=(i, c)) for i, c in enumerate(cmds)]
     [t.start() for t in ts]; [t.join() for t in ts]
-    return durs, fails, time.monotonic() - start
+    return durs, fails, time.monotonic() - start, ops(requests()[before:])
 def pct(xs, p):
     xs = sorted(xs); return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 c = lambda i: f"{work}/c{i}"
-floor, ffails, fwall = at_once([[["git", "-C", c(i), "push", "-q", "origin", f"HEAD:refs/heads/sb-{i}"],
-                                 ["git", "-C", c(i), "fetch", "-q", "origin"]] for i in range(1, n + 1)])
-sync1, sfails, swall = at_once([[["git", "-C", c(i), "jules", "sync"]] for i in range(1, n + 1)])
-sync2, s2fails, s2wall = at_once([[["git", "-C", c(i), "jules", "sync"]] for i in range(1, n + 1)])
+floor, ffails, fwall, fops = at_once([[["git", "-C", c(i), "push", "-q", "origin", f"HEAD:refs/heads/sb-{i}"],
+                                       ["git", "-C", c(i), "fetch", "-q", "origin"]] for i in range(1, n + 1)])
+rounds = [at_once([[["git", "-C", c(i), "jules", "sync"]] for i in range(1, n + 1)]) for _ in range(3)]
 tips = {subprocess.run(["git", "-C", c(i), "jules", "log", "show", "mail", "--json"], capture_output=True,
                        text=True).stdout.count('"id"') for i in range(1, n + 1)}
 remote_refs = subprocess.run(["git", "-C", f"{work}/remote.git", "for-each-ref", "refs/jules/"],
                              capture_output=True, text=True).stdout.count("\n")
 ms = lambda s: f"{s * 1000:.0f} ms"
 print(f"floor (push + fetch, {n} at once): p50 {ms(pct(floor, 50))}  p95 {ms(pct(floor, 95))}  "
-      f"wall {fwall:.2f} s  failures {len(ffails)}")
-print(f"sync round 1 ({n} at once):        p50 {ms(pct(sync1, 50))}  p95 {ms(pct(sync1, 95))}  "
-      f"wall {swall:.2f} s  failures {len(sfails)}")
-print(f"sync round 2 ({n} at once):        p50 {ms(pct(sync2, 50))}  p95 {ms(pct(sync2, 95))}  "
-      f"wall {s2wall:.2f} s  failures {len(s2fails)}")
-print(f"converged after {swall + s2wall:.2f} s: events per clone {sorted(tips)} (want [{5 * n}]), "
-      f"refs under refs/jules/ on the remote: {remote_refs}")
-print(f"ratio p95 sync / p95 push+fetch: {pct(sync1, 95) / pct(floor, 95):.2f}x (target <= 2x)")
-for f in (ffails + sfails + s2fails)[:3]:
+      f"wall {fwall:.2f} s  failures {len(ffails)}  pushes {fops[0]} fetches {fops[1]}")
+for k, (durs, fails, wall, (pushes, fetches)) in enumerate(rounds, 1):
+    what = {1: "news", 2: "catch up", 3: "idle"}[k]
+    print(f"sync round {k} ({what}, {n} at once): p50 {ms(pct(durs, 50))}  p95 {ms(pct(durs, 95))}  "
+          f"wall {wall:.2f} s  failures {len(fails)}  pushes {pushes} ({pushes / n:.2f}/sync)  "
+          f"fetches {fetches} ({fetches / n:.2f}/sync)  ratio p95/floor p95 {pct(durs, 95) / pct(floor, 95):.2f}x")
+print(f"converged after {rounds[0][2] + rounds[1][2]:.2f} s: events per clone {sorted(tips)} (want [{5 * n}]), "
+      f"refs under refs/jules/ on the remote: {remote_refs}; pushes per event in round 1: "
+      f"{rounds[0][3][0] / (5 * n):.2f}")
+print(f"targets: round 1 p95 <= 2x floor ({pct(rounds[0][0], 95) / pct(floor, 95):.2f}x), "
+      f"round 2 p95 <= 1.2x floor ({pct(rounds[1][0], 95) / pct(floor, 95):.2f}x), idle round pushes 0 "
+      f"({rounds[2][3][0]})")
+for f in (ffails + [x for r in rounds for x in r[1]])[:3]:
     print("failure:", f)
+
+if budget_secs > 0:
+    m = min(budget_clones, n - 1)
+    interval = int(m * 60 / budget_rate)
+    for i in range(1, m + 2):
+        subprocess.run(["git", "-C", c(i), "config", "jules.sync.minPushInterval", f"{interval}s"], check=True)
+    watcher = c(m + 1)
+    sent, seen, stop = {}, {}, time.monotonic() + budget_secs
+    before = len(requests())
+    def persona(i):
+        # A persona syncs every 10-20 s, as its loop would, and sends a message before each sync until the
+        # end of the run; it keeps syncing one interval longer, so that its batched news goes out.
+        k = 0
+        while time.monotonic() < stop + interval + 5:
+            time.sleep(random.uniform(10, 20))
+            if time.monotonic() < stop:
+                k += 1
+                subject = f"budget {i}.{k}"
+                subprocess.run(["git", "-C", c(i), "jules", "mail", "send", "--from", f"p{i}", "--to", "watch",
+                                "--subject", subject, "--body", "x"], capture_output=True, check=True)
+                sent[subject] = time.monotonic()
+            subprocess.run(["git", "-C", c(i), "jules", "sync"], capture_output=True)
+    def watch():
+        while time.monotonic() < stop + 2 * interval + 60:
+            subprocess.run(["git", "-C", watcher, "jules", "sync"], capture_output=True)
+            out = subprocess.run(["git", "-C", watcher, "jules", "mail", "inbox", "--persona", "watch", "--json"],
+                                 capture_output=True, text=True).stdout
+            now = time.monotonic()
+            for subject in list(sent):
+                if subject not in seen and f'"{subject}"' in out:
+                    seen[subject] = now
+            if time.monotonic() > stop and len(seen) == len(sent):
+                break
+            time.sleep(5)
+    ts = [threading.Thread(target=persona, args=(i,)) for i in range(1, m + 1)] + [threading.Thread(target=watch)]
+    [t.start() for t in ts]; [t.join() for t in ts]
+    lines = requests()[before:]
+    push_times = [int(l.split()[0]) for l in lines if "info/refs" in l and "service=git-receive-pack" in l]
+    per_minute = {}
+    for t in push_times:
+        per_minute[t // 60] = per_minute.get(t // 60, 0) + 1
+    lat = [seen[s] - sent[s] for s in seen]
+    print(f"budget: {m} clones, {budget_rate:g} pushes/min for the fleet -> minPushInterval {interval} s each; "
+          f"{len(sent)} messages in {budget_secs} s; pushes {len(push_times)}, per minute max "
+          f"{max(per_minute.values(), default=0)} mean {len(push_times) / (budget_secs / 60):.1f}; "
+          f"delivery latency p50 {pct(lat, 50):.0f} s p95 {pct(lat, 95):.0f} s "
+          f"({len(seen)} of {len(sent)} delivered)" if lat else "budget: no message delivered")
 PY
