@@ -375,3 +375,34 @@ pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     Guarded::spawn(cmd).wait_output(limit)
 }
+
+/// Make the bare repository at `bare` hold every push in its pre-receive hook until `racers` pushes are
+/// held at once (then all go on, and every later push passes). A race test installs it before starting
+/// its racers: they then provably overlap at the remote, where a lone racer would otherwise often finish
+/// before the other started. Returns the directory of marks, one file per push that reached the hook.
+/// The wait gives up after about two minutes (a bound that only catches a racer that never pushes) and
+/// refuses the push.
+pub fn hold_pushes_until(bare: &Path, racers: usize) -> tempfile::TempDir {
+    let marks = tempfile::tempdir().unwrap();
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\nm='{}'\ntouch \"$m/$$\"\nn=0\n\
+             while [ \"$(ls \"$m\" | wc -l)\" -lt {racers} ]; do\n\
+             n=$((n + 1)); [ $n -gt 2400 ] && {{ echo 'the other racer never pushed' >&2; exit 1; }}\n\
+             sleep 0.05\ndone\n",
+            marks.path().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    marks
+}
+
+/// How many pushes reached a `hold_pushes_until` hook.
+pub fn pushes_held(marks: &tempfile::TempDir) -> usize {
+    std::fs::read_dir(marks.path()).unwrap().count()
+}
