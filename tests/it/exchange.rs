@@ -88,34 +88,24 @@ fn observer_and_decider_in_two_clones_then_one_winner_take_and_byte_stable_round
     // Two implementers in two clones take the same issue at once: exactly one wins. The remote holds the
     // first take's push until the second's arrives, so they provably overlap.
     let held = crate::harness::hold_pushes_until(bare.path(), 2);
-    let take = |cmd: &mut std::process::Command| {
+    let take = |r: &Repo, persona: &str| {
         crate::harness::Guarded::spawn(
-            cmd.stdout(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped()),
+            r.jules_cmd([
+                "exchange",
+                "take",
+                "iss-ci",
+                "--workstream",
+                "generic",
+                "--persona",
+                persona,
+                "--sync",
+                "origin",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
         )
     };
-    let ta = take(&mut a.jules_cmd([
-        "exchange",
-        "take",
-        "iss-ci",
-        "--workstream",
-        "generic",
-        "--persona",
-        "impl-a",
-        "--sync",
-        "origin",
-    ]));
-    let tb = take(&mut b.jules_cmd([
-        "exchange",
-        "take",
-        "iss-ci",
-        "--workstream",
-        "generic",
-        "--persona",
-        "impl-b",
-        "--sync",
-        "origin",
-    ]));
+    let (ta, tb) = (take(&a, "impl-a"), take(&b, "impl-b"));
     let hang = std::time::Duration::from_secs(300);
     let (oa, ob) = (ta.wait_output(hang), tb.wait_output(hang));
     assert!(

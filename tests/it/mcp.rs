@@ -37,15 +37,7 @@ impl ClientHandler for Client {
 }
 
 async fn connect(r: &Repo, persona: &str) -> (RunningService<RoleClient, Client>, Client) {
-    let mut cmd = r.jules_cmd(["mcp", "--persona", persona]);
-    cmd.stderr(std::process::Stdio::null());
-    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
-    let handler = Client::default();
-    let service = handler
-        .clone()
-        .serve(transport)
-        .await
-        .expect("MCP handshake");
+    let (service, handler, _) = serve(r.jules_cmd(["mcp", "--persona", persona]), false).await;
     (service, handler)
 }
 
@@ -60,8 +52,26 @@ async fn connect_traced(
     use tokio::io::AsyncBufReadExt;
     let mut cmd = r.jules_cmd(["mcp", "--persona", persona]);
     cmd.env("GIT_JULES_MCP_TRACE", "1");
+    let (service, handler, stderr) = serve(cmd, true).await;
+    let trace = tokio::io::BufReader::new(stderr.expect("a stderr pipe")).lines();
+    (service, handler, trace)
+}
+
+/// Start the server `cmd` and shake hands; its stderr is piped and returned when `stderr`, else dropped.
+async fn serve(
+    cmd: std::process::Command,
+    stderr: bool,
+) -> (
+    RunningService<RoleClient, Client>,
+    Client,
+    Option<tokio::process::ChildStderr>,
+) {
+    let pipe = match stderr {
+        true => std::process::Stdio::piped(),
+        false => std::process::Stdio::null(),
+    };
     let (transport, stderr) = TokioChildProcess::builder(tokio::process::Command::from(cmd))
-        .stderr(std::process::Stdio::piped())
+        .stderr(pipe)
         .spawn()
         .unwrap();
     let handler = Client::default();
@@ -70,8 +80,7 @@ async fn connect_traced(
         .serve(transport)
         .await
         .expect("MCP handshake");
-    let trace = tokio::io::BufReader::new(stderr.expect("a stderr pipe")).lines();
-    (service, handler, trace)
+    (service, handler, stderr)
 }
 
 /// The watcher's line for its look at the inbox at mail tip `tip` (the bound only catches a hang).

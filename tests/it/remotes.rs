@@ -26,6 +26,14 @@ fn free_port() -> u16 {
 
 /// Wait until `server` listens on `port`. The bound only catches a server that never comes up; the
 /// `Guarded` is already armed, so a panic here still stops it.
+fn listening(mut process: Guarded, port: u16, what: &str) -> Server {
+    wait_for_port(port, &mut process, what);
+    Server {
+        _process: process,
+        port,
+    }
+}
+
 fn wait_for_port(port: u16, server: &mut Guarded, what: &str) {
     let started = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -94,24 +102,20 @@ auth.require = ("/git" => ("method" => "basic", "realm" => "git", "require" => "
     );
     let conf_path = dir.join("lighttpd.conf");
     std::fs::write(&conf_path, conf).unwrap();
-    let mut process = Guarded::spawn(
+    let process = Guarded::spawn(
         Command::new(lighttpd)
             .args(["-D", "-f"])
             .arg(&conf_path)
             .stdout(Stdio::null())
             .stderr(Stdio::null()),
     );
-    wait_for_port(port, &mut process, "lighttpd");
-    Server {
-        _process: process,
-        port,
-    }
+    listening(process, port, "lighttpd")
 }
 
 fn git_daemon(root: &Path) -> Server {
     let port = free_port();
     // `git-daemon` itself rather than `git daemon`: the `git` wrapper would fork it as a child of its own.
-    let mut process = Guarded::spawn(
+    let process = Guarded::spawn(
         Command::new(git_exec_path().join("git-daemon"))
             .args([
                 "--reuseaddr",
@@ -127,11 +131,7 @@ fn git_daemon(root: &Path) -> Server {
             .stdout(Stdio::null())
             .stderr(Stdio::null()),
     );
-    wait_for_port(port, &mut process, "git daemon");
-    Server {
-        _process: process,
-        port,
-    }
+    listening(process, port, "git daemon")
 }
 
 /// A bare repository `root/remote.git` holding `main`, and a work repository to clone with.

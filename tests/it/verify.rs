@@ -235,6 +235,17 @@ fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// Wait until both verify commands wrote their pid line to `marks`.
+fn wait_for_commands(marks: &Path) {
+    wait_until("the commands start", || {
+        let names: Vec<_> = std::fs::read_dir(marks).unwrap().collect();
+        names.len() == 2
+            && names.into_iter().all(|e| {
+                std::fs::read_to_string(e.unwrap().path()).is_ok_and(|t| t.ends_with('\n'))
+            })
+    });
+}
+
 /// The pids that the verify commands wrote to `marks/started.N` (`echo $$ > …; exec sleep …`).
 fn command_pids(marks: &Path) -> Vec<i32> {
     std::fs::read_dir(marks)
@@ -349,13 +360,7 @@ fn ctrl_c_stops_the_commands_removes_the_worktrees_and_exits_130() {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped()),
     );
-    wait_until("the commands start", || {
-        let names: Vec<_> = std::fs::read_dir(marks.path()).unwrap().collect();
-        names.len() == 2
-            && names.into_iter().all(|e| {
-                std::fs::read_to_string(e.unwrap().path()).is_ok_and(|t| t.ends_with('\n'))
-            })
-    });
+    wait_for_commands(marks.path());
     let pids = command_pids(marks.path());
     assert!(pids.iter().all(|&pid| alive(pid)), "{pids:?}");
     let kill = std::process::Command::new("kill")
@@ -406,13 +411,7 @@ fn worktrees_left_by_a_killed_run_are_removed_by_the_next_one() {
         .stdout(Stdio::null())
         .stderr(Stdio::null()),
     );
-    wait_until("the commands start", || {
-        let names: Vec<_> = std::fs::read_dir(marks.path()).unwrap().collect();
-        names.len() == 2
-            && names.into_iter().all(|e| {
-                std::fs::read_to_string(e.unwrap().path()).is_ok_and(|t| t.ends_with('\n'))
-            })
-    });
+    wait_for_commands(marks.path());
     // The commands run in process groups of verify's own, out of the test's reach once verify is killed:
     // they are killed by pid when the test ends, on every path.
     let _commands = KillOnDrop(command_pids(marks.path()));
