@@ -34,13 +34,13 @@ case ${1:-} in
             # This script and the shell that runs it carry the marker too.
             [ "$pid" = $$ ] || [ "$pid" = "$PPID" ] || [ "$pid" = "$BASHPID" ] && continue
             if grep -qzx "GIT_JULES_CI_RUN=$mark" "$d/environ" 2>/dev/null; then
-                echo "left running by the tests: $pid $(tr '\0' ' ' 2>/dev/null <"$d/cmdline")" >&2
+                echo "left running by the tests: $pid $(tr '\0' ' ' 2>/dev/null <"$d/cmdline" || true)" >&2
                 left=1
             fi
         done
         for pid in $(helper_pids); do
             grep -qx "$pid" <<<"$before" && continue
-            line="helper not running before the suite: $pid $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")"
+            line="helper not running before the suite: $pid $(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true)"
             if [ "${CI:-}" = true ]; then
                 echo "left running: $line" >&2
                 left=1
@@ -48,7 +48,7 @@ case ${1:-} in
                 echo "note (not CI, may be someone else's): $line" >&2
             fi
         done
-        [ $left = 0 ] && echo "leftovers: none" ;
+        [ $left = 1 ] || echo "leftovers: none"
         exit $left ;;
     *) sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

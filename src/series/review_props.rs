@@ -199,7 +199,6 @@ fn no_comment_is_dropped_silently() {
         })
         .unwrap();
     let (total, checked) = (total.into_inner(), checked.into_inner());
-    eprintln!("no_comment_is_dropped_silently: {checked} of {total} buffers parsed and checked");
     assert!(
         checked >= 200 && checked * 20 >= total,
         "only {checked} of {total} generated buffers reached the checks"
