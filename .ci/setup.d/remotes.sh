@@ -3,8 +3,7 @@
 # on 127.0.0.1. `git daemon` and `git http-backend` come with git itself.
 set -euo pipefail
 if ! command -v lighttpd >/dev/null && [ ! -x /usr/sbin/lighttpd ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq lighttpd >/dev/null
+    "$(dirname "$0")/../apt-install" lighttpd
     # The package starts a system instance on port 80; the tests run their own.
     (service lighttpd stop || systemctl stop lighttpd || true) >/dev/null 2>&1
 fi

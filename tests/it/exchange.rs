@@ -23,7 +23,7 @@ const ISSUE: &str = "id: iss-ci\ntitle: stabilise CI\nlabel: bugs\nsource_events
 
 #[test]
 fn observer_and_decider_in_two_clones_then_one_winner_take_and_byte_stable_round_trip() {
-    let (a, b, _bare) = two_clones();
+    let (a, b, bare) = two_clones();
     a.write("ev1.yml", EVENT1);
     a.write("ev2.yml", EVENT2);
     for f in ["ev1.yml", "ev2.yml"] {
@@ -85,42 +85,32 @@ fn observer_and_decider_in_two_clones_then_one_winner_take_and_byte_stable_round
     b.jules_ok(["sync"]);
     a.jules_ok(["sync"]);
 
-    // Two implementers in two clones take the same issue at once: exactly one wins.
-    let ta = a
-        .jules_cmd([
-            "exchange",
-            "take",
-            "iss-ci",
-            "--workstream",
-            "generic",
-            "--persona",
-            "impl-a",
-            "--sync",
-            "origin",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let tb = b
-        .jules_cmd([
-            "exchange",
-            "take",
-            "iss-ci",
-            "--workstream",
-            "generic",
-            "--persona",
-            "impl-b",
-            "--sync",
-            "origin",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (oa, ob) = (
-        ta.wait_with_output().unwrap(),
-        tb.wait_with_output().unwrap(),
+    // Two implementers in two clones take the same issue at once: exactly one wins. The remote holds the
+    // first take's push until the second's arrives, so they provably overlap.
+    let held = crate::harness::hold_pushes_until(bare.path(), 2);
+    let take = |r: &Repo, persona: &str| {
+        crate::harness::Guarded::spawn(
+            r.jules_cmd([
+                "exchange",
+                "take",
+                "iss-ci",
+                "--workstream",
+                "generic",
+                "--persona",
+                persona,
+                "--sync",
+                "origin",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+        )
+    };
+    let (ta, tb) = (take(&a, "impl-a"), take(&b, "impl-b"));
+    let hang = std::time::Duration::from_secs(300);
+    let (oa, ob) = (ta.wait_output(hang), tb.wait_output(hang));
+    assert!(
+        crate::harness::pushes_held(&held) >= 2,
+        "the takes did not meet at the remote"
     );
     let codes = [oa.status.code(), ob.status.code()];
     assert!(

@@ -185,14 +185,23 @@ fn markdown_and_json_carry_the_whole_rationale() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(
-        names,
-        [
-            "0000-cover-letter.patch",
-            "0001-Zo-s-parser-tokens.patch",
-            "0002-Rename-delete-add-odd-files.patch"
-        ]
-    );
+    // The names git format-patch gives the same commits.
+    let git_dir = side.path().join("git-out");
+    r.git([
+        "format-patch",
+        "-q",
+        "--cover-letter",
+        "-o",
+        git_dir.to_str().unwrap(),
+        "main..jules/staging/feat",
+    ]);
+    let mut git_names: Vec<String> = std::fs::read_dir(&git_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    git_names.sort();
+    assert_eq!(names, git_names);
+    assert_eq!(names.len(), 3, "{names:?}");
     assert_eq!(listed.lines().count(), 3);
     let cover = std::fs::read_to_string(dir.join("0000-cover-letter.patch")).unwrap();
     assert!(

@@ -294,3 +294,115 @@ pub fn json_items(out: &str) -> Vec<serde_json::Value> {
         .unwrap_or_else(|| panic!("no items: {out}"))
         .clone()
 }
+
+/// A child process started in a process group of its own and killed with its whole group (SIGKILL) when
+/// dropped, on every path, panics included. A group, because what a test starts often forks: `git daemon`
+/// is the `git` wrapper running `git-daemon`, lighttpd runs `git http-backend`, `git jules` runs `git`.
+pub struct Guarded {
+    pub child: std::process::Child,
+}
+
+impl Guarded {
+    /// Spawn `cmd` in a new process group, guarded from the moment it exists.
+    pub fn spawn(cmd: &mut Command) -> Guarded {
+        use std::os::unix::process::CommandExt;
+        let child = cmd
+            .process_group(0)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {cmd:?}: {e}"));
+        Guarded { child }
+    }
+
+    /// Wait for the child and collect its output; after `limit` (a bound that only catches hangs, never a
+    /// latency target) kill its group and panic.
+    pub fn wait_output(mut self, limit: std::time::Duration) -> Output {
+        // Both pipes are read on threads of their own, so a chatty child never blocks on a full pipe.
+        fn drain(
+            pipe: Option<impl std::io::Read + Send + 'static>,
+        ) -> std::thread::JoinHandle<Vec<u8>> {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut buf);
+                }
+                buf
+            })
+        }
+        let out_t = drain(self.child.stdout.take());
+        let err_t = drain(self.child.stderr.take());
+        let started = std::time::Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > limit {
+                self.kill_group();
+                panic!(
+                    "{} did not finish within {limit:?} (a hang)",
+                    self.child.id()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        // The child's own children may still hold the pipes: the group goes before the readers are joined.
+        self.kill_group();
+        Output {
+            status,
+            stdout: out_t.join().unwrap(),
+            stderr: err_t.join().unwrap(),
+        }
+    }
+
+    /// SIGKILL every process of the group (the child's pid is the group's id).
+    pub fn kill_group(&mut self) {
+        if let Some(group) = rustix::process::Pid::from_raw(self.child.id() as i32) {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Guarded {
+    fn drop(&mut self) {
+        self.kill_group();
+    }
+}
+
+/// Run `cmd` (stdout and stderr captured) in its own process group; kill the group and panic after
+/// `limit`, a bound that only catches hangs.
+pub fn output_within(cmd: &mut Command, limit: std::time::Duration) -> Output {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    Guarded::spawn(cmd).wait_output(limit)
+}
+
+/// Make the bare repository at `bare` hold every push in its pre-receive hook until `racers` pushes are
+/// held at once (then all go on, and every later push passes). A race test installs it before starting
+/// its racers: they then provably overlap at the remote, where a lone racer would otherwise often finish
+/// before the other started. Returns the directory of marks, one file per push that reached the hook.
+/// The wait gives up after about two minutes (a bound that only catches a racer that never pushes) and
+/// refuses the push.
+pub fn hold_pushes_until(bare: &Path, racers: usize) -> tempfile::TempDir {
+    let marks = tempfile::tempdir().unwrap();
+    let hook = bare.join("hooks/pre-receive");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\nm='{}'\ntouch \"$m/$$\"\nn=0\n\
+             while [ \"$(ls \"$m\" | wc -l)\" -lt {racers} ]; do\n\
+             n=$((n + 1)); [ $n -gt 2400 ] && {{ echo 'the other racer never pushed' >&2; exit 1; }}\n\
+             sleep 0.05\ndone\n",
+            marks.path().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    marks
+}
+
+/// How many pushes reached a `hold_pushes_until` hook.
+pub fn pushes_held(marks: &tempfile::TempDir) -> usize {
+    std::fs::read_dir(marks.path()).unwrap().count()
+}

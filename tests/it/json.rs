@@ -38,35 +38,107 @@ fn documented() -> BTreeMap<String, Value> {
     out
 }
 
-/// Every key of `got` is in `doc`, with the same type (`null` in the doc allows any type; `got` may
-/// leave out a documented key, which the doc lists because it is optional). Arrays: every element
-/// against the doc's first element.
+/// A documented key: its name, and the marks docs/json.md puts on it (`"name?"`: may be left out;
+/// `"name|null"`: the example's type or `null`; both: `"name|null?"`; `"name|oneof"`: the example is a list
+/// of alternative shapes).
+struct DocKey<'a> {
+    name: &'a str,
+    optional: bool,
+    nullable: bool,
+    oneof: bool,
+}
+
+fn doc_key(raw: &str) -> DocKey<'_> {
+    let (rest, optional) = match raw.strip_suffix('?') {
+        Some(r) => (r, true),
+        None => (raw, false),
+    };
+    let (rest, oneof) = match rest.strip_suffix("|oneof") {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let (name, nullable) = match rest.strip_suffix("|null") {
+        Some(n) => (n, true),
+        None => (rest, false),
+    };
+    DocKey {
+        name,
+        optional,
+        nullable,
+        oneof,
+    }
+}
+
+/// `got` has exactly the documented shape: every key printed is documented and every documented key is
+/// printed (unless marked `?`), each value of the example's type (integers stay integers), `null` only
+/// where the key is marked `|null`. A bare `null` in the doc documents nothing and is itself an error.
+/// Arrays: every element against the doc's first; an empty documented array admits only empty arrays.
 fn conforms(path: &str, doc: &Value, got: &Value) -> Result<(), String> {
+    let mut problems = Vec::new();
+    check_shape(path, doc, got, &mut problems);
+    match problems.is_empty() {
+        true => Ok(()),
+        false => Err(problems.join("\n")),
+    }
+}
+
+/// `conforms`, collecting every problem rather than stopping at the first.
+fn check_shape(path: &str, doc: &Value, got: &Value, problems: &mut Vec<String>) {
     match (doc, got) {
-        (Value::Null, _) => Ok(()),
+        (Value::Null, _) => problems.push(format!(
+            "docs/json.md: {path} is documented as null; write an example of its type and mark the key |null"
+        )),
         (Value::Object(d), Value::Object(g)) => {
+            let keys: Vec<(DocKey, &Value)> = d.iter().map(|(k, v)| (doc_key(k), v)).collect();
+            // A map keyed by data (persona, kind, run index) documents one entry under "<key>".
+            let data_keyed = keys.iter().find(|(k, _)| k.name == "<key>");
             for (k, v) in g {
-                // A map keyed by data (persona, kind, run index) documents one entry under "<key>".
-                let dv = d
-                    .get(k)
-                    .or_else(|| d.get("<key>"))
-                    .ok_or_else(|| format!("{path}.{k} is printed but not documented"))?;
-                conforms(&format!("{path}.{k}"), dv, v)?;
+                let Some((dk, dv)) = keys
+                    .iter()
+                    .find(|(dk, _)| dk.name == k.as_str())
+                    .or(data_keyed)
+                else {
+                    problems.push(format!("{path}.{k} is printed but not documented"));
+                    continue;
+                };
+                if v.is_null() {
+                    if !dk.nullable {
+                        problems.push(format!("{path}.{k} is null, documented without |null"));
+                    }
+                } else if dk.oneof {
+                    let alternatives = dv.as_array().map(Vec::as_slice).unwrap_or_default();
+                    let fits = alternatives.iter().any(|alt| {
+                        let mut p = Vec::new();
+                        check_shape(&format!("{path}.{k}"), alt, v, &mut p);
+                        p.is_empty()
+                    });
+                    if !fits {
+                        problems.push(format!("{path}.{k}: {v} fits none of {dv}"));
+                    }
+                } else {
+                    check_shape(&format!("{path}.{k}"), dv, v, problems);
+                }
             }
-            Ok(())
+            for (dk, _) in &keys {
+                if dk.name != "<key>" && !dk.optional && !g.contains_key(dk.name) {
+                    problems.push(format!("{path}.{} is documented but not printed", dk.name));
+                }
+            }
         }
         (Value::Array(d), Value::Array(g)) => match d.first() {
-            None => Ok(()),
-            Some(first) => g
-                .iter()
-                .enumerate()
-                .try_for_each(|(i, v)| conforms(&format!("{path}[{i}]"), first, v)),
+            None if g.is_empty() => {}
+            None => problems.push(format!(
+                "{path} has elements; docs/json.md shows it empty, documenting none"
+            )),
+            Some(first) => {
+                for (i, v) in g.iter().enumerate() {
+                    check_shape(&format!("{path}[{i}]"), first, v, problems);
+                }
+            }
         },
-        (Value::String(_), Value::String(_))
-        | (Value::Bool(_), Value::Bool(_))
-        | (Value::Number(_), Value::Number(_)) => Ok(()),
-        (_, Value::Null) => Ok(()),
-        (d, g) => Err(format!("{path}: documented as {d}, printed {g}")),
+        (Value::Number(d), Value::Number(g)) if d.is_f64() == g.is_f64() => {}
+        (Value::String(_), Value::String(_)) | (Value::Bool(_), Value::Bool(_)) => {}
+        (d, g) => problems.push(format!("{path}: documented as {d}, printed {g}")),
     }
 }
 
@@ -264,27 +336,43 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Every documented command was run: an example nothing checks would drift.
+    let ran: Vec<&str> = s.outputs.iter().map(|(n, _)| n.as_str()).collect();
+    let unchecked: Vec<&String> = docs.keys().filter(|n| !ran.contains(&n.as_str())).collect();
+    assert!(
+        unchecked.is_empty(),
+        "documented but not run: {unchecked:?}"
+    );
 }
 
 #[test]
 fn the_shape_check_catches_an_undocumented_key_and_a_wrong_type() {
-    let doc = serde_json::json!({"version": 1, "items": [{"id": "x", "n": 1}]});
-    assert!(conforms(
-        "t",
-        &doc,
-        &serde_json::json!({"version": 1, "items": [{"id": "y"}]})
+    let doc = serde_json::json!({"version": 1, "items": [{"id": "x", "n": 1, "note?": "s", "by|null": "p", "r|oneof?": ["warm", {"n": 1}]}]});
+    let check = |got: Value| conforms("t", &doc, &got);
+    assert!(
+        check(serde_json::json!({"version": 1, "items": [{"id": "y", "n": 2, "by": "q"}]})).is_ok()
+    );
+    assert!(check(
+        serde_json::json!({"version": 1, "items": [{"id": "y", "n": 2, "by": null, "note": "z"}]})
     )
     .is_ok());
+    // An undocumented key, a wrong type, a float for an integer, a missing key, a null without |null.
+    for bad in [
+        serde_json::json!({"version": 1, "items": [{"id": "y", "n": 2, "by": "q", "new": 1}]}),
+        serde_json::json!({"version": 1, "items": [{"id": 3, "n": 2, "by": "q"}]}),
+        serde_json::json!({"version": 1, "items": [{"id": "y", "n": 2.5, "by": "q"}]}),
+        serde_json::json!({"version": 1, "items": [{"id": "y", "by": "q"}]}),
+        serde_json::json!({"version": 1, "items": [{"id": null, "n": 2, "by": "q"}]}),
+        serde_json::json!({"version": 1, "items": [{"id": "y", "n": 2, "by": "q", "note": 1}]}),
+        serde_json::json!({"version": 1, "items": [{"id": "y", "n": 2, "by": "q", "r": {"n": "1"}}]}),
+    ] {
+        assert!(check(bad.clone()).is_err(), "{bad}");
+    }
+    // A bare null in the doc documents nothing.
     assert!(conforms(
         "t",
-        &doc,
-        &serde_json::json!({"version": 1, "items": [{"id": "y", "new": 1}]})
-    )
-    .is_err());
-    assert!(conforms(
-        "t",
-        &doc,
-        &serde_json::json!({"version": 1, "items": [{"id": 3}]})
+        &serde_json::json!({"a": null}),
+        &serde_json::json!({"a": null})
     )
     .is_err());
 }

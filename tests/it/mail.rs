@@ -345,7 +345,8 @@ fn send_inbox_read_show_and_sent() {
         text.contains(&later[..7]) && text.contains("to curator"),
         "{text}"
     );
-    assert!(!first.is_empty());
+    // The oldest sent message is the one `send` answered with.
+    assert_eq!(doc.messages.last().unwrap().id, first);
 }
 
 #[test]
@@ -753,7 +754,16 @@ fn groups_broadcast_and_claims_in_one_repository() {
     // Broadcasts can be claimed by anyone but the sender.
     ok(&r, "rv1", &["mail", "claim", &all]);
     fails_with(&r, "nexus", &["mail", "claim", &all], 2, "not a recipient");
-    assert!(!rev.is_empty());
+    // The message to the reviewers group reached its member under the id `send` answered with.
+    let to_rv1 = inbox(&r, "rv1", &["--all"]);
+    assert_eq!(
+        to_rv1
+            .iter()
+            .find(|m| m.subject == "review this")
+            .unwrap()
+            .id,
+        rev
+    );
 }
 
 #[test]
@@ -810,24 +820,61 @@ fn wait_returns_when_mail_arrives_and_times_out_otherwise() {
     let out = r.jules(["mail", "wait", "--persona", "curator", "--timeout", "0.3"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("no unread mail for curator"));
-    let child = r
-        .jules_cmd([
+    // The waiter must be seen waiting before the mail is sent; a sleep would not prove it on a slow
+    // machine (a waiter that started after the send returns at once). With --fetch every look starts
+    // with a fetch, and the remote's upload-pack (a wrapper) counts them: after the second fetch began,
+    // the first look (nothing unread) is over.
+    let bare = r.bare_sibling();
+    r.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    r.git(["push", "-q", "origin", "main"]);
+    let marks = tempfile::tempdir().unwrap();
+    let fetches = marks.path().join("fetches");
+    let wrapper = marks.path().join("upload-pack");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho >> '{}'\nexec git-upload-pack \"$@\"\n",
+            fetches.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    r.git([
+        "config",
+        "remote.origin.uploadpack",
+        wrapper.to_str().unwrap(),
+    ]);
+    let child = crate::harness::Guarded::spawn(
+        r.jules_cmd([
             "mail",
             "wait",
             "--persona",
             "curator",
             "--timeout",
-            "20",
+            "300",
             "--interval",
             "50",
+            "--fetch",
         ])
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+        .stderr(Stdio::piped()),
+    );
+    let looked = || {
+        std::fs::read_to_string(&fetches)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while looked() < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "mail wait never fetched twice"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let id = send(&r, "weaver", "curator", "wake up", &[]);
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait_output(std::time::Duration::from_secs(300));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains(&id[..7]), "{}", stdout(&out));
     // With unread mail already there, it returns at once.
@@ -929,7 +976,10 @@ fn two_clones_exchange_mail_with_git_jules_sync() {
         assert_eq!(w[0].id, m2);
     }
     assert_eq!(a.rev("refs/jules/mail"), b.rev("refs/jules/mail"));
-    assert!(!m3.is_empty());
+    // The newest message in both clones is the one a sent while the logs diverged.
+    for r in [&a, &b] {
+        assert_eq!(inbox(r, "curator", &[])[0].id, m3);
+    }
 }
 
 #[test]
@@ -972,7 +1022,7 @@ fn two_clones_exchange_mail_with_plain_git_push_and_fetch() {
 
 #[test]
 fn concurrent_synced_claims_in_two_clones_have_one_winner() {
-    let (a, b, _bare) = two_clones();
+    let (a, b, bare) = two_clones();
     for r in [&a, &b] {
         r.git(["config", "--add", "jules.group.workers.member", "w1"]);
         r.git(["config", "--add", "jules.group.workers.member", "w2"]);
@@ -986,26 +1036,30 @@ fn concurrent_synced_claims_in_two_clones_have_one_winner() {
     );
     a.jules_ok(["sync"]);
     b.jules_ok(["sync"]);
-    // Both claim at once, each through the remote lock.
+    // Both claim at once, each through the remote lock: the remote holds the first claim's push until the
+    // second's arrives, so both are in flight together (neither saw the other's claim when it pushed).
+    let held = crate::harness::hold_pushes_until(bare.path(), 2);
     let spawn = |r: &Repo, who: &str| {
-        r.jules_cmd([
-            "--json",
-            "mail",
-            "claim",
-            &task[..10],
-            "--persona",
-            who,
-            "--sync",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+        crate::harness::Guarded::spawn(
+            r.jules_cmd([
+                "--json",
+                "mail",
+                "claim",
+                &task[..10],
+                "--persona",
+                who,
+                "--sync",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+        )
     };
     let (ca, cb) = (spawn(&a, "w1"), spawn(&b, "w2"));
-    let (oa, ob) = (
-        ca.wait_with_output().unwrap(),
-        cb.wait_with_output().unwrap(),
+    let hang = std::time::Duration::from_secs(300);
+    let (oa, ob) = (ca.wait_output(hang), cb.wait_output(hang));
+    assert!(
+        crate::harness::pushes_held(&held) >= 2,
+        "the claims did not meet at the remote"
     );
     let codes = [oa.status.code(), ob.status.code()];
     assert!(

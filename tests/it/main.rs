@@ -9,7 +9,6 @@ mod eventlog;
 mod exchange;
 mod finalize;
 mod format;
-mod install;
 mod json;
 mod layering;
 mod layers;

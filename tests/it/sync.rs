@@ -498,15 +498,17 @@ fn a_stale_lock_met_by_sync_or_send_names_the_file_its_age_and_the_fix() {
         vec!["sync"],
         vec!["log", "append", "mail", "--kind", "t.x", "--actor", "b"],
     ] {
-        let started = std::time::Instant::now();
-        let out = cs[1].jules(&args);
+        // How fast it fails is bench/latency.sh's; here a bound that only catches a hang.
+        let out = crate::harness::output_within(
+            &mut cs[1].jules_cmd(&args),
+            std::time::Duration::from_secs(300),
+        );
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(
             err.contains(lock.to_str().unwrap()) && err.contains(" s old") && err.contains("rm "),
             "{err}"
         );
-        assert!(started.elapsed().as_secs() < 10, "{args:?} took too long");
     }
     std::fs::remove_file(&lock).unwrap();
     cs[1].jules_ok(["sync"]);

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::harness::{stderr, stdout, Repo};
+use crate::harness::{stderr, stdout, Guarded, Repo};
 use crate::series::make_series;
 
 /// The "build": fails when a tracked file has a line `BROKEN`, printing which.
@@ -212,14 +212,59 @@ fn every_command_sees_exactly_its_commit_whatever_the_previous_one_did() {
     assert_eq!(r.read("README"), "hello\n");
 }
 
-/// Each commit leaves its marker in `dir`, then waits (at most 2 s) for the other commit's: only two
-/// commits running at the same time both pass.
-fn barrier(dir: &Path) -> String {
+/// Each commit leaves its marker in `dir`, then waits for the other commit's, giving up after `tries`
+/// looks 50 ms apart: only two commits running at the same time both pass.
+fn barrier(dir: &Path, tries: u32) -> String {
     format!(
         "m='{}'; touch \"$m/$JULES_VERIFY_INDEX\"; other=$((3 - JULES_VERIFY_INDEX)); n=0; \
-         while [ ! -e \"$m/$other\" ]; do n=$((n + 1)); [ $n -gt 40 ] && exit 1; sleep 0.05; done",
+         while [ ! -e \"$m/$other\" ]; do n=$((n + 1)); [ $n -gt {tries} ] && exit 1; sleep 0.05; done",
         dir.display()
     )
+}
+
+/// A bound on a wait that only catches a hang (about two minutes of 50 ms looks): a slow machine never
+/// reaches it, so no result here depends on how fast the machine is.
+const HANG_TRIES: u32 = 2400;
+
+/// Wait for `ready`, panicking after a bound that only catches a hang.
+fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what}: not after two minutes");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Wait until both verify commands wrote their pid line to `marks`.
+fn wait_for_commands(marks: &Path) {
+    wait_until("the commands start", || {
+        let names: Vec<_> = std::fs::read_dir(marks).unwrap().collect();
+        names.len() == 2
+            && names.into_iter().all(|e| {
+                std::fs::read_to_string(e.unwrap().path()).is_ok_and(|t| t.ends_with('\n'))
+            })
+    });
+}
+
+/// The pids that the verify commands wrote to `marks/started.N` (`echo $$ > …; exec sleep …`).
+fn command_pids(marks: &Path) -> Vec<i32> {
+    std::fs::read_dir(marks)
+        .unwrap()
+        .map(|e| {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            text.trim().parse().unwrap()
+        })
+        .collect()
+}
+
+/// Whether process `pid` is alive (a zombie has ended: only its exit status is left to collect).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => false,
+    }
 }
 
 #[test]
@@ -233,12 +278,13 @@ fn two_jobs_really_run_at_once() {
         "--jobs",
         "2",
         "--cmd",
-        &barrier(marks.path()),
+        &barrier(marks.path(), HANG_TRIES),
     ]));
     assert_eq!(results(&report), ["pass", "pass"]);
     assert_eq!(report["jobs"], 2);
 
-    // The barrier can fail: one job runs commit 1 alone and it times out.
+    // The barrier can fail: one job runs commit 1 alone and it gives up. Its short wait is no threshold:
+    // with one job the other marker never appears, however long it waits.
     let marks = tempfile::tempdir().unwrap();
     let out = r.jules([
         "--json",
@@ -246,7 +292,7 @@ fn two_jobs_really_run_at_once() {
         "--jobs",
         "1",
         "--cmd",
-        &barrier(marks.path()),
+        &barrier(marks.path(), 10),
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(results(&json(&stdout(&out))), ["fail", "skipped"]);
@@ -255,7 +301,8 @@ fn two_jobs_really_run_at_once() {
 #[test]
 fn the_first_failure_in_series_order_wins_over_the_first_to_finish() {
     let r = Repo::new();
-    // Patch 2 fails slowly, patch 3 fails at once, patch 4 would pass.
+    // Patch 2 fails only once patch 3 has failed (it waits for patch 3's marker, not for a clock), patch 4
+    // would pass: patch 3 is the first to finish failing on any machine.
     make_series(
         &r,
         "feat",
@@ -266,7 +313,14 @@ fn the_first_failure_in_series_order_wins_over_the_first_to_finish() {
             ("verdict", "pass\n"),
         ],
     );
-    let cmd = "case $(cat verdict) in pass) exit 0;; slow-fail) sleep 1; exit 7;; *) exit 9;; esac";
+    let marks = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "m='{}/fast-failed'; case $(cat verdict) in pass) exit 0;; \
+         slow-fail) n=0; until [ -e \"$m\" ]; do n=$((n + 1)); [ $n -gt {HANG_TRIES} ] && exit 1; sleep 0.05; done; exit 7;; \
+         *) touch \"$m\"; exit 9;; esac",
+        marks.path().display()
+    );
+    let cmd = cmd.as_str();
     let out = r.jules(["--json", "verify", "--jobs", "2", "--cmd", cmd]);
     assert_eq!(out.status.code(), Some(1));
     let report = json(&stdout(&out));
@@ -288,12 +342,13 @@ fn ctrl_c_stops_the_commands_removes_the_worktrees_and_exits_130() {
     make_series(&r, "feat", &[("a.txt", "a\n"), ("b.txt", "b\n")]);
     let marks = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
+    // Each command leaves its pid, then becomes a sleep far longer than any wait below.
     let cmd = format!(
-        "touch '{}/started.'$JULES_VERIFY_INDEX; sleep 30",
+        "echo $$ > '{}/started.'$JULES_VERIFY_INDEX; exec sleep 600",
         marks.path().display()
     );
-    let mut child = r
-        .jules_cmd([
+    let mut child = Guarded::spawn(
+        r.jules_cmd([
             "verify",
             "--jobs",
             "2",
@@ -303,31 +358,25 @@ fn ctrl_c_stops_the_commands_removes_the_worktrees_and_exits_130() {
             scratch.path().to_str().unwrap(),
         ])
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::fs::read_dir(marks.path()).unwrap().count() < 2 {
-        assert!(Instant::now() < deadline, "the commands never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let started = Instant::now();
+        .stderr(Stdio::piped()),
+    );
+    wait_for_commands(marks.path());
+    let pids = command_pids(marks.path());
+    assert!(pids.iter().all(|&pid| alive(pid)), "{pids:?}");
     let kill = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &child.child.id().to_string()])
         .status()
         .unwrap();
     assert!(kill.success());
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "verify ignored SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(130));
+    let mut status = None;
+    wait_until("verify exits after SIGINT", || {
+        status = child.child.try_wait().unwrap();
+        status.is_some()
+    });
+    assert_eq!(status.unwrap().code(), Some(130));
+    // The commands were stopped, not left to finish their sleep (killed with verify's signal, so at most
+    // a moment passes between verify's exit and theirs).
+    wait_until("the commands die", || pids.iter().all(|&pid| !alive(pid)));
     assert_eq!(worktrees(&r), 1, "{}", r.git(["worktree", "list"]));
     assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
     assert!(
@@ -346,11 +395,11 @@ fn worktrees_left_by_a_killed_run_are_removed_by_the_next_one() {
     let marks = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let cmd = format!(
-        "touch '{}/started.'$JULES_VERIFY_INDEX; sleep 2",
+        "echo $$ > '{}/started.'$JULES_VERIFY_INDEX; exec sleep 600",
         marks.path().display()
     );
-    let mut child = r
-        .jules_cmd([
+    let mut child = Guarded::spawn(
+        r.jules_cmd([
             "verify",
             "--jobs",
             "2",
@@ -360,16 +409,14 @@ fn worktrees_left_by_a_killed_run_are_removed_by_the_next_one() {
             scratch.path().to_str().unwrap(),
         ])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::fs::read_dir(marks.path()).unwrap().count() < 2 {
-        assert!(Instant::now() < deadline, "the commands never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL: no cleanup
-    child.wait().unwrap();
+        .stderr(Stdio::null()),
+    );
+    wait_for_commands(marks.path());
+    // The commands run in process groups of verify's own, out of the test's reach once verify is killed:
+    // they are killed by pid when the test ends, on every path.
+    let _commands = KillOnDrop(command_pids(marks.path()));
+    child.child.kill().unwrap(); // SIGKILL to verify alone: no cleanup
+    child.child.wait().unwrap();
     let list = r.git(["worktree", "list", "--porcelain"]);
     assert_eq!(worktrees(&r), 3, "{list}");
     assert!(list.contains("locked git-jules verify (pid"), "{list}");
@@ -561,4 +608,22 @@ fn hooks_install_respects_core_hooks_path_and_never_clobbers_silently() {
         std::fs::read_to_string(&path).unwrap(),
         r.jules_ok(["hooks", "show"])
     );
+}
+
+/// Processes SIGKILLed by pid when dropped.
+struct KillOnDrop(Vec<i32>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            // Only while it is still the command's sleep: a pid that ended may have been reused.
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if !cmdline.starts_with(b"sleep\0") {
+                continue;
+            }
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
 }

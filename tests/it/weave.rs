@@ -159,66 +159,29 @@ fn appendix_a_conflict_is_mailed_with_its_counterpart_and_applies_after_a_rebase
     assert_eq!(cp["input"], "jules/curator/tidy");
     assert_eq!(cp["persona"], "curator");
     assert_eq!(cp["lines"], serde_json::json!([41, 45]));
-    // The documented shape (docs/weave.md), exactly.
+    // The documented shape, exactly: the key sets come from the JSON examples of docs/weave.md's "Report"
+    // section, read here, not from a copy of them.
     let keys = |v: &Value| {
-        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        let mut k: Vec<String> = v
+            .as_object()
+            .unwrap_or_else(|| panic!("not an object: {v}"))
+            .keys()
+            .cloned()
+            .collect();
         k.sort();
         k
     };
+    let [doc_report, doc_input] = documented_report_shapes();
+    assert_eq!(keys(&rep), keys(&doc_report));
+    assert_eq!(keys(&rep["base"]), keys(&doc_report["base"]));
+    assert_eq!(keys(c), keys(&doc_input));
+    assert_eq!(keys(&c["mail"]), keys(&doc_input["mail"]));
+    let (conflict, doc_conflict) = (&c["conflicts"][0], &doc_input["conflicts"][0]);
+    assert_eq!(keys(conflict), keys(doc_conflict));
+    assert_eq!(keys(&conflict["hunks"][0]), keys(&doc_conflict["hunks"][0]));
     assert_eq!(
-        keys(&rep),
-        [
-            "already",
-            "applied",
-            "backup",
-            "base",
-            "check",
-            "conflicted",
-            "dropped",
-            "failed",
-            "into",
-            "into_ref",
-            "order",
-            "previous",
-            "skipped",
-            "start",
-            "tip",
-            "tree",
-            "verify",
-            "version"
-        ]
-    );
-    assert_eq!(
-        keys(c),
-        [
-            "commits",
-            "conflicts",
-            "error",
-            "given",
-            "input",
-            "kind",
-            "mail",
-            "notes",
-            "persona",
-            "persona_from",
-            "prediction",
-            "skipped",
-            "status",
-            "tried",
-            "verify"
-        ]
-    );
-    assert_eq!(
-        keys(&c["mail"]),
-        ["id", "status", "subject", "thread", "to", "type"]
-    );
-    assert_eq!(
-        keys(&c["conflicts"][0]),
-        ["counterparts", "hunks", "path", "reason"]
-    );
-    assert_eq!(
-        keys(&c["conflicts"][0]["hunks"][0]["counterparts"][0]),
-        ["commit", "input", "lines", "path", "persona"]
+        keys(&conflict["hunks"][0]["counterparts"][0]),
+        keys(&doc_conflict["hunks"][0]["counterparts"][0])
     );
     // The failing hunk's lines (42-43 with 3 lines of context) in the integration tip.
     assert_eq!(hunk["lines"], serde_json::json!([39, 46]));
@@ -817,7 +780,15 @@ fn branches_glob_ranges_and_sprint_default() {
     );
     assert_eq!(code, 0, "{rep:#}");
     assert_eq!(rep["applied"][0]["kind"], "range");
-    assert!(rep["applied"][0]["persona"].is_null() || rep["applied"][0]["persona"] == "refactor");
+    // A range is not a branch (docs/weave.md, "Persona resolution" rule 2): its persona comes from the
+    // author of its commits, refactor@jules.invalid.
+    assert_eq!(
+        (
+            &rep["applied"][0]["persona"],
+            &rep["applied"][0]["persona_from"]
+        ),
+        (&Value::from("refactor"), &Value::from("author"))
+    );
     // Usage errors exit 2.
     let out = r.jules(["weave", "no-such-branch"]);
     assert_eq!(out.status.code(), Some(2));
@@ -900,4 +871,32 @@ fn three_way_when_the_preimage_is_known_exact_context_otherwise() {
     // A plain diff has no author: no persona, no mail.
     assert!(rep["conflicted"][0]["persona"].is_null());
     assert!(rep["conflicted"][0]["mail"].is_null());
+}
+
+/// The two JSON examples of docs/weave.md's "Report" section, the report and an `InputReport`, parsed (the
+/// report's lists are written `[InputReport…]` there and read as empty).
+fn documented_report_shapes() -> [Value; 2] {
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/weave.md"),
+    )
+    .unwrap();
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with("Report\n"))
+        .expect("docs/weave.md has a Report section");
+    let blocks: Vec<Value> = section
+        .split("```json\n")
+        .skip(1)
+        .map(|b| {
+            let json = b
+                .split("\n```")
+                .next()
+                .unwrap()
+                .replace("[InputReport…]", "[]");
+            serde_json::from_str(&json).unwrap_or_else(|e| panic!("docs/weave.md: {e}\n{json}"))
+        })
+        .collect();
+    blocks
+        .try_into()
+        .unwrap_or_else(|b: Vec<Value>| panic!("{} JSON blocks in the Report section", b.len()))
 }

@@ -1,8 +1,9 @@
 """Interop check of `git jules mcp` with the official Python MCP SDK (`pip install mcp`).
 
 Usage: interop.py GIT_JULES_BINARY REPOSITORY. Run by tests/it/mcp.rs (`python_sdk_interop`): initialize,
-list tools, send, list, read (marked read), claim, and a resources/updated notification within 1 s of a
-message sent by another process. Prints `interop ok` and exits 0 on success.
+list tools, send, list, read (marked read), claim, and a resources/updated notification of a message sent
+by another process (waited for with a bound that only catches a hang; bench/mcp_notify.sh measures the
+latency). Prints `interop ok` and exits 0 on success.
 """
 
 import asyncio
@@ -74,7 +75,7 @@ async def main(binary, repo):
             subprocess.run(
                 [binary, "-C", repo, "mail", "send", "--from", "bob", "--to", "alice",
                  "--subject", "ping", "--body", "p"], check=True, capture_output=True)
-            await asyncio.wait_for(updated.wait(), timeout=1.0)
+            await asyncio.wait_for(updated.wait(), timeout=120.0)
             print(f"notified {1000 * (time.monotonic() - start):.1f} ms after the other process's send")
             content = await session.read_resource(INBOX)
             assert "ping" in content.contents[0].text

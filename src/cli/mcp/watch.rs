@@ -21,6 +21,11 @@ use super::INBOX_URI;
 /// after the first event folds a burst into one look at the inbox.
 const SETTLE: Duration = Duration::from_millis(15);
 
+/// Set (to anything) to have the watcher write one line to stderr after each look at the inbox:
+/// `git-jules mcp: inbox checked at TIP…: N new`. A hook for the tests, which must tell "no notification
+/// was sent" from "none was sent yet": they wait for the line naming the tip they wrote, then count.
+pub const TRACE_ENV: &str = "GIT_JULES_MCP_TRACE";
+
 /// Start watching; the returned watcher stops when dropped.
 pub fn spawn(
     common_dir: PathBuf,
@@ -44,30 +49,37 @@ pub fn spawn(
     // packed-refs lives beside refs/; watching the directory itself (not recursively) sees it replaced.
     watcher.watch(&common_dir, RecursiveMode::NonRecursive)?;
 
+    let trace = std::env::var_os(TRACE_ENV).is_some();
     tokio::spawn(async move {
         let unread = |dir: PathBuf, persona: String| async move {
             tokio::task::spawn_blocking(move || unread_ids(&dir, &persona))
                 .await
                 .unwrap_or_default()
         };
-        let mut seen = unread(dir.clone(), persona.clone()).await;
+        let (mut seen, _) = unread(dir.clone(), persona.clone()).await;
         while rx.recv().await.is_some() {
             tokio::time::sleep(SETTLE).await;
             while rx.try_recv().is_ok() {}
-            let now = unread(dir.clone(), persona.clone()).await;
-            let arrived = now.difference(&seen).next().is_some();
+            let (now, tips) = unread(dir.clone(), persona.clone()).await;
+            let arrived = now.difference(&seen).count();
             seen = now;
-            if !arrived {
-                continue;
+            if arrived > 0 {
+                let peers: Vec<Peer<RoleServer>> = match subscribers.lock() {
+                    Ok(subs) => subs.clone(),
+                    Err(_) => Vec::new(),
+                };
+                for peer in peers {
+                    let _ = peer
+                        .notify_resource_updated(ResourceUpdatedNotificationParam::new(INBOX_URI))
+                        .await;
+                }
             }
-            let peers: Vec<Peer<RoleServer>> = match subscribers.lock() {
-                Ok(subs) => subs.clone(),
-                Err(_) => continue,
-            };
-            for peer in peers {
-                let _ = peer
-                    .notify_resource_updated(ResourceUpdatedNotificationParam::new(INBOX_URI))
-                    .await;
+            // After the notifications: a test that reads this line knows what this look sent.
+            if trace {
+                eprintln!(
+                    "git-jules mcp: inbox checked at {}: {arrived} new",
+                    tips.join(" ")
+                );
             }
         }
     });
@@ -93,20 +105,22 @@ fn is_ref_path(path: &Path) -> bool {
     name == "packed-refs" || path.components().any(|c| c.as_os_str() == "refs")
 }
 
-/// The ids of the persona's unread messages; empty when there is no mail log or it cannot be read now
-/// (a read error here only delays a notification to the next ref change).
-fn unread_ids(dir: &Path, persona: &str) -> BTreeSet<String> {
-    let read = || -> git_jules::Result<BTreeSet<String>> {
+/// The ids of the persona's unread messages, and the mail log's tips they were read at; empty when there
+/// is no mail log or it cannot be read now (a read error here only delays a notification to the next ref
+/// change).
+fn unread_ids(dir: &Path, persona: &str) -> (BTreeSet<String>, Vec<String>) {
+    let read = || -> git_jules::Result<(BTreeSet<String>, Vec<String>)> {
         let repo = git_jules::repo::open(dir)?;
         let log = git_jules::mail::ops::log(&repo)?;
-        if log.tips()?.is_empty() {
-            return Ok(BTreeSet::new());
+        let tips: Vec<String> = log.tips()?.iter().map(|id| id.to_string()).collect();
+        if tips.is_empty() {
+            return Ok((BTreeSet::new(), tips));
         }
         let now = chrono::Utc::now();
         let items = git_jules::mail::ops::with_view(&log, |view| {
             git_jules::mail::ops::unread(view, persona, now)
         })?;
-        Ok(items.into_iter().map(|i| i.header.id).collect())
+        Ok((items.into_iter().map(|i| i.header.id).collect(), tips))
     };
     read().unwrap_or_default()
 }
