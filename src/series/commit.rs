@@ -60,6 +60,16 @@ pub struct Committed {
 /// the current series branch. Refuses when HEAD is not on a series branch and when nothing changed.
 pub fn commit(repo: &gix::Repository, summary: &str, rationale: &str) -> Result<Committed> {
     let msg = message(summary, rationale)?;
+    // Every patch gets a change id that reroll, move, drop, undo and finalize keep, so versions of the series
+    // can be matched patch by patch (src/series/version.rs).
+    let msg = super::version::with_trailer(
+        msg,
+        &format!(
+            "{}: {}",
+            super::version::CHANGE_ID,
+            super::version::new_change_id(&format!("{summary}\n{rationale}"))
+        ),
+    );
     let workdir = repo
         .workdir()
         .ok_or_else(|| Error::usage("a series needs a working tree; this repository is bare"))?
