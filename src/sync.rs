@@ -308,6 +308,10 @@ type Update = (String, Option<ObjectId>, Option<ObjectId>);
 /// Synchronise every jules log and notes ref with `remote`: afterwards the remote holds every local event and
 /// the local refs hold every event the remote had.
 pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
+    // Series versions (refs/jules/series/*, issue 26) are not logs: one persona writes each ref, so they are
+    // pushed as they are (src/series/version.rs), the fetch below brings others', and the log machinery
+    // skips them. Refs the remote refused are not in the report yet (it has no field for them).
+    let _refused = crate::series::version::publish(repo, remote)?;
     let me = writer_id(repo)?;
     let tracked_before: BTreeSet<String> = tracking_prefixes(remote)
         .iter()
@@ -348,6 +352,10 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
                 if rest.starts_with("backup/") {
                     continue;
                 }
+                // Series versions: not logs (see the top of this function).
+                if rest.starts_with("series/") {
+                    continue;
+                }
                 match object_kind(repo, id) {
                     Some(gix::object::Kind::Commit) => {}
                     kind => {
@@ -385,6 +393,10 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
             for (name, id) in list(repo, local_prefix)? {
                 let rest = &name[local_prefix.len()..];
                 if rest.starts_with("backup/") || rest.starts_with(WRITERS) {
+                    continue;
+                }
+                // Series versions: not logs (see the top of this function).
+                if rest.starts_with("series/") {
                     continue;
                 }
                 if object_kind(repo, id) != Some(gix::object::Kind::Commit) {

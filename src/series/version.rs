@@ -644,6 +644,55 @@ fn map_previous(
     Ok((mapping, dropped))
 }
 
+/// Push every local version ref whose remote-tracking copy differs from it to `remote` (no force: one persona
+/// writes a ref, so the local one is ahead), then move the tracking refs as a fetch would. Returns the refs the
+/// remote refused, each with git's reason. Called by `git jules sync`, whose log machinery skips these refs.
+pub fn publish(repo: &gix::Repository, remote: &str) -> Result<Vec<Skipped>> {
+    let mut pending = Vec::new();
+    for r in repo.references()?.prefixed(PREFIX)? {
+        let r = r.map_err(|e| Error::Other(format!("listing {PREFIX}: {e}")))?;
+        let name = r.name().as_bstr().to_string();
+        let Some(id) = r.target().try_id().map(|i| i.to_owned()) else {
+            continue;
+        };
+        let tracking = name.replacen("refs/jules/", &format!("refs/remotes/{remote}/jules/"), 1);
+        let seen = crate::refs::target(repo, &tracking)?;
+        if seen != Some(id) {
+            pending.push((name, id, tracking, seen));
+        }
+    }
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
+        .args(["push", "--porcelain", "--no-verify", remote])
+        .args(pending.iter().map(|(n, id, _, _)| format!("{id}:{n}")))
+        .output()
+        .map_err(|e| Error::io("running `git push`", e))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut refused = Vec::new();
+    for (name, id, tracking, seen) in &pending {
+        let line = text.lines().find(|l| l.contains(&format!(":{name}\t")));
+        match line {
+            Some(l) if l.starts_with('!') => refused.push(Skipped {
+                name: name.clone(),
+                reason: l.rsplit('\t').next().unwrap_or("rejected").to_owned(),
+            }),
+            Some(_) => {
+                let _ = crate::refs::cas(repo, tracking, *seen, *id, "jules: sync series version");
+            }
+            None if !out.status.success() => {
+                return Err(Error::Refused(format!(
+                    "cannot push series versions to {remote}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )))
+            }
+            None => {}
+        }
+    }
+    Ok(refused)
+}
+
 /// One line of `series list --all`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Listed {

@@ -1,0 +1,289 @@
+//! Series versions on `refs/jules/series/<persona>/<name>` (issue 26): recorded by `series format` and
+//! `series version`, carried by sync through the smart-HTTP test remote, compared with `series range-diff`
+//! against `git range-diff` on the same commits, change ids kept by every rewrite, forged refs skipped,
+//! rewrites refused by the guard.
+
+use serde_json::Value;
+
+use crate::harness::{json_items, stderr, stdout, Repo};
+use crate::remotes::{http_server, remote_in, Clone};
+
+fn json(out: &str) -> Value {
+    serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// `(old index or 0, status sign, new index or 0)` of each line of `git range-diff -s` output.
+fn git_pairs(text: &str) -> Vec<(usize, char, usize)> {
+    text.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let n = |s: &str| s.trim_end_matches(':').parse::<usize>().unwrap_or(0);
+            (n(f[0]), f[2].chars().next().unwrap(), n(f[3]))
+        })
+        .collect()
+}
+
+/// The same triples from `series range-diff --json`.
+fn our_pairs(doc: &Value) -> Vec<(usize, char, usize)> {
+    doc["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let sign = match e["status"].as_str().unwrap() {
+                "same" => '=',
+                "changed" => '!',
+                "dropped" => '<',
+                "added" => '>',
+                s => panic!("status {s}"),
+            };
+            let n = |v: &Value| v.as_u64().unwrap_or(0) as usize;
+            (n(&e["old_index"]), sign, n(&e["new_index"]))
+        })
+        .collect()
+}
+
+fn commit_file(c: &Clone, persona: &str, file: &str, content: &str, summary: &str) {
+    std::fs::write(c.repo.path().join(file), content).unwrap();
+    c.ok(
+        persona,
+        &[
+            "series",
+            "commit",
+            "--summary",
+            summary,
+            "--rationale",
+            "because",
+        ],
+    );
+}
+
+/// A's v1 and v2 reach B through the smart-HTTP remote; B's range-diff pairs like git's on the same commits.
+#[test]
+fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
+    let root = tempfile::tempdir().unwrap();
+    let (origin, _bare) = remote_in(root.path());
+    let server = http_server(root.path());
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
+    let auth = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "credential.helper"),
+        ("GIT_CONFIG_VALUE_0", helper),
+    ];
+    let a = Clone::new(&origin, &url, &auth);
+    let b = Clone::new(&origin, &url, &auth);
+
+    a.ok("alice", &["series", "start", "feat"]);
+    let lines: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    commit_file(&a, "alice", "one.txt", &lines, "Add one");
+    let two: String = (1..=10).map(|i| format!("two {i}\n")).collect();
+    commit_file(&a, "alice", "two.txt", &two, "Add two");
+    commit_file(&a, "alice", "three.txt", "three\n", "Add three");
+    a.ok("alice", &["series", "format"]);
+    a.ok("alice", &["sync"]);
+
+    b.ok("bob", &["sync"]);
+    let v = json(&b.ok("bob", &["--json", "series", "versions", "alice/feat"]));
+    assert_eq!(v["items"].as_array().unwrap().len(), 1, "{v}");
+    let listed = json(&b.ok("bob", &["--json", "series", "list", "--all"]));
+    assert_eq!(listed["series"][0]["series"], "alice/feat", "{listed}");
+    assert_eq!(listed["series"][0]["versions"], 1);
+
+    // Reroll patch 2, drop patch 3: v2.
+    std::fs::write(
+        a.repo.path().join("two.txt"),
+        two.replace("two 5\n", "two, better\n"),
+    )
+    .unwrap();
+    a.ok("alice", &["series", "reroll", "2"]);
+    a.ok("alice", &["series", "reroll", "3", "--drop"]);
+    a.ok("alice", &["series", "format"]);
+    // Formatting again without a change records nothing new.
+    a.ok("alice", &["series", "format"]);
+    a.ok("alice", &["sync"]);
+
+    b.ok("bob", &["sync"]);
+    let versions = json(&b.ok("bob", &["--json", "series", "versions", "alice/feat"]));
+    let items = versions["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{versions}");
+    let v2 = &items[1];
+    assert_eq!(v2["number"], 2);
+    assert_eq!(v2["dropped"], serde_json::json!([3]));
+    let prev: Vec<Value> = v2["patches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["previous"].clone())
+        .collect();
+    assert_eq!(prev, vec![serde_json::json!(1), serde_json::json!(2)]);
+    // Change ids survive the reroll.
+    for i in 0..2 {
+        assert_eq!(
+            items[0]["patches"][i]["change_id"],
+            v2["patches"][i]["change_id"]
+        );
+    }
+
+    let rd = json(&b.ok(
+        "bob",
+        &["--json", "series", "range-diff", "alice/feat", "v1", "v2"],
+    ));
+    let range = |v: &Value| {
+        format!(
+            "{}..{}",
+            v["base"]["commit"].as_str().unwrap(),
+            v["tip"].as_str().unwrap()
+        )
+    };
+    let git = b.repo.git([
+        "range-diff",
+        "--no-color",
+        "-s",
+        &range(&items[0]),
+        &range(v2),
+    ]);
+    assert_eq!(our_pairs(&rd), git_pairs(&git), "git:\n{git}\nours: {rd}");
+    assert_eq!(git_pairs(&git), vec![(1, '=', 1), (2, '!', 2), (3, '<', 0)]);
+    // The human output's header lines are git's.
+    let ours = b.ok(
+        "bob",
+        &["series", "range-diff", "-s", "alice/feat", "v1", "v2"],
+    );
+    assert_eq!(ours.trim_end(), git.trim_end());
+
+    let show = b.ok("bob", &["series", "show", "alice/feat@v1"]);
+    assert!(show.contains("Add three"), "{show}");
+    let inter = json(&b.ok(
+        "bob",
+        &["--json", "series", "interdiff", "alice/feat", "v1", "v2"],
+    ));
+    let diff = inter["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("+two, better") && diff.contains("three.txt"),
+        "{diff}"
+    );
+
+    // Bad input: unknown series, unknown version.
+    let out = b.run("bob", &["series", "versions", "alice/nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("alice/nope"), "{}", stderr(&out));
+    let out = b.run("bob", &["series", "show", "alice/feat@v9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("v1 to v2"), "{}", stderr(&out));
+}
+
+fn change_ids(r: &Repo, range: &str) -> Vec<String> {
+    r.git([
+        "log",
+        "--reverse",
+        "--format=%(trailers:key=Change-Id,valueonly)",
+        range,
+    ])
+    .lines()
+    .filter(|l| !l.is_empty())
+    .map(str::to_owned)
+    .collect()
+}
+
+#[test]
+fn change_ids_survive_reroll_move_drop_undo_and_finalize() {
+    let r = Repo::new();
+    r.jules_ok(["series", "start", "feat"]);
+    for (f, s) in [("a", "Add a"), ("b", "Add b"), ("c", "Add c")] {
+        r.write(f, &format!("{f}\n"));
+        r.jules_ok(["series", "commit", "--summary", s, "--rationale", "why"]);
+    }
+    let ids = change_ids(&r, "main..HEAD");
+    assert_eq!(ids.len(), 3);
+    assert!(
+        ids.iter().all(|i| i.starts_with('I') && i.len() == 41),
+        "{ids:?}"
+    );
+    assert_ne!(ids[0], ids[1]);
+
+    // Fold with a new rationale (the message is rebuilt), then a new summary.
+    r.write("a", "a2\n");
+    r.jules_ok(["series", "reroll", "1", "--rationale", "a better why"]);
+    r.jules_ok(["series", "reroll", "2", "--summary", "Add b, renamed"]);
+    assert_eq!(change_ids(&r, "main..HEAD"), ids);
+    r.jules_ok(["series", "reroll", "--move", "3:1"]);
+    assert_eq!(
+        change_ids(&r, "main..HEAD"),
+        vec![ids[2].clone(), ids[0].clone(), ids[1].clone()]
+    );
+    r.jules_ok(["series", "reroll", "2", "--drop"]);
+    assert_eq!(
+        change_ids(&r, "main..HEAD"),
+        vec![ids[2].clone(), ids[1].clone()]
+    );
+    r.jules_ok(["series", "undo"]);
+    assert_eq!(
+        change_ids(&r, "main..HEAD"),
+        vec![ids[2].clone(), ids[0].clone(), ids[1].clone()]
+    );
+    r.jules_ok(["series", "finalize", "--no-verify"]);
+    assert_eq!(
+        change_ids(&r, "main~3..main"),
+        vec![ids[2].clone(), ids[0].clone(), ids[1].clone()]
+    );
+}
+
+#[test]
+fn forged_version_refs_are_skipped_and_named_and_the_guard_refuses_them_and_rewrites() {
+    let origin = Repo::new();
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let installed = bare.jules(["guard", "--install"]);
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let a = origin.clone_of(bare.path());
+    a.jules_ok(["series", "start", "feat"]);
+    a.write("x", "x\n");
+    a.jules_ok(["series", "commit", "--summary", "Add x", "--rationale", "r"]);
+    a.jules_ok(["series", "version", "--persona", "alice"]);
+    a.write("x", "x2\n");
+    a.jules_ok(["series", "reroll", "1"]);
+    a.jules_ok(["series", "version", "--persona", "alice"]);
+    a.jules_ok(["sync"]);
+    assert!(bare.rev("refs/jules/series/alice/feat").is_some());
+
+    // A rewrite (back to v1) is refused.
+    let out = a.git_output([
+        "push",
+        "origin",
+        "+refs/jules/series/alice/feat~1:refs/jules/series/alice/feat",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("does not contain"),
+        "{}",
+        stderr(&out)
+    );
+    // So is a plain commit that is not a version, and a deletion.
+    let out = a.git_output(["push", "origin", "HEAD:refs/jules/series/mallory/feat"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("not a series version"),
+        "{}",
+        stderr(&out)
+    );
+    let out = a.git_output(["push", "origin", ":refs/jules/series/alice/feat"]);
+    assert!(!out.status.success());
+
+    // Locally, a forged ref is skipped and named; the good series still lists.
+    a.git(["update-ref", "refs/jules/series/mallory/feat", "HEAD"]);
+    let out = a.jules(["--json", "series", "list", "--all"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&stdout(&out));
+    assert_eq!(doc["series"].as_array().unwrap().len(), 1, "{doc}");
+    assert_eq!(doc["skipped"][0]["name"], "refs/jules/series/mallory/feat");
+    assert!(stderr(&out).contains("refs/jules/series/mallory/feat"));
+    let out = a.jules(["series", "versions", "mallory/feat"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not a series version"),
+        "{}",
+        stderr(&out)
+    );
+    let _ = json_items;
+}
