@@ -287,3 +287,126 @@ fn forged_version_refs_are_skipped_and_named_and_the_guard_refuses_them_and_rewr
     );
     let _ = json_items;
 }
+
+/// The shared ripgrep corpus, cloned; `None` (the test says why and passes) when the bundle is absent.
+fn ripgrep() -> Option<Repo> {
+    let bundle =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora/ripgrep.bundle");
+    if !bundle.exists() {
+        eprintln!("skipped: {} is absent", bundle.display());
+        return None;
+    }
+    let r = Repo {
+        env: std::rc::Rc::new(crate::harness::Env::new()),
+        dir: tempfile::tempdir().unwrap(),
+    };
+    let out = r
+        .git_cmd([
+            "clone",
+            "-q",
+            bundle.to_str().unwrap(),
+            r.path().to_str().unwrap(),
+        ])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    Some(r)
+}
+
+/// Matching without change ids, against `git range-diff` on real history: a 30-patch stretch of ripgrep
+/// rewritten (two patches dropped, one reworded, one amended, two swapped, one added) and compared at several
+/// creation factors, plus the untouched stretch against itself.
+#[test]
+fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
+    let Some(r) = ripgrep() else { return };
+    let base = r.git(["rev-parse", "HEAD~30"]);
+    let tip = r.git(["rev-parse", "HEAD"]);
+    let commits: Vec<String> = r
+        .git([
+            "rev-list",
+            "--reverse",
+            "--no-merges",
+            &format!("{base}..{tip}"),
+        ])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(commits.len(), 30);
+    r.git(["checkout", "-q", "--detach", &base]);
+    let mut order: Vec<usize> = (0..30).filter(|i| ![4, 16].contains(i)).collect();
+    order.swap(10, 11);
+    for &i in &order {
+        let out = r.git_output([
+            "cherry-pick",
+            "--allow-empty",
+            "--keep-redundant-commits",
+            &commits[i],
+        ]);
+        if !out.status.success() {
+            // A swap that conflicts: keep the original order for this pair.
+            r.git(["cherry-pick", "--abort"]);
+            panic!("cherry-pick of patch {} failed: {}", i + 1, stderr(&out));
+        }
+        if i == 2 {
+            r.git([
+                "commit",
+                "-q",
+                "--amend",
+                "--allow-empty",
+                "-m",
+                "A reworded summary\n\nNew body.",
+            ]);
+        }
+        if i == 7 {
+            r.write("EXTRA.md", "an amended patch\n");
+            r.git(["add", "EXTRA.md"]);
+            r.git(["commit", "-q", "--amend", "--no-edit"]);
+        }
+        if i == 20 {
+            r.write("NEW.md", "a new patch\n");
+            r.git(["add", "NEW.md"]);
+            r.git(["commit", "-q", "-m", "A new patch"]);
+        }
+    }
+    let new_tip = r.git(["rev-parse", "HEAD"]);
+    let git_dir = r.path().join(".git");
+    let oid = |s: &str| gix::ObjectId::from_hex(s.as_bytes()).unwrap();
+    let a = git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&tip)).unwrap();
+    let b =
+        git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&new_tip)).unwrap();
+    let cases = [
+        (&a, &b, tip.as_str(), new_tip.as_str()),
+        (&a, &a, tip.as_str(), tip.as_str()),
+        (&b, &a, new_tip.as_str(), tip.as_str()),
+    ];
+    for factor in [0, 30, 60, 100, 200] {
+        for (x, y, xt, yt) in cases {
+            let p = git_jules::series::rangediff::pair(x, y, factor);
+            let ours: Vec<(usize, char, usize)> =
+                git_jules::series::rangediff::entries(x, y, &p, false)
+                    .iter()
+                    .map(|e| {
+                        (
+                            e.old_index.unwrap_or(0),
+                            e.status.sign(),
+                            e.new_index.unwrap_or(0),
+                        )
+                    })
+                    .collect();
+            let git = r.git([
+                "range-diff",
+                "--no-color",
+                "-s",
+                &format!("--creation-factor={factor}"),
+                &format!("{base}..{xt}"),
+                &format!("{base}..{yt}"),
+            ]);
+            assert_eq!(
+                ours,
+                git_pairs(&git),
+                "creation factor {factor}, git:\n{git}"
+            );
+        }
+    }
+}
