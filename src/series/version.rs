@@ -401,6 +401,77 @@ pub fn require_objects(repo: &gix::Repository, v: &Version) -> Result<()> {
     Ok(())
 }
 
+/// The patches of a recorded version, formatted (for review), as series `NAME` on `PERSONA/NAME@vN`.
+pub fn collect(
+    repo: &gix::Repository,
+    v: &Version,
+    only: Option<usize>,
+) -> Result<super::format::Formatted> {
+    require_objects(repo, v)?;
+    let base = super::Base {
+        name: v.record.base.name.clone(),
+        commit: v.base()?,
+        source: super::BaseSource::Version,
+    };
+    super::format::collect_range(repo, v.record.name.clone(), label(v), base, v.tip()?, only)
+}
+
+/// `PERSONA/NAME@vN`.
+pub fn label(v: &Version) -> String {
+    format!("{}@v{}", v.series(), v.record.number)
+}
+
+/// The recorded version (of any persona) whose base and tip are these, for series `name`: what a review of
+/// the local branch is about. The latest such version wins.
+pub fn naming(
+    repo: &gix::Repository,
+    name: &str,
+    base: ObjectId,
+    tip: ObjectId,
+) -> Result<Option<Version>> {
+    let cat = catalog(repo)?;
+    let (tip, base) = (tip.to_string(), base.to_string());
+    for (id, (latest, _)) in cat.series.iter().filter(|(id, _)| id.name == name) {
+        if latest.record.tip == tip && latest.record.base.commit == base {
+            return Ok(Some(latest.clone()));
+        }
+        if let Ok(all) = versions(repo, id) {
+            if let Some(v) = all
+                .into_iter()
+                .rev()
+                .find(|v| v.record.tip == tip && v.record.base.commit == base)
+            {
+                return Ok(Some(v));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The review comments on one patch of a version.
+#[derive(Debug, Clone, Serialize)]
+pub struct PatchReviews {
+    pub patch: usize,
+    pub notes: Vec<super::review::NoteLine>,
+}
+
+/// The review notes (`refs/notes/jules/review`, as synced) on the patches of `v`: each patch's commit's
+/// notes, which name the version they were written about when the reviewer had it.
+pub fn reviews(repo: &gix::Repository, v: &Version) -> Result<Vec<PatchReviews>> {
+    let mut out = Vec::new();
+    for p in &v.record.patches {
+        let Ok(commit) = oid(&p.commit) else { continue };
+        let notes = super::review::notes_of(repo, commit)?;
+        if !notes.is_empty() {
+            out.push(PatchReviews {
+                patch: p.index,
+                notes,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// What `record` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Recorded {

@@ -166,7 +166,7 @@ impl Clone {
         Clone { repo, envs }
     }
 
-    fn cmd(&self, persona: &str, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, persona: &str, args: &[&str]) -> Command {
         let mut cmd = self.repo.jules_cmd(args);
         cmd.envs(self.envs.iter().map(|(k, v)| (k, v)))
             .env("JULES_PERSONA", persona);

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::harness::{json_items, stderr, stdout, Repo};
+use crate::harness::{json_items, stderr, stdout, with_stdin, Repo};
 use crate::remotes::{http_server, remote_in, Clone};
 
 fn json(out: &str) -> Value {
@@ -90,6 +90,39 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     assert_eq!(listed["series"][0]["series"], "alice/feat", "{listed}");
     assert_eq!(listed["series"][0]["versions"], 1);
 
+    // B reviews v1 from its own clone (no series branch there) and mails alice; the comments name v1.
+    let buffer = b.ok(
+        "bob",
+        &["series", "review", "--version", "alice/feat@v1", "--print"],
+    );
+    let edited = buffer.replace(
+        "### Patch [2/3] ###\n",
+        "### Patch [2/3] ###\nR: say why two has ten lines\n",
+    );
+    assert_ne!(edited, buffer);
+    let mut cmd = b.cmd(
+        "bob",
+        &[
+            "--json",
+            "series",
+            "review",
+            "--version",
+            "alice/feat@v1",
+            "--from-file",
+            "-",
+            "--mail-to",
+            "alice",
+        ],
+    );
+    let out = with_stdin(&mut cmd, edited.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let review = json(&stdout(&out));
+    assert_eq!(review["series_version"], "alice/feat@v1", "{review}");
+    b.ok("bob", &["sync"]);
+    a.ok("alice", &["sync"]);
+    let inbox = a.ok("alice", &["mail", "inbox", "--persona", "alice"]);
+    assert!(inbox.contains("alice/feat@v1"), "{inbox}");
+
     // Reroll patch 2, drop patch 3: v2.
     std::fs::write(
         a.repo.path().join("two.txt"),
@@ -163,6 +196,32 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
         diff.contains("+two, better") && diff.contains("three.txt"),
         "{diff}"
     );
+
+    // The comments stay attached to v1.
+    let shown = json(&b.ok("bob", &["--json", "series", "show", "alice/feat@v1"]));
+    assert_eq!(shown["reviews"][0]["patch"], 2, "{shown}");
+    assert_eq!(
+        shown["reviews"][0]["notes"][0]["series_version"],
+        "alice/feat@v1"
+    );
+
+    // A third clone weaves v2 by name; the report says which version.
+    let c = Clone::new(&origin, &url, &auth);
+    c.ok("weaver", &["sync"]);
+    let rep = json(&c.ok(
+        "weaver",
+        &[
+            "--json",
+            "weave",
+            "--into",
+            "jules/integration/s1",
+            "alice/feat@v2",
+        ],
+    ));
+    assert_eq!(rep["applied"][0]["input"], "alice/feat@v2", "{rep}");
+    assert_eq!(rep["applied"][0]["kind"], "series");
+    assert_eq!(rep["applied"][0]["persona"], "alice");
+    assert_eq!(rep["applied"][0]["commits"].as_array().unwrap().len(), 2);
 
     // Bad input: unknown series, unknown version.
     let out = b.run("bob", &["series", "versions", "alice/nope"]);

@@ -136,8 +136,18 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     let (id, n) = parse_spec(&a.series)?;
     let v = version::find(&repo, &id, n)?;
+    let reviews = version::reviews(&repo, &v)?;
     if ctx.ui.json {
-        ui::json(&v);
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            #[serde(flatten)]
+            version: &'a Version,
+            reviews: &'a [version::PatchReviews],
+        }
+        ui::json(&Doc {
+            version: &v,
+            reviews: &reviews,
+        });
         return Ok(0);
     }
     let r = &v.record;
@@ -163,6 +173,20 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
             ctx.ui.yellow(&p.commit[..7]),
             p.summary
         ));
+        for note in reviews
+            .iter()
+            .filter(|r| r.patch == p.index)
+            .flat_map(|r| &r.notes)
+        {
+            let about = note.series_version.as_deref().unwrap_or("this commit");
+            for c in &note.comments {
+                ui::out(format!(
+                    "        R: {} ({}, about {about})",
+                    c.text.lines().next().unwrap_or_default(),
+                    note.reviewer
+                ));
+            }
+        }
     }
     for d in &r.dropped {
         ui::out(format!("  dropped: v{} patch {d}", r.number - 1));
