@@ -472,6 +472,23 @@ pub fn reviews(repo: &gix::Repository, v: &Version) -> Result<Vec<PatchReviews>>
     Ok(out)
 }
 
+/// Whether `persona`'s latest local version of series `name` has review comments about it (notes naming it,
+/// or naming no version, on its patches): a reroll then records the next version.
+pub fn latest_was_reviewed(repo: &gix::Repository, persona: &str, name: &str) -> Result<bool> {
+    let Some(tip) = crate::refs::target(repo, &ref_name(persona, name))? else {
+        return Ok(false);
+    };
+    let Ok(v) = read_version(repo, tip) else {
+        return Ok(false);
+    };
+    let me = label(&v);
+    Ok(reviews(repo, &v)?.iter().any(|r| {
+        r.notes
+            .iter()
+            .any(|n| n.series_version.as_deref().is_none_or(|s| s == me))
+    }))
+}
+
 /// What `record` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Recorded {

@@ -121,7 +121,9 @@ fn commit_writes_a_rationale_trailer_git_can_parse() {
     assert!(out.starts_with("[jules/staging/feat "), "{out}");
     let full = r.git(["log", "-1", "--format=%B"]);
     // The Change-Id trailer that identifies the patch across versions (issue 26) ends the block.
-    let (msg, change_id) = full.rsplit_once("\nChange-Id: ").expect("a Change-Id trailer");
+    let (msg, change_id) = full
+        .rsplit_once("\nChange-Id: ")
+        .expect("a Change-Id trailer");
     assert_eq!(change_id.len(), 41, "{full}");
     assert_eq!(
         msg,

@@ -58,7 +58,7 @@ fn commit_file(c: &Clone, persona: &str, file: &str, content: &str, summary: &st
     );
 }
 
-/// A's v1 and v2 reach B through the smart-HTTP remote; B's range-diff pairs like git's on the same commits.
+/// A's versions reach B through the smart-HTTP remote; B's range-diff pairs like git's on the same commits.
 #[test]
 fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     let root = tempfile::tempdir().unwrap();
@@ -123,14 +123,21 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     let inbox = a.ok("alice", &["mail", "inbox", "--persona", "alice"]);
     assert!(inbox.contains("alice/feat@v1"), "{inbox}");
 
-    // Reroll patch 2, drop patch 3: v2.
+    // Reroll patch 2 (v2, recorded because v1 was reviewed), drop patch 3, format: v3.
     std::fs::write(
         a.repo.path().join("two.txt"),
         two.replace("two 5\n", "two, better\n"),
     )
     .unwrap();
-    a.ok("alice", &["series", "reroll", "2"]);
-    a.ok("alice", &["series", "reroll", "3", "--drop"]);
+    // The reroll answers B's review of v1: it records v2. The drop does not (nobody reviewed v2); format does.
+    let out = a.run("alice", &["series", "reroll", "2"]);
+    assert!(
+        stderr(&out).contains("alice/feat@v2 recorded"),
+        "{}",
+        stderr(&out)
+    );
+    let out = a.run("alice", &["series", "reroll", "3", "--drop"]);
+    assert!(!stderr(&out).contains("recorded"), "{}", stderr(&out));
     a.ok("alice", &["series", "format"]);
     // Formatting again without a change records nothing new.
     a.ok("alice", &["series", "format"]);
@@ -139,11 +146,12 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     b.ok("bob", &["sync"]);
     let versions = json(&b.ok("bob", &["--json", "series", "versions", "alice/feat"]));
     let items = versions["items"].as_array().unwrap();
-    assert_eq!(items.len(), 2, "{versions}");
-    let v2 = &items[1];
-    assert_eq!(v2["number"], 2);
-    assert_eq!(v2["dropped"], serde_json::json!([3]));
-    let prev: Vec<Value> = v2["patches"]
+    assert_eq!(items.len(), 3, "{versions}");
+    let v3 = &items[2];
+    assert_eq!(v3["number"], 3);
+    assert_eq!(items[1]["dropped"], serde_json::json!([]));
+    assert_eq!(v3["dropped"], serde_json::json!([3]));
+    let prev: Vec<Value> = v3["patches"]
         .as_array()
         .unwrap()
         .iter()
@@ -154,13 +162,13 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     for i in 0..2 {
         assert_eq!(
             items[0]["patches"][i]["change_id"],
-            v2["patches"][i]["change_id"]
+            v3["patches"][i]["change_id"]
         );
     }
 
     let rd = json(&b.ok(
         "bob",
-        &["--json", "series", "range-diff", "alice/feat", "v1", "v2"],
+        &["--json", "series", "range-diff", "alice/feat", "v1", "v3"],
     ));
     let range = |v: &Value| {
         format!(
@@ -174,14 +182,14 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
         "--no-color",
         "-s",
         &range(&items[0]),
-        &range(v2),
+        &range(v3),
     ]);
     assert_eq!(our_pairs(&rd), git_pairs(&git), "git:\n{git}\nours: {rd}");
     assert_eq!(git_pairs(&git), vec![(1, '=', 1), (2, '!', 2), (3, '<', 0)]);
     // The human output's header lines are git's.
     let ours = b.ok(
         "bob",
-        &["series", "range-diff", "-s", "alice/feat", "v1", "v2"],
+        &["series", "range-diff", "-s", "alice/feat", "v1", "v3"],
     );
     assert_eq!(ours.trim_end(), git.trim_end());
 
@@ -189,7 +197,7 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     assert!(show.contains("Add three"), "{show}");
     let inter = json(&b.ok(
         "bob",
-        &["--json", "series", "interdiff", "alice/feat", "v1", "v2"],
+        &["--json", "series", "interdiff", "alice/feat", "v1", "v3"],
     ));
     let diff = inter["diff"].as_str().unwrap();
     assert!(
@@ -205,7 +213,7 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
         "alice/feat@v1"
     );
 
-    // A third clone weaves v2 by name; the report says which version.
+    // A third clone weaves v3 by name; the report says which version.
     let c = Clone::new(&origin, &url, &auth);
     c.ok("weaver", &["sync"]);
     let rep = json(&c.ok(
@@ -215,10 +223,10 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
             "weave",
             "--into",
             "jules/integration/s1",
-            "alice/feat@v2",
+            "alice/feat@v3",
         ],
     ));
-    assert_eq!(rep["applied"][0]["input"], "alice/feat@v2", "{rep}");
+    assert_eq!(rep["applied"][0]["input"], "alice/feat@v3", "{rep}");
     assert_eq!(rep["applied"][0]["kind"], "series");
     assert_eq!(rep["applied"][0]["persona"], "alice");
     assert_eq!(rep["applied"][0]["commits"].as_array().unwrap().len(), 2);
@@ -229,7 +237,7 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     assert!(stderr(&out).contains("alice/nope"), "{}", stderr(&out));
     let out = b.run("bob", &["series", "show", "alice/feat@v9"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("v1 to v2"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("v1 to v3"), "{}", stderr(&out));
 }
 
 fn change_ids(r: &Repo, range: &str) -> Vec<String> {
