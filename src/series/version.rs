@@ -571,10 +571,7 @@ pub fn record(
         None => None,
     };
     if let Some(p) = &previous {
-        if p.record.tip == f.tip.to_string()
-            && p.record.base.commit == f.base.commit.to_string()
-            && p.cover == cover
-        {
+        if p.tip()? == f.tip && p.base()? == f.base.commit && p.cover == cover {
             return Ok(Recorded {
                 series: series.to_string(),
                 ref_name: refname,

@@ -5,6 +5,9 @@
 //! augmentation picks its end column follow git's code, because the point of `series range-diff` is to pair
 //! patches as `git range-diff` does: an "equally cheap" different pairing would still be a different answer.
 
+// The loops index several arrays by the same column or row, as git's do, and `for k in up..n` takes `up` once
+// at the start while the body moves it, exactly like git's `for (k = up; k < n; k++)`.
+#[allow(clippy::needless_range_loop, clippy::mut_range_bound)]
 /// Assign each column to a row at least total cost. `cost[column + columns * row]` is the cost of putting
 /// `column` on `row`. Returns (column to row, row to column); square matrices only (range-diff's are).
 pub fn compute(n: usize, cost: &[i32]) -> (Vec<i32>, Vec<i32>) {
@@ -193,9 +196,7 @@ pub fn compute(n: usize, cost: &[i32]) -> (Vec<i32>, Vec<i32>) {
             assert!(j >= 0, "negative column in augmentation");
             let i = pred[j as usize];
             col2row[j as usize] = i as i32;
-            let next = row2col[i];
-            row2col[i] = j;
-            j = next;
+            std::mem::swap(&mut row2col[i], &mut j);
             if i == i1 {
                 break;
             }

@@ -105,7 +105,7 @@ pub fn parse_log(log: &str) -> Result<Vec<PatchText>> {
             )));
         };
         let buf = &mut p.text;
-        if line.starts_with("diff --git ") {
+        if let Some(names) = line.strip_prefix("diff --git ") {
             in_header = false;
             buf.push('\n');
             if p.diff_offset == 0 {
@@ -115,7 +115,7 @@ pub fn parse_log(log: &str) -> Result<Vec<PatchText>> {
             while k < lines.len() && h.take(lines[k].strip_suffix('\n').unwrap_or(lines[k])) {
                 k += 1;
             }
-            let (old, new) = h.names(&line["diff --git ".len()..]);
+            let (old, new) = h.names(names);
             buf.push_str(" ## ");
             if h.is_new {
                 buf.push_str(&format!("{new} (new)"));
@@ -249,8 +249,8 @@ impl Header {
     fn names(&self, git_line: &str) -> (String, String) {
         let fallback = || {
             let s = git_line.trim_end();
-            if s.starts_with('"') {
-                let end = s[1..].find("\" ").map(|e| e + 2).unwrap_or(s.len());
+            if let Some(quoted) = s.strip_prefix('"') {
+                let end = quoted.find("\" ").map(|e| e + 2).unwrap_or(s.len());
                 return unquote(&s[..end]);
             }
             let half = s.len().saturating_sub(1) / 2;
