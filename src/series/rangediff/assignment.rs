@@ -209,16 +209,20 @@ pub fn compute(n: usize, cost: &[i32]) -> (Vec<i32>, Vec<i32>) {
 mod tests {
     use super::*;
 
-    fn total(n: usize, cost: &[i32], c2r: &[i32]) -> i32 {
-        (0..n).map(|j| cost[j + n * c2r[j] as usize]).sum()
-    }
-
+    /// 300 seeded 4x4 matrices with many ties (costs 0 to 8): the assignment must be git's, column for
+    /// column. `git_assignments.txt` holds what git's own `linear-assignment.c` (compiled unchanged, fed the
+    /// same matrices) returned; in two of them git leaves a column unassigned (-1), and so must we. Where git
+    /// assigns everything, the total is also checked against brute force.
     #[test]
-    fn finds_the_cheapest_assignment_of_small_matrices() {
-        // Brute force over permutations for every 4x4 matrix of a small seeded family.
+    fn assignments_are_gits_on_seeded_matrices() {
+        let expected: Vec<Vec<i32>> = include_str!("git_assignments.txt")
+            .lines()
+            .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+            .collect();
+        assert_eq!(expected.len(), 300);
         let mut seed = 7u64;
-        for _ in 0..300 {
-            let n = 4;
+        let n = 4;
+        for (k, want) in expected.iter().enumerate() {
             let cost: Vec<i32> = (0..n * n)
                 .map(|_| {
                     seed = seed
@@ -227,16 +231,17 @@ mod tests {
                     ((seed >> 33) % 9) as i32
                 })
                 .collect();
-            let (c2r, r2c) = compute(n, &cost);
-            for (j, &r) in c2r.iter().enumerate() {
-                assert_eq!(r2c[r as usize], j as i32, "inverse maps");
+            let (c2r, _) = compute(n, &cost);
+            assert_eq!(&c2r, want, "matrix {k}: {cost:?}");
+            if c2r.iter().all(|r| *r >= 0) {
+                let total: i32 = (0..n).map(|j| cost[j + n * c2r[j] as usize]).sum();
+                let mut best = i32::MAX;
+                let mut perm = [0usize, 1, 2, 3];
+                permute(&mut perm, 0, &mut |p| {
+                    best = best.min((0..n).map(|j| cost[j + n * p[j]]).sum());
+                });
+                assert_eq!(total, best, "matrix {k}: {cost:?}");
             }
-            let mut best = i32::MAX;
-            let mut perm = [0usize, 1, 2, 3];
-            permute(&mut perm, 0, &mut |p| {
-                best = best.min((0..n).map(|j| cost[j + n * p[j]]).sum());
-            });
-            assert_eq!(total(n, &cost, &c2r), best, "{cost:?}");
         }
     }
 
