@@ -10,7 +10,7 @@
 # The pairings of 1. are compared (the header lines must be identical) before timing.
 # Numbers taken while other builds run on the machine are noisy; say so when quoting them.
 #
-# Env: GIT_JULES (a binary to use instead of building the release binary).
+# The release binary is built as ./install.sh builds it (bench/common.sh).
 set -euo pipefail
 runs=10
 while [ $# -gt 0 ]; do
@@ -21,24 +21,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-if [ -n "${GIT_JULES:-}" ]; then
-    ROOT=$(cd "$(dirname "$0")/.." && pwd)
-    SHARED=${SHARED:-$ROOT/../shared}
-    bin=$(mktemp -d "${TMPDIR:-/tmp}/jules-sv-bin.XXXXXX")
-    cp "$GIT_JULES" "$bin/git-jules"
-    export PATH="$bin:$PATH"
-    SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/jules-bench.XXXXXX")
-    trap 'rm -rf "$SCRATCH" "$bin"' EXIT
-    export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL="$SCRATCH/gitconfig" TZ=UTC
-    git config --file "$GIT_CONFIG_GLOBAL" user.name bench
-    git config --file "$GIT_CONFIG_GLOBAL" user.email bench@example.com
-    git config --file "$GIT_CONFIG_GLOBAL" init.defaultBranch main
-    median() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][int(sys.argv[2])]["median"])' "$@"; }
-    ratio() { python3 -c 'import sys; print(f"{float(sys.argv[1])/float(sys.argv[2]):.2f}")' "$1" "$2"; }
-    ms() { python3 -c 'import sys; print(f"{float(sys.argv[1])*1000:.2f} ms")' "$1"; }
-else
-    . "$(dirname "$0")/common.sh"
-fi
+. "$(dirname "$0")/common.sh"
 bundle=$SHARED/corpora/ripgrep.bundle
 [ -f "$bundle" ] || bundle=/work/shared/corpora/ripgrep.bundle
 [ -f "$bundle" ] || { echo "series-versions.sh: $bundle is missing" >&2; exit 2; }

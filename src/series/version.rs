@@ -800,7 +800,8 @@ pub struct RangeDiff {
     pub series: String,
     pub old_version: u32,
     pub new_version: u32,
-    /// The older version replayed onto the newer base first (`--rebase`).
+    /// The older version was replayed onto the newer base first (`--rebase`, when the bases differ); its
+    /// commits in `entries` are then the replayed ones.
     pub rebased: bool,
     pub creation_factor: i32,
     pub entries: Vec<rangediff::Entry>,
@@ -809,18 +810,50 @@ pub struct RangeDiff {
     pub headers: Vec<String>,
 }
 
-/// Range-diff `old` and `new` (two versions of one series).
+/// `old`'s patches replayed onto `onto` (the newer version's base) with the rewrite engine, no ref moved:
+/// the new tip. The replayed commits are written as unreferenced objects, for `git log` to read.
+fn replay_onto(repo: &gix::Repository, old: &Version, onto: ObjectId) -> Result<ObjectId> {
+    use super::rewrite::{replay, Original, Step, Stop};
+    let patches = super::patches(repo, old.base()?, old.tip()?)?;
+    let originals = Original::read_all(repo, &patches)?;
+    let steps: Vec<Step> = (1..=originals.len()).map(Step::pick).collect();
+    let onto_tree = repo.find_commit(onto)?.tree_id()?.detach();
+    let committer = crate::repo::committer(repo);
+    match replay(repo, onto, onto_tree, &originals, &steps, &committer)? {
+        Ok(picked) => Ok(picked.last().map_or(onto, |p| p.commit)),
+        Err(Stop::Conflict { from, paths, .. }) => Err(Error::Conflict(format!(
+            "{}@v{}: patch {from} conflicts when replayed onto the newer base ({}); compare without --rebase",
+            old.series(),
+            old.record.number,
+            paths.join(", ")
+        ))),
+        Err(Stop::Empty { from, .. }) => Err(Error::Conflict(format!(
+            "{}@v{}: patch {from} is already in the newer base; compare without --rebase",
+            old.series(),
+            old.record.number
+        ))),
+    }
+}
+
+/// Range-diff `old` and `new` (two versions of one series). With `rebase`, `old` is first replayed onto
+/// `new`'s base, so that upstream changes between the two bases do not show as changes of the patches.
 pub fn range_diff(
     repo: &gix::Repository,
     old: &Version,
     new: &Version,
     creation_factor: i32,
     with_diff: bool,
+    rebase: bool,
 ) -> Result<RangeDiff> {
     require_objects(repo, old)?;
     require_objects(repo, new)?;
     let dir = crate::gitcli::dir_of(repo);
-    let (ob, ot, nb, nt) = (old.base()?, old.tip()?, new.base()?, new.tip()?);
+    let (mut ob, mut ot, nb, nt) = (old.base()?, old.tip()?, new.base()?, new.tip()?);
+    let rebased = rebase && ob != nb;
+    if rebased {
+        ot = replay_onto(repo, old, nb)?;
+        ob = nb;
+    }
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| rangediff::read_patches(dir, ob, ot));
         let b = rangediff::read_patches(dir, nb, nt);
@@ -857,7 +890,7 @@ pub fn range_diff(
         series: new.series().to_string(),
         old_version: old.record.number,
         new_version: new.record.number,
-        rebased: false,
+        rebased,
         creation_factor,
         entries,
         headers,

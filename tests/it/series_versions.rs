@@ -477,3 +477,60 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
         }
     }
 }
+
+/// Upstream drift between two bases shows as a change in a plain range-diff, and not with `--rebase`, which
+/// replays the older version onto the newer base first.
+#[test]
+fn range_diff_rebase_hides_upstream_drift() {
+    let r = Repo::new();
+    let lines: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    r.write("f.txt", &lines);
+    r.commit_all("ten lines");
+    r.jules_ok(["series", "start", "feat"]);
+    r.write("f.txt", &lines.replace("line 5\n", "line five\n"));
+    r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        "Spell five",
+        "--rationale",
+        "r",
+    ]);
+    r.write("g.txt", "g\n");
+    r.jules_ok(["series", "commit", "--summary", "Add g", "--rationale", "r"]);
+    r.jules_ok(["series", "version", "--persona", "alice"]);
+    // Upstream changes a line in patch 1's context; the series is rebased onto it.
+    r.git(["checkout", "-q", "main"]);
+    r.write("f.txt", &lines.replace("line 3\n", "line three\n"));
+    r.commit_all("upstream: spell three");
+    r.git(["checkout", "-q", "jules/staging/feat"]);
+    r.git(["rebase", "-q", "main"]);
+    r.jules_ok(["series", "version", "--persona", "alice"]);
+
+    let plain = r.jules_ok(["series", "range-diff", "-s", "alice/feat", "v1", "v2"]);
+    let signs: Vec<&str> = plain
+        .lines()
+        .map(|l| l.split_whitespace().nth(2).unwrap())
+        .collect();
+    assert_eq!(signs, ["!", "="], "{plain}");
+    let doc = json(&r.jules_ok([
+        "--json",
+        "series",
+        "range-diff",
+        "--rebase",
+        "alice/feat",
+        "v1",
+        "v2",
+    ]));
+    assert_eq!(doc["rebased"], true);
+    assert_eq!(our_pairs(&doc), vec![(1, '=', 1), (2, '=', 2)], "{doc}");
+    // Nothing moved: the branch, HEAD and the version ref are where they were.
+    assert_eq!(r.rev("HEAD"), r.rev("jules/staging/feat"));
+    assert_eq!(
+        json(&r.jules_ok(["--json", "series", "versions", "alice/feat"]))["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}

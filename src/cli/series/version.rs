@@ -49,6 +49,10 @@ pub struct RangeDiffArgs {
     /// Only the header lines, no diffs
     #[arg(short = 's', long = "no-patch")]
     pub no_patch: bool,
+    /// Replay the older version onto the newer one's base first (in memory, no ref moved), so that upstream
+    /// changes between the bases do not show as changes
+    #[arg(long)]
+    pub rebase: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -224,7 +228,7 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
         ));
     }
     let (old, new) = two(&repo, &a.series, &a.old, a.new.as_deref())?;
-    let rd = version::range_diff(&repo, &old, &new, a.creation_factor, !a.no_patch)?;
+    let rd = version::range_diff(&repo, &old, &new, a.creation_factor, !a.no_patch, a.rebase)?;
     if ctx.ui.json {
         ui::json(&rd);
         return Ok(0);
