@@ -534,3 +534,52 @@ fn range_diff_rebase_hides_upstream_drift() {
         2
     );
 }
+
+/// A version whose commits are not in this clone (a partial fetch): refused with what to fetch.
+#[test]
+fn a_version_whose_commits_are_missing_says_what_to_fetch() {
+    let r = Repo::new();
+    let missing = "1234567890123456789012345678901234567890";
+    let base = r.rev("HEAD").unwrap();
+    let record = format!(
+        "{{\"format\": 1, \"persona\": \"alice\", \"name\": \"gone\", \"number\": 1, \
+         \"base\": {{\"name\": \"main\", \"commit\": \"{base}\"}}, \"tip\": \"{missing}\", \
+         \"patches\": [], \"dropped\": []}}\n"
+    );
+    let blob = with_stdin(
+        &mut r.git_cmd(["hash-object", "-w", "--stdin"]),
+        record.as_bytes(),
+    );
+    let blob = stdout(&blob).trim().to_owned();
+    let tree = with_stdin(
+        &mut r.git_cmd(["mktree"]),
+        format!("100644 blob {blob}\tseries.json\n").as_bytes(),
+    );
+    let tree = stdout(&tree).trim().to_owned();
+    // git commit-tree checks parents exist; the raw object does not.
+    let raw = format!(
+        "tree {tree}\nparent {missing}\nauthor a <a@x> 0 +0000\ncommitter a <a@x> 0 +0000\n\nseries alice/gone v1\n"
+    );
+    let commit = with_stdin(
+        &mut r.git_cmd([
+            "hash-object",
+            "-w",
+            "-t",
+            "commit",
+            "--literally",
+            "--stdin",
+        ]),
+        raw.as_bytes(),
+    );
+    let commit = stdout(&commit).trim().to_owned();
+    r.git(["update-ref", "refs/jules/series/alice/gone", &commit]);
+    let out = r.jules(["series", "range-diff", "alice/gone", "v1", "v1"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(missing)
+            && err.contains("is missing here")
+            && err.contains("refs/jules/series/alice/gone"),
+        "{err}"
+    );
+}
