@@ -89,7 +89,7 @@ pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
         }
         // Series versions (issue 26): fast-forward only, like logs (checked above), and the new tip must be
         // a version commit.
-        if u.name.starts_with(crate::series::version::PREFIX) {
+        if u.name.starts_with(crate::series_refs::PREFIX) {
             if let Some(why) = not_a_version(git_dir, u.new)? {
                 refusals.push(format!(
                     "{}: {} is not a series version: {why}",
@@ -111,7 +111,7 @@ pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
 
 /// Why `id` is not a series version commit (its tree's record), `None` when it is one.
 fn not_a_version(git_dir: &Path, id: ObjectId) -> Result<Option<String>> {
-    let spec = format!("{id}:{}", crate::series::version::RECORD_FILE);
+    let spec = format!("{id}:{}", crate::series_refs::RECORD_FILE);
     let out = crate::gitcli::command(git_dir)
         .args(["cat-file", "blob", &spec])
         .stderr(Stdio::null())
@@ -120,12 +120,12 @@ fn not_a_version(git_dir: &Path, id: ObjectId) -> Result<Option<String>> {
     if !out.status.success() {
         return Ok(Some(format!(
             "its tree has no {}",
-            crate::series::version::RECORD_FILE
+            crate::series_refs::RECORD_FILE
         )));
     }
     Ok(
-        match serde_json::from_slice::<crate::series::version::Record>(&out.stdout) {
-            Ok(r) if r.format == crate::series::version::FORMAT => None,
+        match serde_json::from_slice::<crate::series_refs::Record>(&out.stdout) {
+            Ok(r) if r.format == crate::series_refs::FORMAT => None,
             Ok(r) => Some(format!("unknown record format {}", r.format)),
             Err(e) => Some(format!("bad record: {e}")),
         },

@@ -309,9 +309,9 @@ type Update = (String, Option<ObjectId>, Option<ObjectId>);
 /// the local refs hold every event the remote had.
 pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
     // Series versions (refs/jules/series/*, issue 26) are not logs: one persona writes each ref, so they are
-    // pushed as they are (src/series/version.rs), the fetch below brings others', and the log machinery
+    // pushed as they are (src/series_refs.rs), the fetch below brings others', and the log machinery
     // skips them. Refs the remote refused are not in the report yet (it has no field for them).
-    let _refused = crate::series::version::publish(repo, remote)?;
+    let _refused = crate::series_refs::publish(repo, remote)?;
     let me = writer_id(repo)?;
     let tracked_before: BTreeSet<String> = tracking_prefixes(remote)
         .iter()

@@ -12,21 +12,15 @@ use std::collections::{BTreeMap, HashMap};
 
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::rangediff;
 use crate::error::{Error, Result};
 
-/// The ref namespace of versions.
-pub const PREFIX: &str = "refs/jules/series/";
-/// The format number in `series.json`.
-pub const FORMAT: u32 = 1;
-/// The file of a version commit's tree holding its record.
-pub const RECORD_FILE: &str = "series.json";
-/// The file holding its cover letter (Markdown).
-pub const COVER_FILE: &str = "cover.md";
-/// The trailer that identifies a patch across versions.
-pub const CHANGE_ID: &str = "Change-Id";
+pub use super::commit::{change_id_of, keep_change_id, new_change_id, with_trailer, CHANGE_ID};
+pub use crate::series_refs::{
+    publish, BaseRecord, Record, Skipped, VersionPatch, COVER_FILE, FORMAT, PREFIX, RECORD_FILE,
+};
 
 /// `refs/jules/series/<persona>/<name>`.
 pub fn ref_name(persona: &str, name: &str) -> String {
@@ -76,40 +70,6 @@ pub fn parse_version(v: &str) -> Result<u32> {
         .ok()
         .filter(|n| *n >= 1)
         .ok_or_else(|| Error::usage(format!("{v:?} is not a version: write vN (v1, v2, …)")))
-}
-
-/// One patch of a version.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct VersionPatch {
-    pub index: usize,
-    pub commit: String,
-    /// The `Change-Id:` trailer, else the id of the previous version's patch it was paired with, else
-    /// `I` and the commit id (a patch first seen in this version).
-    pub change_id: String,
-    pub summary: String,
-    /// Its patch in the previous version (1-based), `null` when new.
-    pub previous: Option<usize>,
-}
-
-/// The record of one version (`series.json` in the version commit's tree).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Record {
-    pub format: u32,
-    pub persona: String,
-    pub name: String,
-    /// The version number: 1, 2, … (`vN`).
-    pub number: u32,
-    pub base: BaseRecord,
-    pub tip: String,
-    pub patches: Vec<VersionPatch>,
-    /// Patches of the previous version with no partner here (1-based).
-    pub dropped: Vec<usize>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-pub struct BaseRecord {
-    pub name: String,
-    pub commit: String,
 }
 
 /// A version as read from a ref: its record, cover letter and commit.
@@ -224,13 +184,6 @@ fn chain(repo: &gix::Repository, tip: ObjectId) -> std::result::Result<Vec<Versi
     }
     out.reverse();
     Ok(out)
-}
-
-/// A ref that was not read, and why.
-#[derive(Debug, Clone, Serialize)]
-pub struct Skipped {
-    pub name: String,
-    pub reason: String,
 }
 
 /// Every ref holding versions of some series, local first then remote-tracking: (series, ref name, tip).
@@ -501,50 +454,6 @@ pub struct Recorded {
     pub version: Version,
 }
 
-/// A fresh change id: `I` and 40 hex digits, from the patch's content, the time and the process (Gerrit's
-/// shape; unique enough that two patches never share one by accident).
-pub fn new_change_id(seed: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let data = format!("{seed}\n{nanos}\n{}\n", std::process::id());
-    let id = gix::objs::compute_hash(
-        gix::hash::Kind::Sha1,
-        gix::object::Kind::Blob,
-        data.as_bytes(),
-    )
-    .expect("sha1 hashing does not fail");
-    format!("I{id}")
-}
-
-/// The `Change-Id:` trailer of a message.
-pub fn change_id_of(message: &str) -> Option<String> {
-    crate::trailers::first(message, CHANGE_ID).map(|t| t.value)
-}
-
-/// `new` with `old`'s `Change-Id:` trailer when `new` lost it (a reworded message): every rewrite keeps a
-/// patch's identity.
-pub fn keep_change_id(old: &str, new: String) -> String {
-    let Some(id) = change_id_of(old) else {
-        return new;
-    };
-    if change_id_of(&new).is_some() {
-        return new;
-    }
-    with_trailer(new, &format!("{CHANGE_ID}: {id}"))
-}
-
-/// `message` with `line` added to its trailer block (a new block when its last paragraph is not one).
-pub fn with_trailer(message: String, line: &str) -> String {
-    let mut m = message.trim_end().to_owned();
-    let has_block = !crate::trailers::parse(&m).is_empty();
-    m.push_str(if has_block { "\n" } else { "\n\n" });
-    m.push_str(line);
-    m.push('\n');
-    m
-}
-
 /// Record the series `name` (default: the one HEAD is on) of `persona` as its next version, unless the
 /// latest version already is this base, tip and cover letter.
 pub fn record(
@@ -727,55 +636,6 @@ fn map_previous(
         .map(|i| i + 1)
         .collect();
     Ok((mapping, dropped))
-}
-
-/// Push every local version ref whose remote-tracking copy differs from it to `remote` (no force: one persona
-/// writes a ref, so the local one is ahead), then move the tracking refs as a fetch would. Returns the refs the
-/// remote refused, each with git's reason. Called by `git jules sync`, whose log machinery skips these refs.
-pub fn publish(repo: &gix::Repository, remote: &str) -> Result<Vec<Skipped>> {
-    let mut pending = Vec::new();
-    for r in repo.references()?.prefixed(PREFIX)? {
-        let r = r.map_err(|e| Error::Other(format!("listing {PREFIX}: {e}")))?;
-        let name = r.name().as_bstr().to_string();
-        let Some(id) = r.target().try_id().map(|i| i.to_owned()) else {
-            continue;
-        };
-        let tracking = name.replacen("refs/jules/", &format!("refs/remotes/{remote}/jules/"), 1);
-        let seen = crate::refs::target(repo, &tracking)?;
-        if seen != Some(id) {
-            pending.push((name, id, tracking, seen));
-        }
-    }
-    if pending.is_empty() {
-        return Ok(Vec::new());
-    }
-    let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
-        .args(["push", "--porcelain", "--no-verify", remote])
-        .args(pending.iter().map(|(n, id, _, _)| format!("{id}:{n}")))
-        .output()
-        .map_err(|e| Error::io("running `git push`", e))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut refused = Vec::new();
-    for (name, id, tracking, seen) in &pending {
-        let line = text.lines().find(|l| l.contains(&format!(":{name}\t")));
-        match line {
-            Some(l) if l.starts_with('!') => refused.push(Skipped {
-                name: name.clone(),
-                reason: l.rsplit('\t').next().unwrap_or("rejected").to_owned(),
-            }),
-            Some(_) => {
-                let _ = crate::refs::cas(repo, tracking, *seen, *id, "jules: sync series version");
-            }
-            None if !out.status.success() => {
-                return Err(Error::Refused(format!(
-                    "cannot push series versions to {remote}: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )))
-            }
-            None => {}
-        }
-    }
-    Ok(refused)
 }
 
 /// One line of `series list --all`.
