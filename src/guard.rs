@@ -87,6 +87,17 @@ pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
             ));
             continue;
         }
+        // Series versions (issue 26): fast-forward only, like logs (checked above), and the new tip must be
+        // a version commit.
+        if u.name.starts_with(crate::series_refs::PREFIX) {
+            if let Some(why) = not_a_version(git_dir, u.new)? {
+                refusals.push(format!(
+                    "{}: {} is not a series version: {why}",
+                    u.name, u.new
+                ));
+            }
+            continue;
+        }
         if u.name.starts_with("refs/jules/") {
             refusals.extend(
                 invalid_commits(git_dir, u)?
@@ -96,6 +107,29 @@ pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
         }
     }
     Ok(refusals)
+}
+
+/// Why `id` is not a series version commit (its tree's record), `None` when it is one.
+fn not_a_version(git_dir: &Path, id: ObjectId) -> Result<Option<String>> {
+    let spec = format!("{id}:{}", crate::series_refs::RECORD_FILE);
+    let out = crate::gitcli::command(git_dir)
+        .args(["cat-file", "blob", &spec])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Error::io("running `git cat-file`", e))?;
+    if !out.status.success() {
+        return Ok(Some(format!(
+            "its tree has no {}",
+            crate::series_refs::RECORD_FILE
+        )));
+    }
+    Ok(
+        match serde_json::from_slice::<crate::series_refs::Record>(&out.stdout) {
+            Ok(r) if r.format == crate::series_refs::FORMAT => None,
+            Ok(r) => Some(format!("unknown record format {}", r.format)),
+            Err(e) => Some(format!("bad record: {e}")),
+        },
+    )
 }
 
 fn deletion_refused(git_dir: &Path, updates: &[Update], u: &Update) -> Result<Option<String>> {

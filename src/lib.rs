@@ -28,6 +28,7 @@ pub mod refs;
 pub mod repo;
 pub mod roles;
 pub mod series;
+pub mod series_refs;
 pub mod state;
 pub mod sync;
 pub mod trailers;

@@ -413,6 +413,10 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
     if !repo.remote_names().iter().any(|n| n.to_string() == remote) {
         return Err(Error::not_found("remote", remote));
     }
+    // Series versions (refs/jules/series/*, issue 26) are not logs: one persona writes each ref, so they are
+    // pushed as they are (src/series_refs.rs), the fetch below brings others', and the log machinery
+    // skips them. Refs the remote refused are not in the report yet (it has no field for them).
+    let _refused = crate::series_refs::publish(repo, remote)?;
     let me = writer_id(repo)?;
     let tracked_before: BTreeSet<String> = tracking_prefixes(remote)
         .iter()
@@ -454,6 +458,10 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
                 if rest.starts_with("backup/") {
                     continue;
                 }
+                // Series versions: not logs (see the top of this function).
+                if rest.starts_with("series/") {
+                    continue;
+                }
                 match object_kind(repo, id) {
                     Some(gix::object::Kind::Commit) => {}
                     kind => {
@@ -492,6 +500,10 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
             for (name, id) in list(repo, local_prefix)? {
                 let rest = &name[local_prefix.len()..];
                 if rest.starts_with("backup/") || rest.starts_with(WRITERS) {
+                    continue;
+                }
+                // Series versions: not logs (see the top of this function).
+                if rest.starts_with("series/") {
                     continue;
                 }
                 if object_kind(repo, id) != Some(gix::object::Kind::Commit) {

@@ -34,6 +34,8 @@ pub enum BaseSource {
     LocalDefault,
     /// `origin/main` or `origin/master`.
     RemoteDefault,
+    /// The base a recorded series version names (`refs/jules/series/…`).
+    Version,
 }
 
 impl BaseSource {
@@ -44,6 +46,7 @@ impl BaseSource {
             BaseSource::Config => "from the branch's julesBase config",
             BaseSource::CurrentBranch => "the current branch",
             BaseSource::LocalDefault => "local default branch",
+            BaseSource::Version => "recorded in the series version",
             BaseSource::RemoteDefault => "origin's default branch",
         }
     }

@@ -45,6 +45,53 @@ pub fn rationale_of(message: &str) -> Option<String> {
     crate::trailers::first(message, RATIONALE).map(|t| t.lines)
 }
 
+/// The trailer that identifies a patch across versions of its series (`crate::series::version`).
+pub const CHANGE_ID: &str = "Change-Id";
+
+/// A fresh change id: `I` and 40 hex digits, from the patch's content, the time and the process (Gerrit's
+/// shape; unique enough that two patches never share one by accident).
+pub fn new_change_id(seed: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let data = format!("{seed}\n{nanos}\n{}\n", std::process::id());
+    let id = gix::objs::compute_hash(
+        gix::hash::Kind::Sha1,
+        gix::object::Kind::Blob,
+        data.as_bytes(),
+    )
+    .expect("sha1 hashing does not fail");
+    format!("I{id}")
+}
+
+/// The `Change-Id:` trailer of a message.
+pub fn change_id_of(message: &str) -> Option<String> {
+    crate::trailers::first(message, CHANGE_ID).map(|t| t.value)
+}
+
+/// `new` with `old`'s `Change-Id:` trailer when `new` lost it (a reworded message): every rewrite keeps a
+/// patch's identity.
+pub fn keep_change_id(old: &str, new: String) -> String {
+    let Some(id) = change_id_of(old) else {
+        return new;
+    };
+    if change_id_of(&new).is_some() {
+        return new;
+    }
+    with_trailer(new, &format!("{CHANGE_ID}: {id}"))
+}
+
+/// `message` with `line` added to its trailer block (a new block when its last paragraph is not one).
+pub fn with_trailer(message: String, line: &str) -> String {
+    let mut m = message.trim_end().to_owned();
+    let has_block = !crate::trailers::parse(&m).is_empty();
+    m.push_str(if has_block { "\n" } else { "\n\n" });
+    m.push_str(line);
+    m.push('\n');
+    m
+}
+
 #[derive(Debug, Serialize)]
 pub struct Committed {
     pub series: String,
@@ -60,6 +107,16 @@ pub struct Committed {
 /// the current series branch. Refuses when HEAD is not on a series branch and when nothing changed.
 pub fn commit(repo: &gix::Repository, summary: &str, rationale: &str) -> Result<Committed> {
     let msg = message(summary, rationale)?;
+    // Every patch gets a change id that reroll, move, drop, undo and finalize keep, so versions of the series
+    // can be matched patch by patch (src/series/version.rs).
+    let msg = with_trailer(
+        msg,
+        &format!(
+            "{}: {}",
+            CHANGE_ID,
+            new_change_id(&format!("{summary}\n{rationale}"))
+        ),
+    );
     let workdir = repo
         .workdir()
         .ok_or_else(|| Error::usage("a series needs a working tree; this repository is bare"))?

@@ -109,6 +109,18 @@ pub fn collect(
         }
     };
     let base = base::resolve(repo, explicit_base, Some(&branch))?;
+    collect_range(repo, series, branch, base, tip, only)
+}
+
+/// Collect the patches of `base..tip` as series `series` on `branch` (a recorded version's, for one).
+pub fn collect_range(
+    repo: &gix::Repository,
+    series: String,
+    branch: String,
+    base: Base,
+    tip: ObjectId,
+    only: Option<usize>,
+) -> Result<Formatted> {
     let patches = super::patches(repo, base.commit, tip)?;
     let total = patches.len();
     if total == 0 {

@@ -11,6 +11,7 @@ pub mod diff;
 pub mod finalize;
 pub mod format;
 pub mod journal;
+pub mod rangediff;
 pub mod reroll;
 pub mod review;
 #[cfg(test)]
@@ -18,6 +19,7 @@ mod review_props;
 pub mod rewrite;
 pub mod start;
 pub mod status;
+pub mod version;
 
 use gix::ObjectId;
 

@@ -166,6 +166,7 @@ fn new_message(o: &Original, edit: &MessageEdit) -> Result<Option<BString>> {
             }
         }
     };
+    let msg = super::commit::keep_change_id(&old, msg);
     if msg.as_bytes() == o.commit_object.message.as_slice() {
         return Ok(None);
     }

@@ -111,6 +111,9 @@ pub struct Review {
     pub total: usize,
     pub reviewer: String,
     pub notes_ref: &'static str,
+    /// The recorded version reviewed, `PERSONA/NAME@vN` (issue 26), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series_version: Option<String>,
     /// Only the patches that got comments, in series order.
     pub patches: Vec<PatchReview>,
 }
@@ -266,6 +269,7 @@ pub fn review(f: &Formatted, parsed: Vec<(usize, Vec<Comment>)>, reviewer: Strin
         total: f.total(),
         reviewer,
         notes_ref: NOTES_REF,
+        series_version: None,
         patches,
     }
 }
@@ -280,6 +284,9 @@ pub struct NoteLine {
     pub patch: usize,
     pub total: usize,
     pub comments: Vec<Comment>,
+    /// The recorded version reviewed, `PERSONA/NAME@vN`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series_version: Option<String>,
 }
 
 /// Append the review to the notes of the reviewed commits (one notes commit).
@@ -296,6 +303,7 @@ pub fn store(repo: &gix::Repository, r: &Review) -> Result<()> {
                 series: r.series.clone(),
                 patch: p.index,
                 total: p.total,
+                series_version: r.series_version.clone(),
                 comments: p
                     .comments
                     .iter()
@@ -345,6 +353,11 @@ pub fn mail_body(r: &Review) -> String {
         r.patches.len(),
         r.total
     );
+    if let Some(v) = &r.series_version {
+        s.push_str(&format!(
+            "The comments are about version {v} (`git jules series show {v}`).\n"
+        ));
+    }
     for p in &r.patches {
         s.push_str(&format!(
             "\n{} {} {}\n",
@@ -385,7 +398,7 @@ pub fn mail_event(
         to: to.to_vec(),
         subject: format!(
             "Review of series {}: {} comment{} on {} patch{}",
-            r.series,
+            r.series_version.as_deref().unwrap_or(&r.series),
             r.comment_count(),
             if r.comment_count() == 1 { "" } else { "s" },
             r.patches.len(),

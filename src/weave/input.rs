@@ -38,6 +38,8 @@ pub enum Kind {
     Commit,
     Range,
     Patch,
+    /// A recorded series version `PERSONA/NAME@vN` (issue 26): its patches, base..tip.
+    Series,
 }
 
 /// One commit to pick.
@@ -146,6 +148,12 @@ pub fn load(
         };
         input.given = i + 1;
         input.persona = resolve_persona(map, &input);
+        let mapped = matches!(input.persona, Some((_, PersonaSource::Map)));
+        if input.kind == Kind::Series && !mapped {
+            // The version's ref names its persona, more surely than an author name does.
+            let persona = input.label.split('/').next().unwrap_or_default().to_owned();
+            input.persona = Some((persona, PersonaSource::Branch));
+        }
         out.push(input);
     }
     Ok(out)
@@ -229,7 +237,44 @@ fn resolve(repo: &gix::Repository, rev: &str) -> Result<ObjectId> {
     })
 }
 
+/// The version a `PERSONA/NAME@vN` input names: always with `@`, or `PERSONA/NAME` (its latest version) when
+/// no revision has that name. The label keeps the version number, so reports and mails say what was woven.
+fn series_input(repo: &gix::Repository, rev: &str) -> Result<Option<Input>> {
+    use crate::series::version;
+    if rev.contains("..") || !rev.contains('/') {
+        return Ok(None);
+    }
+    if !rev.contains('@') && crate::series::resolve_commit(repo, "revision", rev).is_ok() {
+        return Ok(None);
+    }
+    let Ok((id, n)) = version::parse_spec(rev) else {
+        return Ok(None);
+    };
+    if n.is_none() && version::versions(repo, &id).is_err() {
+        return Ok(None);
+    }
+    let v = version::find(repo, &id, n)?;
+    version::require_objects(repo, &v)?;
+    let mut input = Input {
+        given: 0,
+        label: format!("{id}@v{}", v.record.number),
+        kind: Kind::Series,
+        items: Vec::new(),
+        persona: None,
+        error: None,
+        path: None,
+        range_from: Some(v.record.base.commit.clone()),
+    };
+    for c in first_parent_range(repo, v.tip()?, &[v.base()?])? {
+        input.items.push(Item::Commit(commit_item(repo, c)?));
+    }
+    Ok(Some(input))
+}
+
 fn load_rev(repo: &gix::Repository, rev: &str, base: ObjectId, start: ObjectId) -> Result<Input> {
+    if let Some(input) = series_input(repo, rev)? {
+        return Ok(input);
+    }
     let mut input = Input {
         given: 0,
         label: rev.to_owned(),

@@ -160,6 +160,15 @@ fn fix_steps(ctx: &Context<'_>, input: &Input) -> String {
                  ```"
             )
         }
+        Kind::Series => format!(
+            "Rebase the series onto the integration branch, resolve the conflicts, and record its next version:\n\n\
+             ```sh\n\
+             git jules series reroll --base {into}   # on the series branch; resolve what conflicts\n\
+             git jules series format                 # records the next version of {}\n\
+             git jules sync\n\
+             ```",
+            input.label
+        ),
         Kind::Commit => format!(
             "Replay the change onto the integration branch and submit the result:\n\n\
              ```sh\n\

@@ -21,6 +21,7 @@ mod reroll;
 mod review;
 mod roles;
 mod series;
+mod series_versions;
 mod state;
 mod sync;
 mod tick;

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 use crate::harness::{bin, json_items, stderr, stdout, Guarded, Repo};
 
 /// A server: its process group is killed when dropped (`Guarded`), also when it never came up.
-struct Server {
+pub(crate) struct Server {
     _process: Guarded,
-    port: u16,
+    pub(crate) port: u16,
 }
 
 fn free_port() -> u16 {
@@ -64,7 +64,7 @@ fn git_exec_path() -> PathBuf {
     PathBuf::from(stdout(&out).trim())
 }
 
-fn http_server(root: &Path) -> Server {
+pub(crate) fn http_server(root: &Path) -> Server {
     let lighttpd = ["/usr/sbin/lighttpd", "/usr/bin/lighttpd"]
         .into_iter()
         .find(|p| Path::new(p).exists())
@@ -135,7 +135,7 @@ fn git_daemon(root: &Path) -> Server {
 }
 
 /// A bare repository `root/remote.git` holding `main`, and a work repository to clone with.
-fn remote_in(root: &Path) -> (Repo, PathBuf) {
+pub(crate) fn remote_in(root: &Path) -> (Repo, PathBuf) {
     let origin = Repo::new();
     let bare = root.join("remote.git");
     origin.git(["init", "-q", "--bare", bare.to_str().unwrap()]);
@@ -144,13 +144,13 @@ fn remote_in(root: &Path) -> (Repo, PathBuf) {
 }
 
 /// A clone of `url`, with `envs` applied to every command the test runs in it.
-struct Clone {
-    repo: Repo,
+pub(crate) struct Clone {
+    pub(crate) repo: Repo,
     envs: Vec<(String, String)>,
 }
 
 impl Clone {
-    fn new(origin: &Repo, url: &str, envs: &[(&str, &str)]) -> Clone {
+    pub(crate) fn new(origin: &Repo, url: &str, envs: &[(&str, &str)]) -> Clone {
         let repo = Repo {
             env: origin.env.clone(),
             dir: tempfile::tempdir().unwrap(),
@@ -166,18 +166,18 @@ impl Clone {
         Clone { repo, envs }
     }
 
-    fn cmd(&self, persona: &str, args: &[&str]) -> Command {
+    pub(crate) fn cmd(&self, persona: &str, args: &[&str]) -> Command {
         let mut cmd = self.repo.jules_cmd(args);
         cmd.envs(self.envs.iter().map(|(k, v)| (k, v)))
             .env("JULES_PERSONA", persona);
         cmd
     }
 
-    fn run(&self, persona: &str, args: &[&str]) -> Output {
+    pub(crate) fn run(&self, persona: &str, args: &[&str]) -> Output {
         self.cmd(persona, args).output().unwrap()
     }
 
-    fn ok(&self, persona: &str, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, persona: &str, args: &[&str]) -> String {
         let out = self.run(persona, args);
         assert!(
             out.status.success(),

@@ -310,10 +310,16 @@ fn message_summary_and_rationale_reword_patch_n() {
     assert_eq!(out["operation"], "reword");
     let new = series_commits(&r);
     assert_eq!(new[0], old[0], "patch 1 is untouched");
+    // The patch keeps its Change-Id trailer (issue 26).
+    let msg = r.git(["log", "-1", "--format=%B", &new[1]]);
+    let (kept, change_id) = msg
+        .rsplit_once("\nChange-Id: ")
+        .expect("a Change-Id trailer");
     assert_eq!(
-        r.git(["log", "-1", "--format=%B", &new[1]]),
+        kept,
         "Add b, properly\n\nRationale: because the test says so"
     );
+    assert!(change_id.starts_with('I'), "{msg}");
     assert_eq!(
         r.git(["rev-parse", &format!("{}^{{tree}}", new[2])]),
         r.git(["rev-parse", &format!("{}^{{tree}}", old[2])]),
@@ -336,8 +342,11 @@ fn message_summary_and_rationale_reword_patch_n() {
         "--rationale",
         "First line.\nSecond line.",
     ]);
+    let msg = r.git(["log", "-1", "--format=%B"]);
     assert_eq!(
-        r.git(["log", "-1", "--format=%B"]),
+        msg.rsplit_once("\nChange-Id: ")
+            .expect("the Change-Id is kept")
+            .0,
         "patch 3 touches c.txt\n\nRationale: First line.\n Second line."
     );
     assert_eq!(r.git(["show", "HEAD:c.txt"]), "c2");

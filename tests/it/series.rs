@@ -119,7 +119,12 @@ fn commit_writes_a_rationale_trailer_git_can_parse() {
         rationale,
     ]);
     assert!(out.starts_with("[jules/staging/feat "), "{out}");
-    let msg = r.git(["log", "-1", "--format=%B"]);
+    let full = r.git(["log", "-1", "--format=%B"]);
+    // The Change-Id trailer that identifies the patch across versions (issue 26) ends the block.
+    let (msg, change_id) = full
+        .rsplit_once("\nChange-Id: ")
+        .expect("a Change-Id trailer");
+    assert_eq!(change_id.len(), 41, "{full}");
     assert_eq!(
         msg,
         "Add new.txt\n\nRationale: The parser needs it.\n It also fixes:\n   - the edge case"

@@ -30,6 +30,10 @@ pub struct FormatArgs {
     /// Measure the series against this base instead of the configured one
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
+    /// Record this formatting as the next version on refs/jules/series/PERSONA/NAME (when the series
+    /// changed since the last version)
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub persona: Option<String>,
 }
 
 fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
@@ -46,6 +50,28 @@ pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
     }
     let repo = ctx.open()?;
     let f = format::collect(&repo, a.name.as_deref(), a.base.as_deref(), None)?;
+    // A plain branch formatted with --base is no series: it has no versions.
+    if let Some(persona) = a
+        .persona
+        .as_ref()
+        .filter(|_| git_jules::series::series_of_branch(&f.branch).is_some())
+    {
+        // The version goes to stderr: stdout stays the formatted series.
+        let r =
+            git_jules::series::version::record(&repo, persona, Some(&f.series), a.base.as_deref())?;
+        let v = &r.version.record;
+        ui::status(format!(
+            "{}@v{}{} ({})",
+            r.series,
+            v.number,
+            if r.recorded {
+                " recorded"
+            } else {
+                " (unchanged)"
+            },
+            r.ref_name
+        ));
+    }
     let Some(dir) = &a.output else {
         if ctx.ui.json {
             ui::json(&f);

@@ -8,6 +8,7 @@ mod reroll;
 mod review;
 mod start;
 mod status;
+mod version;
 
 use super::Context;
 
@@ -30,6 +31,16 @@ pub enum SeriesCommand {
     Format(format::FormatArgs),
     /// Review the series in your editor: `R:` comments under `### Patch [n/total] ###` headers
     Review(review::ReviewArgs),
+    /// Record the series as its next version on refs/jules/series/PERSONA/NAME (series format does too)
+    Version(version::VersionArgs),
+    /// List the recorded versions of PERSONA/NAME, from any clone that synced
+    Versions(version::VersionsArgs),
+    /// Show one version of PERSONA/NAME[@vN]: base, patches, change ids, cover letter
+    Show(version::ShowArgs),
+    /// Compare two versions of a series patch by patch, paired as `git range-diff` pairs them
+    RangeDiff(version::RangeDiffArgs),
+    /// The diff between two versions' final trees
+    Interdiff(version::InterdiffArgs),
     /// Verify the series, land it on its base, delete the staging branch and check out the base
     Finalize(finalize::FinalizeArgs),
     /// Delete the staging branch and its config (tip kept as a backup) and return to the base
@@ -46,6 +57,11 @@ pub fn run(ctx: &Context, cmd: SeriesCommand) -> anyhow::Result<i32> {
         SeriesCommand::Undo(a) => reroll::undo(ctx, a),
         SeriesCommand::Format(a) => format::run(ctx, a),
         SeriesCommand::Review(a) => review::run(ctx, a),
+        SeriesCommand::Version(a) => version::record(ctx, a),
+        SeriesCommand::Versions(a) => version::versions(ctx, a),
+        SeriesCommand::Show(a) => version::show(ctx, a),
+        SeriesCommand::RangeDiff(a) => version::range_diff(ctx, a),
+        SeriesCommand::Interdiff(a) => version::interdiff(ctx, a),
         SeriesCommand::Finalize(a) => finalize::finalize(ctx, a),
         SeriesCommand::Abort(a) => finalize::abort(ctx, a),
     }

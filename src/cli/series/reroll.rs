@@ -44,6 +44,9 @@ pub struct RerollArgs {
     /// Measure the series against this base instead of the configured one
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
+    /// When PERSONA has recorded versions of this series, record the rerolled series as the next one
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub persona: Option<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -123,6 +126,24 @@ pub fn reroll(ctx: &Context, a: RerollArgs) -> anyhow::Result<i32> {
     }
     let done = reroll::reroll(&repo, action, a.base.as_deref(), &crash_hook)?;
     print(ctx, &done);
+    // A reroll after a review of the latest recorded version answers it: the answer is the next version
+    // (issue 26). Later rerolls wait for the next `series format` or `series version`.
+    if let Some(persona) = &a.persona {
+        if git_jules::series::series_of_branch(&done.branch).is_some()
+            && git_jules::series::version::latest_was_reviewed(&repo, persona, &done.series)?
+        {
+            let r = git_jules::series::version::record(
+                &repo,
+                persona,
+                Some(&done.series),
+                a.base.as_deref(),
+            )?;
+            ui::status(format!(
+                "{}@v{} recorded ({})",
+                r.series, r.version.record.number, r.ref_name
+            ));
+        }
+    }
     Ok(0)
 }
 

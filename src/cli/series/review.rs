@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Context as _};
-use git_jules::series::{format, review};
+use git_jules::series::{format, review, version};
 use git_jules::Error;
 
 use super::super::{ui, Context};
@@ -41,6 +41,10 @@ pub struct ReviewArgs {
     /// Measure the series against this base instead of the configured one
     #[arg(long, value_name = "BRANCH")]
     pub base: Option<String>,
+    /// Review a recorded version, from any clone that synced it (PERSONA/NAME[@vN]; default version: the
+    /// latest)
+    #[arg(long = "version", value_name = "PERSONA/NAME[@vN]", conflicts_with_all = ["series", "base"])]
+    pub series_version: Option<String>,
 }
 
 /// git's choice of editor (`editor.c`): `GIT_EDITOR`, `core.editor`, `VISUAL` unless the terminal is dumb,
@@ -97,7 +101,22 @@ struct Out<'a> {
 
 pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let f = format::collect(&repo, a.series.as_deref(), a.base.as_deref(), a.patch)?;
+    // The version the comments are about: the one named, or the recorded one whose base and tip these are.
+    let (f, version) = match &a.series_version {
+        Some(spec) => {
+            let (id, n) = version::parse_spec(spec)?;
+            let v = version::find(&repo, &id, n)?;
+            (
+                version::collect(&repo, &v, a.patch)?,
+                Some(version::label(&v)),
+            )
+        }
+        None => {
+            let f = format::collect(&repo, a.series.as_deref(), a.base.as_deref(), a.patch)?;
+            let v = version::naming(&repo, &f.series, f.base.commit, f.tip)?;
+            (f, v.as_ref().map(version::label))
+        }
+    };
     let buffer = review::buffer(&f);
     if a.print {
         ui::out(buffer.trim_end());
@@ -133,7 +152,8 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
     })?;
     let me = git_jules::repo::committer(&repo);
     let reviewer = format!("{} <{}>", me.name, me.email);
-    let r = review::review(&f, parsed, reviewer);
+    let mut r = review::review(&f, parsed, reviewer);
+    r.series_version = version;
     let sender = match (&a.mail_to[..], &a.from) {
         ([], _) => None,
         (_, Some(from)) => Some(from.clone()),

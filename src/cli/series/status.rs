@@ -18,6 +18,9 @@ pub struct StatusArgs {
 
 #[derive(Debug, clap::Args)]
 pub struct ListArgs {
+    /// Every persona's series from their recorded versions (refs/jules/series/*, local and fetched)
+    #[arg(long)]
+    pub all: bool,
     /// Show cached results of this command (default: jules.verify.cmd)
     #[arg(long, value_name = "CMD")]
     pub cmd: Option<String>,
@@ -89,6 +92,9 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
     let cmd = a
         .cmd
         .or_else(|| git_jules::verify::settings::command(&repo));
+    if a.all {
+        return super::version::list_all(ctx, cmd.as_deref());
+    }
     let all = series::status::list(&repo, cmd.as_deref())?;
     if ctx.ui.json {
         ui::json(&all);
