@@ -17,12 +17,16 @@
 //!   headers (folded ones too) and a `[PATCH] …` line override the mail's; with scissors on
 //!   (`mailinfo.scissors`), a `-- >8 --` line throws away everything above it.
 //! - **Clean-up** (`git am`): the subject loses `Re:`, `[…]` prefixes and runs of white space; the author
-//!   comes from `From:` as mailinfo parses it (a name that is too short, too long or holds `@<>` is
+//!   comes from `From:` as mailinfo parses it (a name that is empty, too long or holds `@<>` is
 //!   replaced by the address); the message is `subject\n\nbody`, cleaned like `git stripspace` (trailing
 //!   white space, runs of blank lines, leading and trailing blank lines).
 //!
-//! MIME parameters, transfer decodings, charsets and RFC 2047 words are decoded with `mail-parser`; the
-//! line walk around them is mailinfo's own heuristic, kept here so the results match `git am`. A mail
+//! MIME parameters, transfer decodings and charsets are decoded with `mail-parser`; the line walk around
+//! them is mailinfo's own heuristic, kept here so the results match `git am`. RFC 2047 words are found and
+//! joined by mailinfo's `decode_header`, kept here too: `mail-parser`'s header parser treats comments and
+//! the white space between words its own way (`( a b )` where git gives `(ab)`), and git's B and Q
+//! decoders skip garbage where a strict decoder fails; their output still goes through `mail-parser`'s
+//! charset tables. A mail
 //! without a diff is not an error: it is returned as [`Mail::Skipped`] (a cover letter or an empty patch).
 
 use gix::bstr::ByteSlice;
@@ -1222,7 +1226,10 @@ index 1111111..2222222 100644
     fn encoded_words_subjects_and_addresses() {
         assert_eq!(decode_words("=?utf-8?q?a_b?= =?utf-8?b?Yw==?= d"), "a bc d");
         assert_eq!(decode_words("(=?utf-8?q?a?= \t=?utf-8?q?b?=)"), "(ab)");
-        assert_eq!(decode_words(" ( =?utf-8?q?a?= x =?utf-8?q?b?= )"), " ( a x b )");
+        assert_eq!(
+            decode_words(" ( =?utf-8?q?a?= x =?utf-8?q?b?= )"),
+            " ( a x b )"
+        );
         assert_eq!(decode_header(b"a =? b"), None);
         assert_eq!(sane_name("wm", "x@y"), "wm");
         assert_eq!(sane_name("", "x@y"), "x@y");

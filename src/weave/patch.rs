@@ -219,8 +219,16 @@ fn parse_git_file(
     }
     // git compares the `---`/`+++` names (slashes squashed) with the name of the `diff --git` line (not
     // squashed): `a/x//y` there and `b/x//y` below is "inconsistent" and refused.
-    if let Some(h) = a.as_ref().filter(|h| b.as_ref() == Some(*h) && h.contains_str("//")) {
-        if let Some(n) = [&minus, &plus].into_iter().flatten().flatten().find(|n| *n != h) {
+    if let Some(h) = a
+        .as_ref()
+        .filter(|h| b.as_ref() == Some(*h) && h.contains_str("//"))
+    {
+        if let Some(n) = [&minus, &plus]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|n| *n != h)
+        {
             return Err(err(
                 start,
                 format!("inconsistent file name: {h} on the diff --git line, {n} below it (git apply refuses it too)"),
@@ -374,7 +382,12 @@ fn find_name_traditional(line: &[u8], def: Option<&BString>, p: usize) -> Option
 
 /// `find_name_common`: the name from `p` components on, up to `end`, or without an end up to a tab or any
 /// other white space but a space.
-fn find_name_common(line: &[u8], def: Option<&BString>, p: usize, end: Option<usize>) -> Option<BString> {
+fn find_name_common(
+    line: &[u8],
+    def: Option<&BString>,
+    p: usize,
+    end: Option<usize>,
+) -> Option<BString> {
     let stop = end.unwrap_or(line.len());
     let mut start = (p == 0).then_some(0);
     let mut left = p;
@@ -892,15 +905,29 @@ index 1111111..0000000
 
     #[test]
     fn traditional_names_end_where_git_apply_ends_them() {
-        let name = |l: &str| find_name_traditional(l.as_bytes(), None, 0).unwrap().to_string();
-        assert_eq!(name("post\timage.txt\t2010-08-18 20:13:31.6 -0500"), "post\timage.txt");
-        assert_eq!(name("post image.txt   2010-08-18 20:13:31 -05:00"), "post image.txt");
+        let name = |l: &str| {
+            find_name_traditional(l.as_bytes(), None, 0)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            name("post\timage.txt\t2010-08-18 20:13:31.6 -0500"),
+            "post\timage.txt"
+        );
+        assert_eq!(
+            name("post image.txt   2010-08-18 20:13:31 -05:00"),
+            "post image.txt"
+        );
         assert_eq!(name("x.c\tno stamp"), "x.c");
         assert_eq!(name("a//b.c"), "a/b.c");
         assert_eq!(diff_timestamp_len(b"x 2010-08-18"), 11);
         assert_eq!(diff_timestamp_len(b"x2010-08-18"), 0);
-        assert!(has_epoch_timestamp(b"a\t1969-12-31 18:00:00.000000000 -0600"));
-        assert!(!has_epoch_timestamp(b"a 1969-12-31 18:00:00.000000000 -0600"));
+        assert!(has_epoch_timestamp(
+            b"a\t1969-12-31 18:00:00.000000000 -0600"
+        ));
+        assert!(!has_epoch_timestamp(
+            b"a 1969-12-31 18:00:00.000000000 -0600"
+        ));
         assert_eq!(
             parse_range_header(b"@@ -98765432109876543210 +3 @@ fn x"),
             Some((usize::MAX, 1, 3, 1))

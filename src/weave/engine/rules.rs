@@ -31,7 +31,12 @@ pub const MAX_COMPONENT: usize = 4096;
 /// A path a patch may write: see the module documentation for the rules. The error reads as `git apply`'s
 /// (`invalid path '…'`) followed by the rule it breaks.
 pub fn safe_path(path: &BString) -> std::result::Result<(), String> {
-    let refuse = |why: &str| Err(format!("invalid path '{}': {why}", show_path(path.as_ref())));
+    let refuse = |why: &str| {
+        Err(format!(
+            "invalid path '{}': {why}",
+            show_path(path.as_ref())
+        ))
+    };
     if path.is_empty() {
         return refuse("it is empty");
     }
