@@ -430,52 +430,26 @@ fn diff_timestamp_len(line: &[u8]) -> usize {
         return 0;
     }
     let digit = |i: usize| line[i].is_ascii_digit();
-    let sane_tz = |len: usize| -> usize {
-        if len < 6 || line[len - 6] != b' ' || !matches!(line[len - 5], b'+' | b'-') {
-            return 0;
-        }
-        if (len - 4..len).all(digit) {
-            6
+    // `line[..end]` ends with `pat` (`d` a digit, `s` a sign, anything else itself): its length, else 0.
+    let ends_with = |end: usize, pat: &[u8]| -> usize {
+        let fits = end >= pat.len()
+            && pat
+                .iter()
+                .zip(&line[end - pat.len()..end])
+                .all(|(&p, &c)| match p {
+                    b'd' => c.is_ascii_digit(),
+                    b's' => c == b'+' || c == b'-',
+                    _ => c == p,
+                });
+        if fits {
+            pat.len()
         } else {
             0
         }
     };
-    let tz_colon = |len: usize| -> usize {
-        if len < 7 || line[len - 3] != b':' {
-            return 0;
-        }
-        let t = len - 7;
-        let ok = line[t] == b' '
-            && matches!(line[t + 1], b'+' | b'-')
-            && digit(t + 2)
-            && digit(t + 3)
-            && digit(t + 5)
-            && digit(t + 6);
-        if ok {
-            7
-        } else {
-            0
-        }
-    };
-    let short_time = |len: usize| -> usize {
-        if len < 9 || line[len - 3] != b':' {
-            return 0;
-        }
-        let t = len - 9;
-        let ok = line[t] == b' '
-            && digit(t + 1)
-            && digit(t + 2)
-            && line[t + 3] == b':'
-            && digit(t + 4)
-            && digit(t + 5)
-            && digit(t + 7)
-            && digit(t + 8);
-        if ok {
-            9
-        } else {
-            0
-        }
-    };
+    let sane_tz = |end: usize| ends_with(end, b" sdddd");
+    let tz_colon = |end: usize| ends_with(end, b" sdd:dd");
+    let short_time = |end: usize| ends_with(end, b" dd:dd:dd");
     let fractional_time = |len: usize| -> usize {
         if len == 0 || !digit(len - 1) {
             return 0;
@@ -492,25 +466,13 @@ fn diff_timestamp_len(line: &[u8]) -> usize {
             n => len - p + n,
         }
     };
-    let date = |len: usize| -> usize {
-        if len < 8 || line[len - 3] != b'-' {
-            return 0;
+    // A two-digit year, widened to four when two more digits come before it.
+    let date = |end: usize| -> usize {
+        match ends_with(end, b"dd-dd-dd") {
+            0 => 0,
+            n if end >= n + 2 && digit(end - n - 1) && digit(end - n - 2) => n + 2,
+            n => n,
         }
-        let mut d = len - 8;
-        let ok = digit(d)
-            && digit(d + 1)
-            && line[d + 2] == b'-'
-            && digit(d + 3)
-            && digit(d + 4)
-            && digit(d + 6)
-            && digit(d + 7);
-        if !ok {
-            return 0;
-        }
-        if d >= 2 && digit(d - 1) && digit(d - 2) {
-            d -= 2;
-        }
-        len - d
     };
     let mut end = len;
     end -= match sane_tz(end) {
