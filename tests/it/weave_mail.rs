@@ -828,6 +828,9 @@ fn rfc2047_words_next_to_each_other_join_as_mailinfo_joins_them() {
             "{encoded}"
         );
     }
+    // An `=?` that starts no encoded word: git mailinfo gives up and git am refuses the mail; so does weave.
+    let head = HEAD.replace("change line 3", "what =? is this");
+    same_as_am("rfc2047-broken", &mail(&head, &format!("Body.\n{DIFF}")));
 }
 
 #[test]
