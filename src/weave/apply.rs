@@ -53,7 +53,9 @@ pub fn apply(data: &[u8], hunks: &[Hunk]) -> Result<Applied, Vec<Failed>> {
         } else {
             h.old_start.saturating_sub(1)
         };
-        let expected = (nominal as isize + offset).max(0) as usize;
+        // A saturated line number (an overflowing header) starts the search at the end, as in git.
+        let nominal = isize::try_from(nominal).unwrap_or(isize::MAX);
+        let expected = (nominal.saturating_add(offset).max(0) as usize).min(src.len());
         match find(&src, h, expected, cursor) {
             Some(at) => {
                 for l in &src[cursor..at] {

@@ -17,12 +17,16 @@
 //!   headers (folded ones too) and a `[PATCH] …` line override the mail's; with scissors on
 //!   (`mailinfo.scissors`), a `-- >8 --` line throws away everything above it.
 //! - **Clean-up** (`git am`): the subject loses `Re:`, `[…]` prefixes and runs of white space; the author
-//!   comes from `From:` as mailinfo parses it (a name that is too short, too long or holds `@<>` is
+//!   comes from `From:` as mailinfo parses it (a name that is empty, too long or holds `@<>` is
 //!   replaced by the address); the message is `subject\n\nbody`, cleaned like `git stripspace` (trailing
 //!   white space, runs of blank lines, leading and trailing blank lines).
 //!
-//! MIME parameters, transfer decodings, charsets and RFC 2047 words are decoded with `mail-parser`; the
-//! line walk around them is mailinfo's own heuristic, kept here so the results match `git am`. A mail
+//! MIME parameters, transfer decodings and charsets are decoded with `mail-parser`; the line walk around
+//! them is mailinfo's own heuristic, kept here so the results match `git am`. RFC 2047 words are found and
+//! joined by mailinfo's `decode_header`, kept here too: `mail-parser`'s header parser treats comments and
+//! the white space between words its own way (`( a b )` where git gives `(ab)`), and git's B and Q
+//! decoders skip garbage where a strict decoder fails; their output still goes through `mail-parser`'s
+//! charset tables. A mail
 //! without a diff is not an error: it is returned as [`Mail::Skipped`] (a cover letter or an empty patch).
 
 use gix::bstr::ByteSlice;
@@ -274,23 +278,110 @@ fn is_rfc2822_header(line: &[u8]) -> bool {
     false
 }
 
-/// Decode RFC 2047 encoded words into UTF-8 (with `mail-parser`), unfolding white space.
+/// Decode RFC 2047 encoded words into UTF-8 as mailinfo's `decode_header` does (see [`decode_header`]);
+/// a value it cannot decode is returned as written.
 pub fn decode_words(s: &str) -> String {
-    decode_header_bytes(s.as_bytes())
+    decode_header(s.as_bytes()).unwrap_or_else(|| s.to_owned())
 }
 
-fn decode_header_bytes(v: &[u8]) -> String {
-    if !v.windows(2).any(|w| w == b"=?") {
-        return String::from_utf8_lossy(v).into_owned();
+/// mailinfo's `decode_header`: every `=?charset?B|Q?text?=` is decoded and converted to UTF-8; the text
+/// between two encoded words is dropped when it is only white space (RFC 2047 §6.2), wherever it is,
+/// parentheses included, and kept as written otherwise (white space before the first word too). `None`
+/// where git gives up on the header and `git am` refuses the mail: an `=?` that does not start a whole
+/// encoded word, or an encoding other than B or Q.
+fn decode_header(v: &[u8]) -> Option<String> {
+    let mut out: Vec<u8> = Vec::with_capacity(v.len());
+    let mut at = 0;
+    let mut after_word = false;
+    while let Some(rel) = v[at..].find(b"=?") {
+        let ep = at + rel;
+        let between = &v[at..ep];
+        if !(after_word && between.iter().all(u8::is_ascii_whitespace)) {
+            out.extend_from_slice(between);
+        }
+        let rest = &v[ep + 2..];
+        let q = rest.find_byte(b'?')?;
+        let charset = &rest[..q];
+        let encoding = *rest.get(q + 1)?;
+        if rest.get(q + 2) != Some(&b'?') {
+            return None;
+        }
+        let text_start = q + 3;
+        let end = text_start + rest[text_start..].find(b"?=")?;
+        let text = &rest[text_start..end];
+        let decoded = match encoding.to_ascii_lowercase() {
+            b'b' => decode_b_segment(text),
+            b'q' => decode_q_segment(text, true),
+            _ => return None,
+        };
+        out.extend_from_slice(&to_utf8(&decoded, &String::from_utf8_lossy(charset)));
+        at = ep + 2 + end + 2;
+        after_word = true;
     }
-    let mut buf = Vec::with_capacity(v.len() + 1);
-    buf.extend_from_slice(v);
-    buf.push(b'\n');
-    match mail_parser::parsers::MessageStream::new(&buf).parse_unstructured() {
-        mail_parser::HeaderValue::Text(t) => t.into_owned(),
-        mail_parser::HeaderValue::TextList(l) => l.join(" "),
-        _ => String::from_utf8_lossy(v).trim().to_owned(),
+    out.extend_from_slice(&v[at..]);
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// mailinfo's `decode_q_segment`: `=XX` is a byte, a bad escape is kept, and in a header (`rfc2047`)
+/// `_` is a space; `=` at the end (a soft line break) ends the text.
+fn decode_q_segment(text: &[u8], rfc2047: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let c = text[i];
+        i += 1;
+        if c == b'=' {
+            match text.get(i) {
+                None | Some(b'\n') => break,
+                _ => {}
+            }
+            let hex = text
+                .get(i..i + 2)
+                .and_then(|h| std::str::from_utf8(h).ok())
+                .and_then(|h| u8::from_str_radix(h, 16).ok());
+            if let Some(b) = hex {
+                out.push(b);
+                i += 2;
+                continue;
+            }
+        }
+        out.push(if rfc2047 && c == b'_' { b' ' } else { c });
     }
+    out
+}
+
+/// mailinfo's `decode_b_segment`: base64 where every byte outside the alphabet (`=` padding included) is
+/// skipped.
+fn decode_b_segment(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut pos, mut acc) = (0u8, 0u32);
+    for &c in text {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => continue,
+        } as u32;
+        match pos {
+            0 => acc = v << 2,
+            1 => {
+                out.push((acc | (v >> 4)) as u8);
+                acc = (v & 15) << 4;
+            }
+            2 => {
+                out.push((acc | (v >> 2)) as u8);
+                acc = (v & 3) << 6;
+            }
+            _ => {
+                out.push((acc | v) as u8);
+                acc = 0;
+            }
+        }
+        pos = (pos + 1) % 4;
+    }
+    out
 }
 
 /// Re-encode `bytes` from `charset` to UTF-8 (`mail-parser`'s charset tables); unknown charsets and
@@ -342,7 +433,14 @@ impl Info {
                 &self.top[i]
             };
             if (slot.is_none() || overwrite) && cmp_header(line, name) {
-                let value = decode_header_bytes(line[name.len() + 2..].trim_end());
+                let raw = line[name.len() + 2..].trim_end();
+                let value = decode_header(raw).unwrap_or_else(|| {
+                    self.error = Some(format!(
+                        "cannot decode the {name}: header {:?} (git am refuses it too)",
+                        raw.as_bstr()
+                    ));
+                    String::from_utf8_lossy(raw).into_owned()
+                });
                 if inbody {
                     self.inbody[i] = Some(value);
                 } else {
@@ -839,9 +937,11 @@ fn unquote_quoted_pair(s: &str) -> String {
     out
 }
 
+/// mailinfo's `get_sane_name` as git has it since 2.33: a name that is empty, longer than
+/// 60 bytes or holds `@`, `<` or `>` gives way to the address; one- and two-letter names stay (before,
+/// anything shorter than 3 did).
 fn sane_name(name: &str, email: &str) -> String {
-    let n = name.len();
-    if !(3..=60).contains(&n) || name.contains(['@', '<', '>']) {
+    if name.is_empty() || name.len() > 60 || name.contains(['@', '<', '>']) {
         email.to_owned()
     } else {
         name.to_owned()
@@ -1125,6 +1225,14 @@ index 1111111..2222222 100644
     #[test]
     fn encoded_words_subjects_and_addresses() {
         assert_eq!(decode_words("=?utf-8?q?a_b?= =?utf-8?b?Yw==?= d"), "a bc d");
+        assert_eq!(decode_words("(=?utf-8?q?a?= \t=?utf-8?q?b?=)"), "(ab)");
+        assert_eq!(
+            decode_words(" ( =?utf-8?q?a?= x =?utf-8?q?b?= )"),
+            " ( a x b )"
+        );
+        assert_eq!(decode_header(b"a =? b"), None);
+        assert_eq!(sane_name("wm", "x@y"), "wm");
+        assert_eq!(sane_name("", "x@y"), "x@y");
         assert_eq!(clean_subject("[PATCH v2 3/7] Re: fix"), "fix");
         assert_eq!(clean_subject("Изменён"), "Изменён");
         assert_eq!(clean_subject("[PATCH] Ру"), "Ру");

@@ -78,8 +78,9 @@ pub fn footprint(repo: &gix::Repository, input: &Input) -> Result<Footprint> {
                         continue;
                     }
                     for h in &f.hunks {
-                        let s = h.old_start.saturating_sub(1) as u32;
-                        out.push((f.path().clone(), s..s + h.old_len.max(1) as u32));
+                        let s = u32::try_from(h.old_start.saturating_sub(1)).unwrap_or(u32::MAX);
+                        let len = u32::try_from(h.old_len.max(1)).unwrap_or(u32::MAX);
+                        out.push((f.path().clone(), s..s.saturating_add(len)));
                     }
                 }
             }

@@ -62,6 +62,9 @@ pub struct FilePatch {
     pub copy: bool,
     pub hunks: Vec<Hunk>,
     pub binary: Option<Binary>,
+    /// A traditional diff naming the same file on both sides, with one hunk that removes nothing: `git
+    /// apply` creates the file when it does not exist (what a whitespace-damaged `diff -N` looks like).
+    pub maybe_new: bool,
 }
 
 impl FilePatch {
@@ -119,14 +122,11 @@ pub fn parse_with(text: &[u8], strip: Option<usize>) -> Result<Vec<FilePatch>, P
             && lines.get(i + 1).is_some_and(|l| l.starts_with(b"+++ "))
             && lines.get(i + 2).is_some_and(|l| l.starts_with(b"@@ "))
         {
-            let file = traditional_file(
-                line,
-                lines[i + 1],
-                p_value.get_or_insert_with(|| guess_p_value(&line[4..], &lines[i + 1][4..])),
-            )
-            .ok_or_else(|| err(i, "cannot tell which file this diff changes"))?;
-            let mut file = file;
+            let mut file = traditional_file(line, lines[i + 1], &mut p_value)
+                .ok_or_else(|| err(i, "cannot tell which file this diff changes"))?;
             let next = parse_hunks(&lines, i + 2, &mut file)?;
+            // git: a patch that removes lines, or has several hunks, cannot be a creation.
+            file.maybe_new &= file.hunks.len() == 1 && file.hunks[0].old_len == 0;
             files.push(file);
             i = next;
         } else {
@@ -217,6 +217,24 @@ fn parse_git_file(
         }
         i += 1;
     }
+    // git compares the `---`/`+++` names (slashes squashed) with the name of the `diff --git` line (not
+    // squashed): `a/x//y` there and `b/x//y` below is "inconsistent" and refused.
+    if let Some(h) = a
+        .as_ref()
+        .filter(|h| b.as_ref() == Some(*h) && h.contains_str("//"))
+    {
+        if let Some(n) = [&minus, &plus]
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find(|n| *n != h)
+        {
+            return Err(err(
+                start,
+                format!("inconsistent file name: {h} on the diff --git line, {n} below it (git apply refuses it too)"),
+            ));
+        }
+    }
     // The most reliable names first: ---/+++, then rename/copy lines, then the `diff --git` line.
     if let Some(m) = minus {
         file.old_path = m;
@@ -294,14 +312,30 @@ fn git_header_paths(rest: &[u8], n: usize) -> (Option<BString>, Option<BString>)
     }
 }
 
-/// `p` without its first `n` path components (`-p<n>`); `None` when nothing is left.
+/// `p` without its first `n` path components (`-p<n>`), as `git apply` counts them: every `/` ends one, so
+/// `a//etc/evil` loses `a/` and keeps `/etc/evil` (which the path rules then refuse, as git does); `None`
+/// when nothing is left.
 fn strip_components(p: &[u8], n: usize) -> Option<BString> {
     let mut rest = p;
     for _ in 0..n {
         let slash = rest.find_byte(b'/')?;
-        rest = rest[slash + 1..].trim_start_with(|c| c == '/');
+        rest = &rest[slash + 1..];
     }
     (!rest.is_empty()).then(|| rest.into())
+}
+
+/// `squash_slash`: runs of `/` become one (git does this to every name it reads from `---`/`+++` lines).
+fn squash_slash(name: BString) -> BString {
+    if !name.contains_str("//") {
+        return name;
+    }
+    let mut out = BString::from(Vec::with_capacity(name.len()));
+    for &c in name.iter() {
+        if !(c == b'/' && out.last() == Some(&b'/')) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A `--- `/`+++ ` name of a git diff: `/dev/null` is absent, otherwise the first component goes (`-p1`).
@@ -318,44 +352,155 @@ fn git_side_path(raw: &[u8], n: usize) -> Option<Option<BString>> {
     if path == "/dev/null" {
         return Some(None);
     }
-    Some(Some(strip_components(&path, n).unwrap_or(path)))
+    Some(Some(squash_slash(
+        strip_components(&path, n).unwrap_or(path),
+    )))
 }
 
-/// The name in a traditional `--- `/`+++ ` line and whether its timestamp is the epoch (`diff -N`'s mark
-/// of a missing file): the name ends at a tab, or before a trailing timestamp, as `git apply` reads it.
-fn traditional_name(raw: &[u8]) -> (BString, bool) {
-    let raw = trim_eol(raw);
-    if raw.starts_with(b"\"") {
-        if let Some((p, rest)) = split_quoted(raw) {
-            return (p, is_epoch(rest.trim()));
+/// `is_dev_null`: `/dev/null` followed by white space (the line end counts).
+fn is_dev_null(raw: &[u8]) -> bool {
+    raw.strip_prefix(b"/dev/null")
+        .is_some_and(|r| r.first().is_some_and(u8::is_ascii_whitespace))
+}
+
+/// `find_name_traditional`: the name in a traditional `--- `/`+++ ` line (without its line end), with `p`
+/// components stripped. A C-quoted name is taken whole. Otherwise, when the line ends in a timestamp (after
+/// a tab, or after spaces when a mailer turned the tab into them), the name is everything before it, tabs
+/// and spaces included; without a timestamp it ends at the first tab. `def` (the other side's name) wins
+/// when it is shorter and a prefix of this one (`x.c` against `x.c.orig`).
+fn find_name_traditional(line: &[u8], def: Option<&BString>, p: usize) -> Option<BString> {
+    if line.starts_with(b"\"") {
+        if let Some((name, _)) = split_quoted(line) {
+            return strip_components(&name, p).map(squash_slash);
         }
     }
-    // Only a timestamp after a tab can mark a missing file (`has_epoch_timestamp` looks after the last tab).
-    match raw.find_byte(b'\t') {
-        Some(t) => {
-            let last = raw.rfind_byte(b'\t').unwrap_or(t);
-            (raw[..t].trim_end().into(), is_epoch(raw[last + 1..].trim()))
-        }
-        None => match timestamp_start(raw) {
-            Some(s) => (raw[..s].trim_end().into(), false),
-            None => (raw.trim_end().into(), false),
-        },
+    match diff_timestamp_len(line) {
+        0 => find_name_common(line, def, p, None),
+        n => find_name_common(line, def, p, Some(line.len() - n)),
     }
 }
 
-/// Where a trailing `YYYY-MM-DD hh:mm:ss…` timestamp after spaces begins.
-fn timestamp_start(line: &[u8]) -> Option<usize> {
-    let mut at = None;
-    for (i, w) in line.windows(11).enumerate() {
-        let date = w[1..].iter().enumerate().all(|(k, &c)| match k {
-            4 | 7 => c == b'-',
-            _ => c.is_ascii_digit(),
-        });
-        if w[0] == b' ' && date {
-            at = Some(i + 1);
+/// `find_name_common`: the name from `p` components on, up to `end`, or without an end up to a tab or any
+/// other white space but a space.
+fn find_name_common(
+    line: &[u8],
+    def: Option<&BString>,
+    p: usize,
+    end: Option<usize>,
+) -> Option<BString> {
+    let stop = end.unwrap_or(line.len());
+    let mut start = (p == 0).then_some(0);
+    let mut left = p;
+    let mut i = 0;
+    while i < stop {
+        let c = line[i];
+        if end.is_none() && c.is_ascii_whitespace() && c != b' ' {
+            break;
+        }
+        i += 1;
+        if c == b'/' && left > 0 {
+            left -= 1;
+            if left == 0 {
+                start = Some(i);
+            }
         }
     }
-    at
+    let fallback = || def.cloned().map(squash_slash);
+    let Some(start) = start else {
+        return fallback();
+    };
+    let name = &line[start..i];
+    if name.is_empty() {
+        return fallback();
+    }
+    if let Some(d) = def {
+        if d.len() < name.len() && name.starts_with(d.as_slice()) {
+            return Some(squash_slash(d.clone()));
+        }
+    }
+    Some(squash_slash(name.into()))
+}
+
+/// `diff_timestamp_len`: how many bytes at the end of `line` are a `diff` timestamp (POSIX
+/// `2010-07-05 19:41:17`, GNU `2010-07-05 19:41:17.620000023 -0500`, a zone as `-05:00`) with the tab
+/// before it, or the spaces before it (a whitespace-damaged patch); 0 when there is none.
+fn diff_timestamp_len(line: &[u8]) -> usize {
+    let len = line.len();
+    if !line.last().is_some_and(u8::is_ascii_digit) {
+        return 0;
+    }
+    let digit = |i: usize| line[i].is_ascii_digit();
+    // `line[..end]` ends with `pat` (`d` a digit, `s` a sign, anything else itself): its length, else 0.
+    let ends_with = |end: usize, pat: &[u8]| -> usize {
+        let fits = end >= pat.len()
+            && pat
+                .iter()
+                .zip(&line[end - pat.len()..end])
+                .all(|(&p, &c)| match p {
+                    b'd' => c.is_ascii_digit(),
+                    b's' => c == b'+' || c == b'-',
+                    _ => c == p,
+                });
+        if fits {
+            pat.len()
+        } else {
+            0
+        }
+    };
+    let sane_tz = |end: usize| ends_with(end, b" sdddd");
+    let tz_colon = |end: usize| ends_with(end, b" sdd:dd");
+    let short_time = |end: usize| ends_with(end, b" dd:dd:dd");
+    let fractional_time = |len: usize| -> usize {
+        if len == 0 || !digit(len - 1) {
+            return 0;
+        }
+        let mut p = len - 1;
+        while p > 0 && digit(p) {
+            p -= 1;
+        }
+        if line[p] != b'.' {
+            return 0;
+        }
+        match short_time(p) {
+            0 => 0,
+            n => len - p + n,
+        }
+    };
+    // A two-digit year, widened to four when two more digits come before it.
+    let date = |end: usize| -> usize {
+        match ends_with(end, b"dd-dd-dd") {
+            0 => 0,
+            n if end >= n + 2 && digit(end - n - 1) && digit(end - n - 2) => n + 2,
+            n => n,
+        }
+    };
+    let mut end = len;
+    end -= match sane_tz(end) {
+        0 => tz_colon(end),
+        n => n,
+    };
+    end -= match short_time(end) {
+        0 => fractional_time(end),
+        n => n,
+    };
+    match date(end) {
+        0 => return 0,
+        n => end -= n,
+    }
+    match end.checked_sub(1).map(|e| line[e]) {
+        Some(b'\t') => len - (end - 1),
+        Some(b' ') => {
+            let spaces = line[..end].iter().rev().take_while(|&&c| c == b' ').count();
+            len - (end - spaces)
+        }
+        _ => 0,
+    }
+}
+
+/// `has_epoch_timestamp`: the text after the last tab is `diff -N`'s epoch, the mark of a missing file.
+fn has_epoch_timestamp(line: &[u8]) -> bool {
+    line.rfind_byte(b'\t')
+        .is_some_and(|t| is_epoch(line[t + 1..].trim()))
 }
 
 /// `git apply`'s `has_epoch_timestamp`: `1970-01-01 00:00:00` (or `1969-12-31` with a negative zone) and
@@ -404,53 +549,47 @@ fn is_epoch(stamp: &[u8]) -> bool {
     h * 60 + m - offset == epoch_hour * 60
 }
 
-/// `-p0` when both names of the first traditional diff have no `/`, else `-p1` (`git apply`'s guess).
-fn guess_p_value(first: &[u8], second: &[u8]) -> usize {
-    let has_slash = |raw: &[u8]| {
-        let (name, _) = traditional_name(raw);
-        (name != "/dev/null").then(|| name.contains(&b'/'))
-    };
-    match (has_slash(first), has_slash(second)) {
-        (Some(false), None | Some(false)) | (None, Some(false)) => 0,
-        _ => 1,
+/// `guess_p_value` for one name: 0 when it has no `/`, unknown (`None`) otherwise or for `/dev/null`.
+fn guess_p_value(raw: &[u8]) -> Option<usize> {
+    if is_dev_null(raw) {
+        return None;
     }
+    let name = find_name_traditional(trim_eol(raw), None, 0)?;
+    (!name.contains(&b'/')).then_some(0)
 }
 
-fn strip_p(name: &BString, p: usize) -> Option<BString> {
-    let mut rest: &[u8] = name.as_ref();
-    for _ in 0..p {
-        let slash = rest.find_byte(b'/')?;
-        rest = rest[slash + 1..].trim_start_with(|c| c == '/');
-    }
-    (!rest.is_empty()).then(|| rest.into())
-}
-
-/// A traditional (`diff -u`) file header, read as `git apply` does: `/dev/null` or an epoch timestamp
-/// marks a created or deleted file, and of two names the shorter one wins when it is a prefix of the other
-/// (`x.c.orig` against `x.c` keeps `x.c`; both sides then name the same file).
-fn traditional_file(minus: &[u8], plus: &[u8], p: &mut usize) -> Option<FilePatch> {
-    let (first, first_epoch) = traditional_name(&minus[4..]);
-    let (second, second_epoch) = traditional_name(&plus[4..]);
-    let mut file = FilePatch::default();
-    if first == "/dev/null" {
-        file.new_path = Some(strip_p(&second, *p)?);
-    } else if second == "/dev/null" {
-        file.old_path = Some(strip_p(&first, *p)?);
-    } else {
-        let a = strip_p(&first, *p)?;
-        let b = strip_p(&second, *p)?;
-        let name = if a.len() < b.len() && b.starts_with(a.as_slice()) {
-            a
-        } else {
-            b
+/// A traditional (`diff -u`) file header, read as `git apply`'s `parse_traditional_patch` does. The `-p`
+/// is guessed from each header until one settles it (both names without `/`: `-p0`), else it is 1.
+/// `/dev/null` or an epoch timestamp marks a created or deleted file; otherwise both sides name the same
+/// file, the shorter name winning when it prefixes the other, and whether it is created is left to the
+/// hunks and the tree ([`FilePatch::maybe_new`]).
+fn traditional_file(minus: &[u8], plus: &[u8], p_known: &mut Option<usize>) -> Option<FilePatch> {
+    let (first, second) = (&minus[4..], &plus[4..]);
+    if p_known.is_none() {
+        *p_known = match (guess_p_value(first), guess_p_value(second)) {
+            (None, q) => q,
+            (p, q) if p == q => p,
+            _ => None,
         };
-        if first_epoch {
+    }
+    let p = p_known.unwrap_or(1);
+    let (first_line, second_line) = (trim_eol(first), trim_eol(second));
+    let mut file = FilePatch::default();
+    if is_dev_null(first) {
+        file.new_path = Some(find_name_traditional(second_line, None, p)?);
+    } else if is_dev_null(second) {
+        file.old_path = Some(find_name_traditional(first_line, None, p)?);
+    } else {
+        let first_name = find_name_traditional(first_line, None, p);
+        let name = find_name_traditional(second_line, first_name.as_ref(), p)?;
+        if has_epoch_timestamp(first_line) {
             file.new_path = Some(name);
-        } else if second_epoch {
+        } else if has_epoch_timestamp(second_line) {
             file.old_path = Some(name);
         } else {
             file.old_path = Some(name.clone());
             file.new_path = Some(name);
+            file.maybe_new = true;
         }
     }
     Some(file)
@@ -477,21 +616,36 @@ fn split_quoted(s: &[u8]) -> Option<(BString, &[u8])> {
     Some((path.into_owned(), &s[consumed..]))
 }
 
-/// `@@ -a[,b] +c[,d] @@` → (a, b, c, d).
+/// `@@ -a[,b] +c[,d] @@` → (a, b, c, d), read as `git apply`'s `parse_fragment_header`: digits only (no
+/// sign), a missing count is 1, anything may follow the closing `@@`. A number too large for a machine word
+/// saturates, as `strtoul` does in the git this is checked against (2.47; git 2.49 refuses it instead,
+/// see docs/weave.md): such a hunk is then placed by its content alone.
 fn parse_range_header(line: &[u8]) -> Option<(usize, usize, usize, usize)> {
-    let rest = line.strip_prefix(b"@@ -")?;
-    let end = rest.find(b" @@")?;
-    let (old, new) = rest[..end].split_once_str(" +")?;
-    let range = |r: &[u8]| -> Option<(usize, usize)> {
-        let r = std::str::from_utf8(r).ok()?;
-        match r.split_once(',') {
-            Some((s, l)) => Some((s.parse().ok()?, l.parse().ok()?)),
-            None => Some((r.parse().ok()?, 1)),
+    fn num(s: &[u8]) -> Option<(usize, &[u8])> {
+        let n = s.iter().take_while(|c| c.is_ascii_digit()).count();
+        if n == 0 {
+            return None;
         }
-    };
-    let (a, b) = range(old)?;
-    let (c, d) = range(new)?;
-    Some((a, b, c, d))
+        let v = s[..n].iter().fold(0usize, |acc, &c| {
+            acc.saturating_mul(10).saturating_add(usize::from(c - b'0'))
+        });
+        Some((v, &s[n..]))
+    }
+    fn range(s: &[u8]) -> Option<(usize, usize, &[u8])> {
+        let (start, rest) = num(s)?;
+        match rest.strip_prefix(b",") {
+            Some(r) => {
+                let (len, rest) = num(r)?;
+                Some((start, len, rest))
+            }
+            None => Some((start, 1, rest)),
+        }
+    }
+    let rest = line.strip_prefix(b"@@ -")?;
+    let (a, b, rest) = range(rest)?;
+    let rest = rest.strip_prefix(b" +")?;
+    let (c, d, rest) = range(rest)?;
+    rest.starts_with(b" @@").then_some((a, b, c, d))
 }
 
 fn parse_hunks(lines: &[&[u8]], mut i: usize, file: &mut FilePatch) -> Result<usize, ParseError> {
@@ -709,6 +863,38 @@ index 1111111..0000000
         assert!(files[0].is_new());
         let bad = b"--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n";
         assert!(parse(bad).unwrap_err().message.contains("ends early"));
+    }
+
+    #[test]
+    fn traditional_names_end_where_git_apply_ends_them() {
+        let name = |l: &str| {
+            find_name_traditional(l.as_bytes(), None, 0)
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            name("post\timage.txt\t2010-08-18 20:13:31.6 -0500"),
+            "post\timage.txt"
+        );
+        assert_eq!(
+            name("post image.txt   2010-08-18 20:13:31 -05:00"),
+            "post image.txt"
+        );
+        assert_eq!(name("x.c\tno stamp"), "x.c");
+        assert_eq!(name("a//b.c"), "a/b.c");
+        assert_eq!(diff_timestamp_len(b"x 2010-08-18"), 11);
+        assert_eq!(diff_timestamp_len(b"x2010-08-18"), 0);
+        assert!(has_epoch_timestamp(
+            b"a\t1969-12-31 18:00:00.000000000 -0600"
+        ));
+        assert!(!has_epoch_timestamp(
+            b"a 1969-12-31 18:00:00.000000000 -0600"
+        ));
+        assert_eq!(
+            parse_range_header(b"@@ -98765432109876543210 +3 @@ fn x"),
+            Some((usize::MAX, 1, 3, 1))
+        );
+        assert_eq!(parse_range_header(b"@@ -+1 +1 @@"), None);
     }
 
     #[test]

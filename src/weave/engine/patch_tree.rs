@@ -54,18 +54,16 @@ impl<'r> Engine<'r> {
         }
     }
 
-    /// `ours` with every file the patch changes set to the blob its `index` line names; `None` unless all
-    /// of them exist.
+    /// The "fake ancestor" of `git am -3`: a tree holding only the files the patch changes, each at the blob
+    /// its `index` line names; `None` unless all of them exist. Holding nothing else matters: merged with
+    /// the integration tip, a file the tip renamed is then found by rename detection (the tip "deleted"
+    /// the old name and "added" the new one), and the change follows the rename, as in git.
     pub(super) fn preimage_tree(&self, p: &MailPatch, ours: ObjectId) -> Result<Option<ObjectId>> {
-        let mut ed = self.editor(ours)?;
+        let empty = ObjectId::empty_tree(ours.kind());
+        let mut ed = self.editor(empty)?;
         for f in &p.files {
             match (&f.old_path, &f.old_id) {
-                (None, _) => {
-                    let path = f.path();
-                    if self.entry(ours, path.as_ref())?.is_some() {
-                        ed.remove(components(path))?;
-                    }
-                }
+                (None, _) => {}
                 (Some(path), Some(id)) => {
                     let Some(blob) = self.resolve_blob(id)? else {
                         return Ok(None);
@@ -218,6 +216,17 @@ impl<'r> Engine<'r> {
             });
         };
         let Some((cur_kind, cur_id)) = self.entry(ours, old_path.as_ref())? else {
+            if f.maybe_new {
+                // `git apply`: a traditional diff that only adds, to a file that is not there, creates it.
+                if let Ok(a) = apply::apply(b"", &f.hunks) {
+                    let id = self.write_blob(&a.data)?;
+                    let path = f.new_path.clone().unwrap_or_else(|| old_path.clone());
+                    return Ok(FileResult::Ok {
+                        remove: None,
+                        upsert: Some((path, new_kind.unwrap_or(EntryKind::Blob), id)),
+                    });
+                }
+            }
             return Ok(conflict(
                 old_path,
                 "the input changes it, but it does not exist in the integration branch",

@@ -3,9 +3,13 @@
 //! skipped; the rest of the batch is woven.
 //!
 //! Paths (git's `verify_path` for `git apply`, and fsck's tree checks):
-//! - relative, not empty, no empty, `.` or `..` component (fsck `hasDot`, `hasDotdot`, `emptyName`);
+//! - relative, not empty, not ending in `/`, no empty, `.` or `..` component (fsck `hasDot`, `hasDotdot`,
+//!   `emptyName`);
 //! - no component that is `.git` as any file system may read it: any case, with trailing dots or spaces
-//!   (NTFS), `git~1` (the NTFS short name), `.git` with characters HFS+ ignores (fsck `hasDotgit`);
+//!   (NTFS), `git~1` (the NTFS short name), after a `\` (NTFS reads it as a separator), `.git` with
+//!   characters HFS+ ignores (fsck `hasDotgit`). git on Linux does not protect HFS+ by default
+//!   (`core.protectHFS`), so `git apply` takes that last form; weave refuses it so that a clone on a Mac
+//!   is safe;
 //! - no NUL byte (a tree entry name ends at NUL);
 //! - no component longer than 4096 bytes (fsck `largePathname`, git's `fsck.largePathname` default);
 //! - `.gitmodules` (any case, with NTFS variants) never a symbolic link (fsck `gitmodulesSymlink`).
@@ -24,29 +28,45 @@ use gix::objs::tree::EntryKind;
 /// The longest path component git accepts (`fsck.largePathname`).
 pub const MAX_COMPONENT: usize = 4096;
 
-/// A path a patch may write: see the module documentation for the rules.
+/// A path a patch may write: see the module documentation for the rules. The error reads as `git apply`'s
+/// (`invalid path '…'`) followed by the rule it breaks.
 pub fn safe_path(path: &BString) -> std::result::Result<(), String> {
-    let show = || format!("{:?}", show_path(path.as_ref()));
-    if path.is_empty() || path.starts_with(b"/") {
-        return Err(format!("refusing the unsafe path {}", show()));
+    let refuse = |why: &str| {
+        Err(format!(
+            "invalid path '{}': {why}",
+            show_path(path.as_ref())
+        ))
+    };
+    if path.is_empty() {
+        return refuse("it is empty");
+    }
+    if path.starts_with(b"/") {
+        return refuse("it is absolute (git apply refuses it too)");
+    }
+    if path.ends_with(b"/") {
+        return refuse("it ends with / (git apply refuses it too)");
     }
     if path.contains(&0) {
-        return Err(format!("refusing the path {}: it holds a NUL byte", show()));
+        return refuse("it holds a NUL byte");
     }
     for c in path.split(|&b| b == b'/') {
-        if c.is_empty() || c == b"." || c == b".." {
-            return Err(format!("refusing the unsafe path {}", show()));
+        if c.is_empty() {
+            return refuse("it has an empty component (git apply refuses it too)");
         }
-        if is_dotgit(c.as_bstr()) {
-            return Err(format!(
-                "refusing the path {}: git refuses a `.git` component (fsck hasDotgit)",
-                show()
+        if c == b"." || c == b".." {
+            return refuse(&format!(
+                "it has a `{}` component (git apply refuses it too)",
+                c.as_bstr()
             ));
         }
+        if is_dotgit(c.as_bstr()) {
+            return refuse(
+                "git refuses a `.git` component in any case or spelling (git apply refuses it too; fsck hasDotgit)",
+            );
+        }
         if c.len() > MAX_COMPONENT {
-            return Err(format!(
-                "refusing the path {}: a component of {} bytes is longer than git accepts ({MAX_COMPONENT}, fsck largePathname)",
-                show(),
+            return refuse(&format!(
+                "a component of {} bytes is longer than git accepts ({MAX_COMPONENT}, fsck largePathname)",
                 c.len()
             ));
         }
@@ -81,9 +101,11 @@ pub fn safe_entry(path: &BString, kind: EntryKind) -> std::result::Result<(), St
     Ok(())
 }
 
-/// `.git`, in the forms NTFS and HFS+ read as `.git`.
+/// `.git`, in the forms NTFS and HFS+ read as `.git`; NTFS also splits at `\`, so `x\.git` is one too
+/// (git's `verify_path` checks after every backslash when `core.protectNTFS` is on, its default).
 fn is_dotgit(c: &BStr) -> bool {
-    is_named(c, ".git", "git~1")
+    c.split(|&b| b == b'\\')
+        .any(|part| is_named(part.as_bstr(), ".git", "git~1"))
 }
 
 /// `c` names `name` once case, trailing dots and spaces (NTFS), and HFS+-ignored characters are gone, or is
@@ -155,7 +177,9 @@ mod tests {
             "",
             "/abs",
             "a//b",
+            "a/",
             "a/./b",
+            "x\\.git\\y",
             "../x",
             ".git/config",
             "x/.GIT/y",
