@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use git_jules::mail::view::{Filter, Folder, Item};
-use git_jules::mail::{ops, when, Priority};
+use git_jules::mail::{ops, out, when, Priority};
 
 use super::{short_time, Context, ListOut, MessageOut, PersonaArg, StateOut, JSON_VERSION};
 use crate::cli::ui;
@@ -78,6 +78,11 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
         limit: a.limit,
     };
     let log = ops::log(repo)?;
+    if ctx.ui.json {
+        let doc = ops::with_view(&log, |view| out::inbox(view, &persona, &filter, now))?;
+        ui::json(&doc);
+        return Ok(0);
+    }
     let (items, abbrev) = ops::with_view(&log, |view| {
         Ok((view.inbox(&persona, &filter, now)?, view.abbrev()?))
     })?;
@@ -157,21 +162,15 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
     let persona = a.persona.checked(ctx, repo)?;
     let now = chrono::Utc::now();
     let log = ops::log(repo)?;
+    if ctx.ui.json {
+        let doc = ops::with_view(&log, |view| out::sent(view, &persona, a.limit, now))?;
+        ui::json(&doc);
+        return Ok(0);
+    }
     let (mut headers, abbrev) =
         ops::with_view(&log, |view| Ok((view.sent(&persona)?, view.abbrev()?)))?;
     if let Some(l) = a.limit {
         headers.truncate(l);
-    }
-    if ctx.ui.json {
-        ui::json(&ListOut {
-            version: JSON_VERSION,
-            persona: Some(persona),
-            messages: headers
-                .iter()
-                .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
-                .collect(),
-        });
-        return Ok(0);
     }
     let mut text = String::new();
     for h in &headers {
