@@ -35,5 +35,6 @@ pub mod sync;
 pub mod trailers;
 pub mod verify;
 pub mod weave;
+pub mod web;
 
 pub use error::{Error, ErrorKind, Result};
