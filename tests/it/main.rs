@@ -27,3 +27,4 @@ mod tick;
 mod verify;
 mod weave;
 mod weave_mail;
+mod web;
