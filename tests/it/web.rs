@@ -685,3 +685,33 @@ fn a_message_synced_from_another_clone_appears_without_a_reload() {
         json!(true)
     );
 }
+
+#[test]
+fn series_page_shows_rationale_verify_results_and_reviews() {
+    let r = Repo::new();
+    crate::series::make_series(&r, "parser", &[("a.txt", "alpha\n"), ("b.txt", "beta\n")]);
+    r.git(["config", "jules.verify.cmd", "true"]);
+    r.jules_ok(["verify"]);
+    let buffer = r.jules_ok(["series", "review", "--print"]);
+    let edited = buffer.replacen("### Patch [2/2] ###\n", "### Patch [2/2] ###\nR: <b>beta</b> needs a test\n", 1);
+    let side = tempfile::tempdir().unwrap();
+    let file = side.path().join("review.txt");
+    std::fs::write(&file, edited).unwrap();
+    r.jules_ok(["series", "review", "--from-file", file.to_str().unwrap()]);
+
+    let server = Server::start(&r, &["--read-only"]);
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let doc = http(&server.addr, "GET", "/api/series", &[("Cookie", &cookie)], "").json();
+    let patches = doc["series"][0]["patches"].as_array().unwrap().clone();
+    assert_eq!(patches.len(), 2);
+    assert_eq!(patches[0]["verify"], "pass");
+    assert_eq!(patches[0]["rationale"], json!(["because the test says so"]));
+    assert_eq!(patches[1]["reviews"][0]["reviewer"], "Test User <test@example.com>");
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/series"));
+    let text = b.text();
+    assert!(text.contains("patch 2 touches b.txt") && text.contains("Rationale: because the test says so"), "{text}");
+    assert!(text.contains("R: Test User <test@example.com>: <b>beta</b> needs a test"), "{text}");
+    b.screenshot("series");
+}
