@@ -20,7 +20,7 @@ pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
         .path
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| percent_decode(s))
+        .map(percent_decode)
         .collect();
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let result = match (&r.method, segs.as_slice()) {
