@@ -22,21 +22,7 @@ git init -q --bare "$REMOTE"
 git init -q "$REPO"
 git -C "$REPO" commit -q --allow-empty -m initial
 git -C "$REPO" remote add origin "$REMOTE"
-python3 - "$SCRATCH/events.jsonl" "$MESSAGES" "$PERSONAS" <<'PY'
-import json, sys
-n, k = int(sys.argv[2]), int(sys.argv[3])
-P = [f"persona-{i:03d}" for i in range(k)]
-with open(sys.argv[1], "w") as f:
-    for m in range(n):
-        frm, to = P[m % k], P[(m * 7 + 3) % k]
-        if to == frm:
-            to = P[(m + 1) % k]
-        ts = f"2026-01-{1 + m // 86400:02d}T{m // 3600 % 24:02d}:{m // 60 % 60:02d}:{m % 60:02d}Z"
-        f.write(json.dumps({"event_id": f"e{m}", "ts": ts, "event_type": "send", "message_id": m,
-                            "actor": frm, "from_persona": frm, "to_persona": to,
-                            "subject": f"message {m}", "body": f"body of message **{m}**",
-                            "attachments": [], "type": "status", "priority": "urgent" if m % 50 == 0 else "normal"}) + "\n")
-PY
+python3 "$ROOT/bench/gen_seed000.py" "$SCRATCH/events.jsonl" "$MESSAGES" "$PERSONAS"
 git -C "$REPO" config gc.auto 0
 "$JULES" -C "$REPO" init origin >/dev/null
 "$JULES" -C "$REPO" mail import "$SCRATCH/events.jsonl" >/dev/null
@@ -45,7 +31,7 @@ git -C "$REPO" repack -adq
 "$JULES" -C "$REPO" sync >/dev/null
 echo "binary: $("$JULES" --version), $MESSAGES messages, $PERSONAS personas, $RUNS requests per page"
 
-INBOX=persona-003
+INBOX=persona-03
 # Warm the CLI's cache the same way the server's first request does.
 "$JULES" -C "$REPO" mail inbox --persona "$INBOX" --json >/dev/null
 hyperfine -N -w 2 -r 10 --export-json "$SCRATCH/cli.json" \
@@ -61,11 +47,16 @@ git clone -q "$REMOTE" "$OTHER"
 "$JULES" -C "$OTHER" init origin >/dev/null
 "$JULES" -C "$OTHER" sync >/dev/null
 
-"$JULES" -C "$REPO" web > "$SCRATCH/url" 2>/dev/null &
-SERVER=$!
+# serve DIR: start `git jules web` in DIR; sets SERVER (its pid) and URL (its first line).
+serve() {
+  rm -f "$SCRATCH/url"
+  "$JULES" -C "$1" web > "$SCRATCH/url" 2>/dev/null &
+  SERVER=$!
+  until [ -s "$SCRATCH/url" ]; do sleep 0.05; done
+  URL=$(head -1 "$SCRATCH/url")
+}
+serve "$REPO"
 trap 'kill $SERVER 2>/dev/null; rm -rf "$SCRATCH"' EXIT
-until [ -s "$SCRATCH/url" ]; do sleep 0.05; done
-URL=$(head -1 "$SCRATCH/url")
 python3 "$ROOT/bench/web_latency.py" "$URL" "$RUNS" "/" "/mail/$INBOX"
 SERVER_RSS=$(awk '/VmHWM/ {print $2}' /proc/$SERVER/status)
 echo "peak RSS: server $SERVER_RSS KiB, mail inbox $CLI_RSS KiB, ratio $(ratio "$SERVER_RSS" "$CLI_RSS") (target <= 1.5)"
@@ -74,7 +65,7 @@ echo "peak RSS: server $SERVER_RSS KiB, mail inbox $CLI_RSS KiB, ratio $(ratio "
 python3 "$ROOT/bench/web_latency.py" "$URL" live "$SCRATCH/event" &
 WATCH=$!
 sleep 0.5
-"$JULES" -C "$OTHER" mail send --from persona-001 --to "$INBOX" --subject live --body now >/dev/null
+"$JULES" -C "$OTHER" mail send --from persona-01 --to "$INBOX" --subject live --body now >/dev/null
 "$JULES" -C "$OTHER" sync >/dev/null
 git -C "$REPO" fetch -q origin
 python3 -c 'import time; print(time.time())' > "$SCRATCH/fetched"
@@ -87,7 +78,5 @@ FRESH=$SCRATCH/fresh
 git clone -q "$REMOTE" "$FRESH"
 "$JULES" -C "$FRESH" init origin >/dev/null
 "$JULES" -C "$FRESH" sync >/dev/null
-"$JULES" -C "$FRESH" web > "$SCRATCH/url2" 2>/dev/null &
-SERVER=$!
-until [ -s "$SCRATCH/url2" ]; do sleep 0.05; done
-python3 "$ROOT/bench/web_latency.py" "$(head -1 "$SCRATCH/url2")" first "/mail/$INBOX"
+serve "$FRESH"
+python3 "$ROOT/bench/web_latency.py" "$URL" first "/mail/$INBOX"

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::ops::{self, Message};
-use super::view::{Claim, Filter, Header, MailView, Marks};
+use super::view::{Claim, Filter, Header, Item, MailView, Marks};
 use crate::error::{Error, Result};
 use crate::eventlog::{EventId, Log, PayloadRef};
 
@@ -133,23 +133,22 @@ pub fn inbox(
 ) -> Result<ListOut> {
     let items = view.inbox(persona, filter, now)?;
     let abbrev = view.abbrev()?;
-    Ok(ListOut {
+    Ok(listing(persona, &items, abbrev, now))
+}
+
+/// Listed items of `persona`'s mailbox as a document (`mail inbox`, `mail wait`).
+pub fn listing(persona: &str, items: &[Item], abbrev: usize, now: DateTime<Utc>) -> ListOut {
+    ListOut {
         version: JSON_VERSION,
         persona: Some(persona.to_owned()),
         messages: items
             .iter()
             .map(|i| {
-                MessageOut::new(
-                    &i.header,
-                    i.via.clone(),
-                    Some(StateOut::new(persona, &i.marks)),
-                    None,
-                    abbrev,
-                    now,
-                )
+                let state = Some(StateOut::new(persona, &i.marks));
+                MessageOut::new(&i.header, i.via.clone(), state, None, abbrev, now)
             })
             .collect(),
-    })
+    }
 }
 
 /// What `persona` sent, newest first, at most `limit`.

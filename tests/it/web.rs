@@ -300,20 +300,7 @@ fn base64_decode(s: &str) -> Vec<u8> {
 }
 
 fn send(r: &Repo, from: &str, to: &str, subject: &str, body: &str, extra: &[&str]) -> String {
-    let mut args = vec![
-        "mail",
-        "send",
-        "--from",
-        from,
-        "--to",
-        to,
-        "--subject",
-        subject,
-        "--body",
-        body,
-    ];
-    args.extend_from_slice(extra);
-    r.jules_ok(args).trim().to_owned()
+    r.send_mail(from, to, subject, body, extra)
 }
 
 /// A repository with a sprint, a task and some mail between alice, bob and the overseer.
@@ -506,14 +493,8 @@ fn requests_without_token_foreign_host_or_csrf_are_refused() {
     assert_eq!(wrong.status, 403);
     // With the page's CSRF token the same request is a send, recorded like any other.
     let page = http(a, "GET", "/mail/bob", &[("Cookie", &cookie)], "").text();
-    let csrf = page
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .unwrap()
-        .split('"')
-        .next()
-        .unwrap()
-        .to_owned();
+    let start = page.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = &page[start..start + page[start..].find('"').unwrap()];
     let ok = http(
         a,
         "POST",
@@ -693,7 +674,11 @@ fn series_page_shows_rationale_verify_results_and_reviews() {
     r.git(["config", "jules.verify.cmd", "true"]);
     r.jules_ok(["verify"]);
     let buffer = r.jules_ok(["series", "review", "--print"]);
-    let edited = buffer.replacen("### Patch [2/2] ###\n", "### Patch [2/2] ###\nR: <b>beta</b> needs a test\n", 1);
+    let edited = buffer.replacen(
+        "### Patch [2/2] ###\n",
+        "### Patch [2/2] ###\nR: <b>beta</b> needs a test\n",
+        1,
+    );
     let side = tempfile::tempdir().unwrap();
     let file = side.path().join("review.txt");
     std::fs::write(&file, edited).unwrap();
@@ -702,16 +687,33 @@ fn series_page_shows_rationale_verify_results_and_reviews() {
     let server = Server::start(&r, &["--read-only"]);
     let port = server.addr.rsplit(':').next().unwrap();
     let cookie = format!("jules_web_{port}={}", server.token);
-    let doc = http(&server.addr, "GET", "/api/series", &[("Cookie", &cookie)], "").json();
+    let doc = http(
+        &server.addr,
+        "GET",
+        "/api/series",
+        &[("Cookie", &cookie)],
+        "",
+    )
+    .json();
     let patches = doc["series"][0]["patches"].as_array().unwrap().clone();
     assert_eq!(patches.len(), 2);
     assert_eq!(patches[0]["verify"], "pass");
     assert_eq!(patches[0]["rationale"], json!(["because the test says so"]));
-    assert_eq!(patches[1]["reviews"][0]["reviewer"], "Test User <test@example.com>");
+    assert_eq!(
+        patches[1]["reviews"][0]["reviewer"],
+        "Test User <test@example.com>"
+    );
     let mut b = Browser::start();
     b.goto(&server.with_token("/series"));
     let text = b.text();
-    assert!(text.contains("patch 2 touches b.txt") && text.contains("Rationale: because the test says so"), "{text}");
-    assert!(text.contains("R: Test User <test@example.com>: <b>beta</b> needs a test"), "{text}");
+    assert!(
+        text.contains("patch 2 touches b.txt")
+            && text.contains("Rationale: because the test says so"),
+        "{text}"
+    );
+    assert!(
+        text.contains("R: Test User <test@example.com>: <b>beta</b> needs a test"),
+        "{text}"
+    );
     b.screenshot("series");
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use git_jules::mail::view::{Filter, Folder, Item};
 use git_jules::mail::{ops, out, when, Priority};
 
-use super::{short_time, Context, ListOut, MessageOut, PersonaArg, StateOut, JSON_VERSION};
+use super::{short_time, Context, PersonaArg};
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
@@ -98,23 +98,7 @@ pub fn print_items(
     now: chrono::DateTime<chrono::Utc>,
 ) {
     if ctx.ui.json {
-        ui::json(&ListOut {
-            version: JSON_VERSION,
-            persona: Some(persona.to_owned()),
-            messages: items
-                .iter()
-                .map(|i| {
-                    MessageOut::new(
-                        &i.header,
-                        i.via.clone(),
-                        Some(StateOut::new(persona, &i.marks)),
-                        None,
-                        abbrev,
-                        now,
-                    )
-                })
-                .collect(),
-        });
+        ui::json(&out::listing(persona, items, abbrev, now));
         return;
     }
     // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.

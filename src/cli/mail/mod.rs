@@ -11,7 +11,7 @@ mod wait;
 
 use git_jules::mail::{message, when};
 // The JSON shapes live in the library, so that every frontend (`git jules web` too) serialises the same types.
-pub use git_jules::mail::out::{ListOut, MessageOut, StateOut};
+pub use git_jules::mail::out::{ListOut, MessageOut};
 
 use super::{ui, Context};
 
