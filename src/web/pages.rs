@@ -36,6 +36,7 @@ pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
         (Method::Get, ["message", id, "raw"]) => raw(shared, id),
         (Method::Get, ["message", id, "file", name]) => attachment(shared, id, name),
         (Method::Get, ["series"]) => series(shared),
+        (Method::Get, ["weave"]) => weave(shared),
         (Method::Get, ["search"]) => search(shared, r),
         (Method::Post, ["send"]) => send(shared, r),
         (Method::Post, ["mark"]) => mark(shared, r),
@@ -247,6 +248,15 @@ fn series(shared: &Shared) -> Result<Reply> {
         template: "series.html",
         title: "series".into(),
         data: json!({ "version": 1, "series": value(list)? }),
+    })
+}
+
+fn weave(shared: &Shared) -> Result<Reply> {
+    let repo = repo(shared)?;
+    Ok(Reply::Page {
+        template: "weave.html",
+        title: "weave".into(),
+        data: value(crate::weave::recent::read(&repo, Utc::now())?)?,
     })
 }
 

@@ -17,6 +17,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("mailbox.html", include_str!("assets/mailbox.html")),
     ("thread.html", include_str!("assets/thread.html")),
     ("series.html", include_str!("assets/series.html")),
+    ("weave.html", include_str!("assets/weave.html")),
     ("search.html", include_str!("assets/search.html")),
     ("error.html", include_str!("assets/error.html")),
 ];

@@ -717,3 +717,41 @@ fn series_page_shows_rationale_verify_results_and_reviews() {
     );
     b.screenshot("series");
 }
+
+#[test]
+fn weave_page_shows_woven_commits_and_the_conflict_mail() {
+    let r = crate::weave::project();
+    crate::weave::appendix_a(&r);
+    let out = r.jules(["weave"].iter().chain(crate::weave::THREE.iter()));
+    assert_eq!(out.status.code(), Some(1), "one input conflicts");
+    let server = Server::start(&r, &[]);
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let doc = http(
+        &server.addr,
+        "GET",
+        "/api/weave",
+        &[("Cookie", &cookie)],
+        "",
+    )
+    .json();
+    let inputs: Vec<&str> = doc["branches"][0]["woven"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["input"].as_str().unwrap())
+        .collect();
+    assert_eq!(inputs, ["jules/visionary/docs", "jules/curator/tidy"]);
+    assert_eq!(doc["mails"][0]["type"], "conflict");
+    assert_eq!(doc["mails"][0]["to"], json!(["refactor"]));
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/weave"));
+    b.eval("document.querySelector('a.subject').click()");
+    b.wait_for("document.querySelector('article.message')");
+    let text = b.text();
+    assert!(
+        text.contains("src/x.rs") && text.contains("jules/curator/tidy"),
+        "files and counterparts: {text}"
+    );
+    b.screenshot("weave");
+}
