@@ -64,11 +64,11 @@ echo "peak RSS: server $SERVER_RSS KiB, mail inbox $CLI_RSS KiB, ratio $(ratio "
 # Live: the end of `git fetch` to the event on the open stream.
 python3 "$ROOT/bench/web_latency.py" "$URL" live "$SCRATCH/event" &
 WATCH=$!
-sleep 0.5
+until [ -e "$SCRATCH/event.ready" ]; do sleep 0.05; done
 "$JULES" -C "$OTHER" mail send --from persona-01 --to "$INBOX" --subject live --body now >/dev/null
 "$JULES" -C "$OTHER" sync >/dev/null
 git -C "$REPO" fetch -q origin
-python3 -c 'import time; print(time.time())' > "$SCRATCH/fetched"
+date +%s.%N > "$SCRATCH/fetched"
 wait $WATCH
 python3 -c 'import sys; a=float(open(sys.argv[1]).read()); b=float(open(sys.argv[2]).read()); print(f"live: event {1000*(b-a):.1f} ms after the fetch ended (target <= 1000 ms)")' "$SCRATCH/fetched" "$SCRATCH/event"
 kill $SERVER
