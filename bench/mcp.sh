@@ -11,20 +11,7 @@ source "$(dirname "$0")/common.sh"
 python3 -c 'import mcp' 2>/dev/null || { echo "needs the Python MCP SDK: pip install mcp" >&2; exit 2; }
 REPO=$SCRATCH/repo
 git init -q "$REPO"
-python3 - "$SCRATCH/events.jsonl" <<'PY'
-import json, sys
-P = [f"persona-{i:02d}" for i in range(25)]
-with open(sys.argv[1], "w") as f:
-    for m in range(100_000):
-        frm, to = P[m % 25], P[(m * 7 + 3) % 25]
-        if to == frm:
-            to = P[(m + 1) % 25]
-        ts = f"2026-01-{1 + m // 86400:02d}T{m // 3600 % 24:02d}:{m // 60 % 60:02d}:{m % 60:02d}Z"
-        f.write(json.dumps({"event_id": f"e{m}", "ts": ts, "event_type": "send", "message_id": m,
-                            "actor": frm, "from_persona": frm, "to_persona": to,
-                            "subject": f"message {m}", "body": f"body of message {m}",
-                            "attachments": [], "type": "status", "priority": "urgent" if m % 50 == 0 else "normal"}) + "\n")
-PY
+python3 "$ROOT/bench/gen_seed000.py" "$SCRATCH/events.jsonl" 100000 25
 git -C "$REPO" config gc.auto 0
 "$JULES" -C "$REPO" mail import "$SCRATCH/events.jsonl" >/dev/null
 git -C "$REPO" repack -adq

@@ -291,6 +291,10 @@ fn examples(words: &str) -> &'static [&'static str] {
             "claude mcp add jules -- git jules -C /path/to/repo mcp --persona curator",
             "JULES_PERSONA=curator git jules mcp",
         ],
+        "web" => &[
+            "git jules web --as overseer     # prints http://127.0.0.1:PORT/?token=…",
+            "git jules web --read-only --listen 127.0.0.1:8080",
+        ],
         "roles" => &["git jules roles", "git jules roles --check"],
         "exchange" => &["git jules exchange list --workstream generic"],
         "exchange add" => &["git jules exchange add --workstream generic --kind events --file event.yml --actor observer-qa"],

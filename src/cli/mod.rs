@@ -27,6 +27,7 @@ mod tick;
 pub mod ui;
 mod verify;
 mod weave;
+mod web;
 
 use std::path::PathBuf;
 
@@ -131,6 +132,8 @@ pub enum Command {
     Completions(completions::Args),
     /// Serve the persona's tools over the Model Context Protocol on stdio (see docs/mcp.md)
     Mcp(mcp::Args),
+    /// Serve the operator's web pages on the fleet, mail and series, live (see docs/web.md)
+    Web(web::Args),
 }
 
 impl Command {
@@ -141,6 +144,7 @@ impl Command {
             Command::Demo(_) => Some("demo"),
             Command::Completions(_) => Some("completions"),
             Command::Mcp(_) => Some("mcp"),
+            Command::Web(_) => Some("web"),
             Command::Hooks(Group {
                 cmd: Lean(hooks::HooksCommand::Show),
             }) => Some("hooks show"),
@@ -237,6 +241,7 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Sync(args) => sync::run(ctx, args),
         Command::Guard(args) => guard::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
+        Command::Web(args) => web::run(ctx, args),
         Command::Log(Group { cmd: Lean(cmd) }) => log::run(ctx, cmd),
         Command::State(Group { cmd: Lean(cmd) }) => state::run_state(ctx, cmd),
         Command::Sprint(Group { cmd: Lean(cmd) }) => state::run_sprint(ctx, cmd),

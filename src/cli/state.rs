@@ -244,17 +244,7 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
             let view = state.view()?.view;
             let current = view.current_sprint.and_then(|n| view.sprints.get(&n));
             if ctx.ui.json {
-                let runs: Vec<_> = view
-                    .runs
-                    .iter()
-                    .filter(|r| r.sprint.is_some() && r.sprint == view.current_sprint)
-                    .collect();
-                let tasks: Vec<_> = view
-                    .tasks
-                    .iter()
-                    .filter(|t| t.sprint.is_some() && t.sprint == view.current_sprint)
-                    .collect();
-                ui::json(&serde_json::json!({ "sprint": current, "runs": runs, "tasks": tasks }));
+                ui::json(&git_jules::state::status::sprint_status(&view));
             } else {
                 match current {
                     None => ui::out("no sprint started: `git jules sprint start`"),

@@ -11,6 +11,7 @@
 //! - [`recipients`]: personas, groups (`.jules/schedules.toml`, `jules.group.<name>.member`), `__broadcast`.
 //! - [`view`]: the projection, cached per persona for fast warm reads.
 //! - [`ops`]: sending, marking, looking messages up.
+//! - [`out`]: the JSON shapes (messages, listings) and the typed reads every frontend serialises.
 //! - [`claim`]: who handles a group message, with the remote ref as the lock.
 //! - [`frontmatter`], [`import`], [`export`]: the seed-000 JSONL log and the seed-003 Markdown maildir.
 
@@ -22,6 +23,7 @@ pub mod kinds;
 pub mod maildir;
 pub mod message;
 pub mod ops;
+pub mod out;
 pub mod recipients;
 pub mod view;
 pub mod when;

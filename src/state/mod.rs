@@ -5,10 +5,12 @@
 //! - [`schedules`] — `.jules/schedules.toml`.
 //! - [`tick`] — planning what runs now and recording the decision exactly once.
 //! - [`stats`] — per-sprint metrics.
+//! - [`status`] — the current sprint with its runs and tasks (`sprint status`, the web fleet page).
 
 pub mod events;
 pub mod schedules;
 pub mod stats;
+pub mod status;
 pub mod tick;
 pub mod view;
 

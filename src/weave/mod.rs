@@ -13,7 +13,7 @@
 //! Inputs: [`input`] (what can be woven), [`mbox`] and [`patch`] (patch files), [`persona`] (who wrote
 //! it). Applying: [`engine`], [`apply`] (exact-context hunks with offsets), [`binary`] (`GIT binary patch`),
 //! [`trailers`] (`Woven-from`/`Woven-id`), [`footprint`] (who changed which lines, for conflict reports).
-//! Output: [`report`].
+//! Output: [`report`]; [`recent`] (what outlives a run: woven commits on the integration branches, weave mails).
 
 pub mod apply;
 pub mod binary;
@@ -28,6 +28,7 @@ pub mod notify;
 pub mod order;
 pub mod patch;
 pub mod persona;
+pub mod recent;
 pub mod report;
 pub mod store;
 pub mod trailers;

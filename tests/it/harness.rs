@@ -244,6 +244,21 @@ impl Repo {
         stdout(&out)
     }
 
+    /// `mail send` from `from` to `to` (more options in `extra`); the new message's id.
+    pub fn send_mail(
+        &self,
+        from: &str,
+        to: &str,
+        subject: &str,
+        body: &str,
+        extra: &[&str],
+    ) -> String {
+        let mut args = vec!["mail", "send", "--from", from, "--to", to];
+        args.extend(["--subject", subject, "--body", body]);
+        args.extend_from_slice(extra);
+        self.jules_ok(args).trim().to_owned()
+    }
+
     /// Commit everything in the work tree with `message`; return the new commit id.
     pub fn commit_all(&self, message: &str) -> String {
         self.git(["add", "-A"]);

@@ -28,3 +28,4 @@ mod tick;
 mod verify;
 mod weave;
 mod weave_mail;
+mod web;

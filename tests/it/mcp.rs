@@ -502,20 +502,7 @@ fn python_sdk_interop() {
 
 /// `mail send` through the CLI: the message's id.
 fn send(r: &Repo, from: &str, to: &str, subject: &str) -> String {
-    r.jules_ok([
-        "mail",
-        "send",
-        "--from",
-        from,
-        "--to",
-        to,
-        "--subject",
-        subject,
-        "--body",
-        "b",
-    ])
-    .trim()
-    .to_owned()
+    r.send_mail(from, to, subject, "b", &[])
 }
 
 /// The server keeps the mail view of the current tips in memory between calls (`eventlog::warm`); it must

@@ -27,7 +27,7 @@ fn set_line(text: &str, n: usize, new: &str) -> String {
 }
 
 /// A repository with `src/x.rs` (60 lines) and `README` (20 lines) on main.
-fn project() -> Repo {
+pub fn project() -> Repo {
     let r = Repo::new();
     r.write("src/x.rs", &lines("line", 60));
     r.write("README", &lines("doc", 20));
@@ -96,7 +96,7 @@ fn file_at(r: &Repo, rev: &str, path: &str) -> String {
 }
 
 /// The seed's three personas: curator and refactor change the same lines, visionary the README.
-fn appendix_a(r: &Repo) {
+pub fn appendix_a(r: &Repo) {
     let x = lines("line", 60);
     let curated = set_line(&set_line(&x, 41, "line 41 curated"), 45, "line 45 curated");
     branch(
@@ -131,7 +131,7 @@ fn appendix_a(r: &Repo) {
     );
 }
 
-const THREE: [&str; 3] = [
+pub const THREE: [&str; 3] = [
     "jules/curator/tidy",
     "jules/refactor/rename",
     "jules/visionary/docs",

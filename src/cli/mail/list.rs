@@ -3,9 +3,9 @@
 use std::fmt::Write as _;
 
 use git_jules::mail::view::{Filter, Folder, Item};
-use git_jules::mail::{ops, when, Priority};
+use git_jules::mail::{ops, out, when, Priority};
 
-use super::{short_time, Context, ListOut, MessageOut, PersonaArg, StateOut, JSON_VERSION};
+use super::{short_time, Context, PersonaArg};
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
@@ -78,6 +78,11 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
         limit: a.limit,
     };
     let log = ops::log(repo)?;
+    if ctx.ui.json {
+        let doc = ops::with_view(&log, |view| out::inbox(view, &persona, &filter, now))?;
+        ui::json(&doc);
+        return Ok(0);
+    }
     let (items, abbrev) = ops::with_view(&log, |view| {
         Ok((view.inbox(&persona, &filter, now)?, view.abbrev()?))
     })?;
@@ -93,23 +98,7 @@ pub fn print_items(
     now: chrono::DateTime<chrono::Utc>,
 ) {
     if ctx.ui.json {
-        ui::json(&ListOut {
-            version: JSON_VERSION,
-            persona: Some(persona.to_owned()),
-            messages: items
-                .iter()
-                .map(|i| {
-                    MessageOut::new(
-                        &i.header,
-                        i.via.clone(),
-                        Some(StateOut::new(persona, &i.marks)),
-                        None,
-                        abbrev,
-                        now,
-                    )
-                })
-                .collect(),
-        });
+        ui::json(&out::listing(persona, items, abbrev, now));
         return;
     }
     // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.
@@ -157,21 +146,15 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
     let persona = a.persona.checked(ctx, repo)?;
     let now = chrono::Utc::now();
     let log = ops::log(repo)?;
+    if ctx.ui.json {
+        let doc = ops::with_view(&log, |view| out::sent(view, &persona, a.limit, now))?;
+        ui::json(&doc);
+        return Ok(0);
+    }
     let (mut headers, abbrev) =
         ops::with_view(&log, |view| Ok((view.sent(&persona)?, view.abbrev()?)))?;
     if let Some(l) = a.limit {
         headers.truncate(l);
-    }
-    if ctx.ui.json {
-        ui::json(&ListOut {
-            version: JSON_VERSION,
-            persona: Some(persona),
-            messages: headers
-                .iter()
-                .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
-                .collect(),
-        });
-        return Ok(0);
     }
     let mut text = String::new();
     for h in &headers {

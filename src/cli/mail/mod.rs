@@ -1,5 +1,5 @@
 //! `git jules mail …`: the personas' mailboxes. This module only dispatches and holds what the commands
-//! share: the persona argument and the JSON shapes (documented in docs/mail.md, version 1).
+//! share: the persona argument; the JSON shapes are `git_jules::mail::out` (docs/mail.md, version 1).
 
 mod claim;
 mod list;
@@ -9,13 +9,9 @@ mod show;
 mod transfer;
 mod wait;
 
-use std::collections::BTreeMap;
-
-use chrono::{DateTime, Utc};
-use git_jules::eventlog::PayloadRef;
-use git_jules::mail::view::{Claim, Header, Marks};
 use git_jules::mail::{message, when};
-use serde::Serialize;
+// The JSON shapes live in the library, so that every frontend (`git jules web` too) serialises the same types.
+pub use git_jules::mail::out::{ListOut, MessageOut};
 
 use super::{ui, Context};
 
@@ -202,115 +198,6 @@ pub fn check_names(
         }
     }
     Ok(())
-}
-
-/// A persona's state of a message, in JSON.
-#[derive(Debug, Serialize)]
-pub struct StateOut {
-    pub persona: String,
-    pub unread: bool,
-    pub read_at: Option<String>,
-    pub tags: Vec<String>,
-    pub trashed: bool,
-    pub archived: bool,
-}
-
-impl StateOut {
-    pub fn new(persona: &str, m: &Marks) -> Self {
-        StateOut {
-            persona: persona.to_owned(),
-            unread: m.read.is_none(),
-            read_at: m.read.clone(),
-            tags: m.tags.iter().cloned().collect(),
-            trashed: m.trashed,
-            archived: m.archived.is_some(),
-        }
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub struct FileOut {
-    pub name: String,
-    pub size: u64,
-}
-
-/// A message in JSON: the same shape in every listing; `body` only where the body is shown.
-#[derive(Debug, Serialize)]
-pub struct MessageOut {
-    pub id: String,
-    pub short: String,
-    pub from: String,
-    pub to: Vec<String>,
-    pub groups: BTreeMap<String, Vec<String>>,
-    /// The group or `__broadcast` it reached the persona through (listings of a mailbox only).
-    pub via: Option<String>,
-    pub subject: String,
-    #[serde(rename = "type")]
-    pub msg_type: String,
-    pub priority: String,
-    pub time: String,
-    pub tags: Vec<String>,
-    pub needs_response: bool,
-    pub in_reply_to: Option<String>,
-    pub thread: String,
-    pub expires: Option<String>,
-    pub expired: bool,
-    pub urls: Vec<String>,
-    pub files: Vec<FileOut>,
-    pub claim: Option<Claim>,
-    pub state: Option<StateOut>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-}
-
-impl MessageOut {
-    pub fn new(
-        h: &Header,
-        via: Option<String>,
-        state: Option<StateOut>,
-        body: Option<String>,
-        abbrev: usize,
-        now: DateTime<Utc>,
-    ) -> Self {
-        MessageOut {
-            id: h.id.clone(),
-            short: h.id[..abbrev.min(64)].to_owned(),
-            from: h.from.clone(),
-            to: h.to.clone(),
-            groups: h.groups.clone(),
-            via,
-            subject: h.subject.clone(),
-            msg_type: h.msg_type.clone(),
-            priority: h.priority.to_string(),
-            time: h.time.clone(),
-            tags: h.tags.clone(),
-            needs_response: h.needs_response,
-            in_reply_to: h.in_reply_to.clone(),
-            thread: h.thread().to_owned(),
-            expires: h.expires.clone(),
-            expired: h.is_expired(now),
-            urls: h.urls.clone(),
-            files: h.files.iter().map(file_out).collect(),
-            claim: h.claim.clone(),
-            state,
-            body,
-        }
-    }
-}
-
-fn file_out(p: &PayloadRef) -> FileOut {
-    FileOut {
-        name: p.name.clone(),
-        size: p.size,
-    }
-}
-
-/// A listing document: `inbox`, `sent`, `thread`, `wait`.
-#[derive(Debug, Serialize)]
-pub struct ListOut {
-    pub version: u32,
-    pub persona: Option<String>,
-    pub messages: Vec<MessageOut>,
 }
 
 /// `2026-01-28 15:30` from a stored time.

@@ -1,10 +1,11 @@
 //! `git jules mail read`, `show` and `thread`.
 
 use git_jules::mail::ops::{self, Mark};
+use git_jules::mail::out;
 use git_jules::mail::view::MailView;
 use serde::Serialize;
 
-use super::{Context, ListOut, MessageOut, PersonaArg, StateOut, JSON_VERSION};
+use super::{Context, ListOut, MessageOut, PersonaArg, JSON_VERSION};
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
@@ -44,21 +45,7 @@ fn detail(
     persona: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> git_jules::Result<MessageOut> {
-    let h = msg.header(view)?;
-    // Only a recipient has a state of the message (the sender of a direct message has none).
-    let state = match persona {
-        Some(p) if h.reaches(p) => Some(StateOut::new(p, &view.marks(p, &h.id)?)),
-        _ => None,
-    };
-    let abbrev = view.abbrev()?;
-    Ok(MessageOut::new(
-        &h,
-        None,
-        state,
-        Some(msg.data.body.clone()),
-        abbrev,
-        now,
-    ))
+    out::detail(view, msg, persona, now)
 }
 
 fn print(ctx: &Context, m: &MessageOut) {
@@ -178,29 +165,7 @@ pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::R
     let log = ops::log(repo)?;
     let now = chrono::Utc::now();
     let messages = ops::with_view(&log, |view| {
-        // A message id (or prefix) names its thread; anything else, hex-looking names included, is a thread
-        // name when such a thread exists.
-        let key = match view.resolve(&a.id) {
-            Ok((id, _)) => view.thread_of(&id.to_hex())?,
-            Err(e @ (git_jules::Error::NotFound { .. } | git_jules::Error::Usage(_))) => {
-                if view.thread(&a.id)?.is_empty() {
-                    return Err(e);
-                }
-                a.id.clone()
-            }
-            Err(e) => return Err(e),
-        };
-        let mut out = Vec::new();
-        for m in view.thread(&key)? {
-            let Some(commit) =
-                view.commit_of(&git_jules::eventlog::EventId::from_hex(&m).expect("hex"))?
-            else {
-                continue;
-            };
-            let msg = ops::load_message(log.repo(), commit)?;
-            out.push(detail(view, &msg, persona.as_deref(), now)?);
-        }
-        Ok(out)
+        out::thread(&log, view, &a.id, persona.as_deref(), now)
     })?;
     if ctx.ui.json {
         ui::json(&ListOut {

@@ -1,4 +1,4 @@
-//! New-mail notification for `git jules mcp`: inotify (through `notify`) on the repository's refs.
+//! New-mail notification for `git jules mcp`, woken by `git_jules::refwatch` on the repository's refs.
 //!
 //! Every way mail reaches a clone moves a ref: a local send or sync moves `refs/jules/…`, a plain
 //! `git fetch` moves `refs/remotes/<remote>/jules/…` or rewrites `packed-refs`. The watcher wakes on any
@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use notify::{RecursiveMode, Watcher};
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer};
 
@@ -34,20 +33,9 @@ pub fn spawn(
     subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
 ) -> anyhow::Result<notify::RecommendedWatcher> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if let Ok(event) = event {
-            // Only changes: inotify also reports every open and close, and every command (this server's
-            // own tools and the inbox check below included) opens refs to read them, which woke the
-            // watcher after each call and kept it waking itself.
-            if is_change(&event.kind) && event.paths.iter().any(|p| is_ref_path(p)) {
-                let _ = tx.send(());
-            }
-        }
+    let watcher = git_jules::refwatch::watch(&common_dir, move || {
+        let _ = tx.send(());
     })?;
-    let refs = common_dir.join("refs");
-    watcher.watch(&refs, RecursiveMode::Recursive)?;
-    // packed-refs lives beside refs/; watching the directory itself (not recursively) sees it replaced.
-    watcher.watch(&common_dir, RecursiveMode::NonRecursive)?;
 
     let trace = std::env::var_os(TRACE_ENV).is_some();
     tokio::spawn(async move {
@@ -84,25 +72,6 @@ pub fn spawn(
         }
     });
     Ok(watcher)
-}
-
-/// A creation, modification, rename or removal; not an access (open, read, close without writing).
-fn is_change(kind: &notify::EventKind) -> bool {
-    use notify::EventKind;
-    match kind {
-        EventKind::Create(_) | EventKind::Remove(_) | EventKind::Any | EventKind::Other => true,
-        EventKind::Modify(m) => !matches!(m, notify::event::ModifyKind::Metadata(_)),
-        EventKind::Access(_) => false,
-    }
-}
-
-/// A path whose change can bring mail: a ref under refs/ (lock files and the like excluded) or packed-refs.
-fn is_ref_path(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if name.ends_with(".lock") {
-        return false;
-    }
-    name == "packed-refs" || path.components().any(|c| c.as_os_str() == "refs")
 }
 
 /// The ids of the persona's unread messages, and the mail log's tips they were read at; empty when there

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# bench/web.sh [MESSAGES] [PERSONAS] -- `git jules web` against the CLI processes, in one run (docs/web.md).
+#
+# A repository with MESSAGES messages (default 100,000) to PERSONAS personas (default 100), through the same
+# seed-000 import as bench/mcp.sh; then, in the same run:
+#   1. server time of the fleet page and an inbox page (HTML), p50/p95, warm, measured by a client on the same
+#      machine (bench/web_latency.py), beside `mail inbox --json` and `mail stats --json` as whole processes
+#      (hyperfine);                                             targets: inbox page p95 <= 20 ms;
+#   2. the first inbox page in a fresh clone that fetched a checkpoint;       target: <= 300 ms;
+#   3. the server's peak RSS against `mail inbox`'s;                          target: <= 1.5x;
+#   4. a message sent from a second clone, synced, then `git fetch` in the served clone: from the end of the
+#      fetch to the `refs` event on GET /events;                              target: <= 1 s.
+# Times measured while other builds run on the machine are noisy: say so next to any number quoted.
+set -euo pipefail
+MESSAGES=${1:-100000}
+PERSONAS=${2:-100}
+RUNS=${RUNS:-100}
+source "$(dirname "$0")/common.sh"
+REMOTE=$SCRATCH/remote.git
+REPO=$SCRATCH/repo
+git init -q --bare "$REMOTE"
+git init -q "$REPO"
+git -C "$REPO" commit -q --allow-empty -m initial
+git -C "$REPO" remote add origin "$REMOTE"
+python3 "$ROOT/bench/gen_seed000.py" "$SCRATCH/events.jsonl" "$MESSAGES" "$PERSONAS"
+git -C "$REPO" config gc.auto 0
+"$JULES" -C "$REPO" init origin >/dev/null
+"$JULES" -C "$REPO" mail import "$SCRATCH/events.jsonl" >/dev/null
+"$JULES" -C "$REPO" log checkpoint mail >/dev/null
+git -C "$REPO" repack -adq
+"$JULES" -C "$REPO" sync >/dev/null
+echo "binary: $("$JULES" --version), $MESSAGES messages, $PERSONAS personas, $RUNS requests per page"
+
+INBOX=persona-03
+# Warm the CLI's cache the same way the server's first request does.
+"$JULES" -C "$REPO" mail inbox --persona "$INBOX" --json >/dev/null
+hyperfine -N -w 2 -r 10 --export-json "$SCRATCH/cli.json" \
+  "$JULES -C $REPO mail inbox --persona $INBOX --json" \
+  "$JULES -C $REPO mail stats --json" >/dev/null
+echo "CLI  mail inbox --json: median $(ms "$(median "$SCRATCH/cli.json" 0)")"
+echo "CLI  mail stats --json: median $(ms "$(median "$SCRATCH/cli.json" 1)")"
+CLI_RSS=$( { /usr/bin/time -f %M "$JULES" -C "$REPO" mail inbox --persona "$INBOX" --json >/dev/null; } 2>&1 | tail -1)
+
+# A second clone that will send while the page is open.
+OTHER=$SCRATCH/other
+git clone -q "$REMOTE" "$OTHER"
+"$JULES" -C "$OTHER" init origin >/dev/null
+"$JULES" -C "$OTHER" sync >/dev/null
+
+# serve DIR: start `git jules web` in DIR; sets SERVER (its pid) and URL (its first line).
+serve() {
+  rm -f "$SCRATCH/url"
+  "$JULES" -C "$1" web > "$SCRATCH/url" 2>/dev/null &
+  SERVER=$!
+  until [ -s "$SCRATCH/url" ]; do sleep 0.05; done
+  URL=$(head -1 "$SCRATCH/url")
+}
+serve "$REPO"
+trap 'kill $SERVER 2>/dev/null; rm -rf "$SCRATCH"' EXIT
+python3 "$ROOT/bench/web_latency.py" "$URL" "$RUNS" "/" "/mail/$INBOX"
+SERVER_RSS=$(awk '/VmHWM/ {print $2}' /proc/$SERVER/status)
+echo "peak RSS: server $SERVER_RSS KiB, mail inbox $CLI_RSS KiB, ratio $(ratio "$SERVER_RSS" "$CLI_RSS") (target <= 1.5)"
+
+# Live: the end of `git fetch` to the event on the open stream.
+python3 "$ROOT/bench/web_latency.py" "$URL" live "$SCRATCH/event" &
+WATCH=$!
+until [ -e "$SCRATCH/event.ready" ]; do sleep 0.05; done
+"$JULES" -C "$OTHER" mail send --from persona-01 --to "$INBOX" --subject live --body now >/dev/null
+"$JULES" -C "$OTHER" sync >/dev/null
+git -C "$REPO" fetch -q origin
+date +%s.%N > "$SCRATCH/fetched"
+wait $WATCH
+python3 -c 'import sys; a=float(open(sys.argv[1]).read()); b=float(open(sys.argv[2]).read()); print(f"live: event {1000*(b-a):.1f} ms after the fetch ended (target <= 1000 ms)")' "$SCRATCH/fetched" "$SCRATCH/event"
+kill $SERVER
+
+# The first page in a fresh clone that fetched the checkpoint.
+FRESH=$SCRATCH/fresh
+git clone -q "$REMOTE" "$FRESH"
+"$JULES" -C "$FRESH" init origin >/dev/null
+"$JULES" -C "$FRESH" sync >/dev/null
+serve "$FRESH"
+python3 "$ROOT/bench/web_latency.py" "$URL" first "/mail/$INBOX"

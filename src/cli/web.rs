@@ -1,0 +1,48 @@
+//! `git jules web`: parse the arguments, bind the server (`git_jules::web`), print its URL, serve.
+
+use std::net::SocketAddr;
+
+use super::{ui, Context};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address and port to listen on (port 0: any free port)
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// The overseer persona the operator sends, replies and marks as
+    #[arg(long = "as", value_name = "PERSONA")]
+    pub as_persona: Option<String>,
+    /// Serve pages only: refuse every send and mark
+    #[arg(long)]
+    pub read_only: bool,
+    /// Open the URL in a browser (xdg-open)
+    #[arg(long)]
+    pub open: bool,
+}
+
+pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
+    if !args.listen.ip().is_loopback() {
+        ui::warn(format!(
+            "listening on {}, not loopback: anyone who can reach it and learns the token can read the mail",
+            args.listen
+        ));
+    }
+    let server = git_jules::web::Server::bind(
+        ctx.dir.clone(),
+        git_jules::web::Options {
+            listen: args.listen,
+            as_persona: args.as_persona,
+            read_only: args.read_only,
+        },
+    )?;
+    let url = server.url();
+    // The first line on stdout, like Jupyter's: scripts and tests read it.
+    ui::out(&url);
+    if args.open {
+        if let Err(e) = std::process::Command::new("xdg-open").arg(&url).spawn() {
+            ui::warn(format!("could not start xdg-open: {e}"));
+        }
+    }
+    server.run();
+    Ok(0)
+}

@@ -1,0 +1,151 @@
+//! The fleet at a glance: every persona (declared in `.jules/`, or seen on the mail log) with its mail
+//! counts, last activity, open claims and current task, and the sprint's progress. One typed,
+//! serialisable read over the mail and state views, for `git jules web`'s fleet page and `/api/fleet`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::mail::message::BROADCAST;
+use crate::mail::ops;
+use crate::mail::recipients::{Groups, Known};
+use crate::mail::view::Filter;
+use crate::state::status::{sprint_status, SprintStatus};
+use crate::state::view::{Run, TickRecord};
+use crate::state::State;
+
+/// The version of the fleet document (docs/json.md).
+pub const JSON_VERSION: u32 = 1;
+
+/// How many of the last ticks and runs the fleet shows.
+const RECENT: usize = 10;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Fleet {
+    pub version: u32,
+    pub personas: Vec<PersonaRow>,
+    pub messages: u64,
+    /// Messages with `needs_response` nobody answered (as `mail stats` counts them).
+    pub unanswered: u64,
+    pub sprint: SprintStatus,
+    /// Tasks of the current sprint by state (`todo`, `done`, `canceled`).
+    pub tasks_by_state: BTreeMap<String, u64>,
+    /// The last ticks, newest first: when, in which mode, whom they launched.
+    pub ticks: Vec<TickRecord>,
+    /// The last runs of the cycle history, newest first, with why each was launched.
+    pub history: Vec<Run>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PersonaRow {
+    pub persona: String,
+    /// Named by `.jules/` (schedules, groups, persona directories); otherwise only seen on the log.
+    pub declared: bool,
+    pub received: u64,
+    pub unread: u64,
+    /// Unread messages in the inbox that ask for a response.
+    pub needs_response: u64,
+    pub sent: u64,
+    /// The newest of its last message sent and its last run.
+    pub last_activity: Option<String>,
+    /// Messages in its inbox it holds the claim on.
+    pub open_claims: Vec<String>,
+    /// Its newest `todo` task of the current sprint.
+    pub current_task: Option<String>,
+    /// The status of its newest run (`running`, `ok`, `failed`).
+    pub last_run: Option<String>,
+}
+
+/// Read the fleet of `repo` (its work tree's `.jules/` and its logs) as of `now`.
+pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Fleet> {
+    let groups = Groups::load(repo)?;
+    let known = Known::load(repo, &groups, std::iter::empty())?;
+    let mut declared = known.personas.clone();
+    if let Some(wt) = repo.workdir() {
+        declared.extend(crate::roles::scan(wt).personas);
+    }
+    let log = ops::log(repo)?;
+    let mut rows: BTreeMap<String, PersonaRow> = BTreeMap::new();
+    let (messages, unanswered) = if log.tips()?.is_empty() {
+        (0, 0)
+    } else {
+        ops::with_view(&log, |view| {
+            let stats = ops::stats(view, now)?;
+            for (p, s) in &stats.personas {
+                let inbox = view.inbox(p, &Filter::default(), now)?;
+                let sent = view.sent(p)?;
+                rows.insert(
+                    p.clone(),
+                    PersonaRow {
+                        persona: p.clone(),
+                        declared: declared.contains(p),
+                        received: s.received,
+                        unread: s.unread,
+                        needs_response: inbox
+                            .iter()
+                            .filter(|i| i.header.needs_response && i.marks.read.is_none())
+                            .count() as u64,
+                        sent: s.sent,
+                        last_activity: sent.first().map(|h| h.time.clone()),
+                        open_claims: inbox
+                            .iter()
+                            .filter(|i| i.header.claim.as_ref().is_some_and(|c| &c.persona == p))
+                            .map(|i| i.header.id.clone())
+                            .collect(),
+                        current_task: None,
+                        last_run: None,
+                    },
+                );
+            }
+            Ok((stats.messages, stats.unanswered))
+        })?
+    };
+    for p in &declared {
+        if p == BROADCAST {
+            continue;
+        }
+        rows.entry(p.clone()).or_insert_with(|| PersonaRow {
+            persona: p.clone(),
+            declared: true,
+            received: 0,
+            unread: 0,
+            needs_response: 0,
+            sent: 0,
+            last_activity: None,
+            open_claims: Vec::new(),
+            current_task: None,
+            last_run: None,
+        });
+    }
+    let state = State::open(repo)?.view()?.view;
+    let sprint = sprint_status(&state);
+    for run in &state.runs {
+        if let Some(row) = rows.get_mut(&run.persona_id) {
+            row.last_run = run.status.clone().or(row.last_run.take());
+            if row.last_activity.as_deref() < Some(run.created_at.as_str()) {
+                row.last_activity = Some(run.created_at.clone());
+            }
+        }
+    }
+    for t in sprint.tasks.iter().filter(|t| t.state == "todo") {
+        if let Some(row) = t.persona.as_ref().and_then(|p| rows.get_mut(p)) {
+            row.current_task = Some(t.title.clone());
+        }
+    }
+    let mut tasks_by_state = BTreeMap::new();
+    for t in &sprint.tasks {
+        *tasks_by_state.entry(t.state.clone()).or_insert(0) += 1;
+    }
+    Ok(Fleet {
+        version: JSON_VERSION,
+        personas: rows.into_values().collect(),
+        messages,
+        unanswered,
+        tasks_by_state,
+        ticks: state.ticks.iter().rev().take(RECENT).cloned().collect(),
+        history: state.runs.iter().rev().take(RECENT).cloned().collect(),
+        sprint,
+    })
+}

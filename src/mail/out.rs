@@ -1,0 +1,231 @@
+//! The JSON shapes of mail (docs/mail.md, version 1) and the typed reads that produce them: a mailbox
+//! listing, what a persona sent, one message, a thread. The CLI's `--json` and `git jules web` serialise
+//! these same values, so the two frontends cannot drift apart.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::ops::{self, Message};
+use super::view::{Claim, Filter, Header, Item, MailView, Marks};
+use crate::error::{Error, Result};
+use crate::eventlog::{EventId, Log, PayloadRef};
+
+/// The version of every mail JSON document.
+pub const JSON_VERSION: u32 = 1;
+
+/// A persona's state of a message, in JSON.
+#[derive(Debug, Clone, Serialize)]
+pub struct StateOut {
+    pub persona: String,
+    pub unread: bool,
+    pub read_at: Option<String>,
+    pub tags: Vec<String>,
+    pub trashed: bool,
+    pub archived: bool,
+}
+
+impl StateOut {
+    pub fn new(persona: &str, m: &Marks) -> Self {
+        StateOut {
+            persona: persona.to_owned(),
+            unread: m.read.is_none(),
+            read_at: m.read.clone(),
+            tags: m.tags.iter().cloned().collect(),
+            trashed: m.trashed,
+            archived: m.archived.is_some(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileOut {
+    pub name: String,
+    pub size: u64,
+}
+
+/// A message in JSON: the same shape in every listing; `body` only where the body is shown.
+#[derive(Debug, Clone, Serialize)]
+pub struct MessageOut {
+    pub id: String,
+    pub short: String,
+    pub from: String,
+    pub to: Vec<String>,
+    pub groups: BTreeMap<String, Vec<String>>,
+    /// The group or `__broadcast` it reached the persona through (listings of a mailbox only).
+    pub via: Option<String>,
+    pub subject: String,
+    #[serde(rename = "type")]
+    pub msg_type: String,
+    pub priority: String,
+    pub time: String,
+    pub tags: Vec<String>,
+    pub needs_response: bool,
+    pub in_reply_to: Option<String>,
+    pub thread: String,
+    pub expires: Option<String>,
+    pub expired: bool,
+    pub urls: Vec<String>,
+    pub files: Vec<FileOut>,
+    pub claim: Option<Claim>,
+    pub state: Option<StateOut>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+impl MessageOut {
+    pub fn new(
+        h: &Header,
+        via: Option<String>,
+        state: Option<StateOut>,
+        body: Option<String>,
+        abbrev: usize,
+        now: DateTime<Utc>,
+    ) -> Self {
+        MessageOut {
+            id: h.id.clone(),
+            short: h.id[..abbrev.min(64)].to_owned(),
+            from: h.from.clone(),
+            to: h.to.clone(),
+            groups: h.groups.clone(),
+            via,
+            subject: h.subject.clone(),
+            msg_type: h.msg_type.clone(),
+            priority: h.priority.to_string(),
+            time: h.time.clone(),
+            tags: h.tags.clone(),
+            needs_response: h.needs_response,
+            in_reply_to: h.in_reply_to.clone(),
+            thread: h.thread().to_owned(),
+            expires: h.expires.clone(),
+            expired: h.is_expired(now),
+            urls: h.urls.clone(),
+            files: h.files.iter().map(file_out).collect(),
+            claim: h.claim.clone(),
+            state,
+            body,
+        }
+    }
+}
+
+fn file_out(p: &PayloadRef) -> FileOut {
+    FileOut {
+        name: p.name.clone(),
+        size: p.size,
+    }
+}
+
+/// A listing document: `inbox`, `sent`, `thread`, `wait`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListOut {
+    pub version: u32,
+    pub persona: Option<String>,
+    pub messages: Vec<MessageOut>,
+}
+
+/// A persona's mailbox as listed by `mail inbox`.
+pub fn inbox(
+    view: &mut MailView,
+    persona: &str,
+    filter: &Filter,
+    now: DateTime<Utc>,
+) -> Result<ListOut> {
+    let items = view.inbox(persona, filter, now)?;
+    let abbrev = view.abbrev()?;
+    Ok(listing(persona, &items, abbrev, now))
+}
+
+/// Listed items of `persona`'s mailbox as a document (`mail inbox`, `mail wait`).
+pub fn listing(persona: &str, items: &[Item], abbrev: usize, now: DateTime<Utc>) -> ListOut {
+    ListOut {
+        version: JSON_VERSION,
+        persona: Some(persona.to_owned()),
+        messages: items
+            .iter()
+            .map(|i| {
+                let state = Some(StateOut::new(persona, &i.marks));
+                MessageOut::new(&i.header, i.via.clone(), state, None, abbrev, now)
+            })
+            .collect(),
+    }
+}
+
+/// What `persona` sent, newest first, at most `limit`.
+pub fn sent(
+    view: &mut MailView,
+    persona: &str,
+    limit: Option<usize>,
+    now: DateTime<Utc>,
+) -> Result<ListOut> {
+    let mut headers = view.sent(persona)?;
+    if let Some(l) = limit {
+        headers.truncate(l);
+    }
+    let abbrev = view.abbrev()?;
+    Ok(ListOut {
+        version: JSON_VERSION,
+        persona: Some(persona.to_owned()),
+        messages: headers
+            .iter()
+            .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
+            .collect(),
+    })
+}
+
+/// One message with its body and, when `persona` received it, that persona's state of it.
+pub fn detail(
+    view: &mut MailView,
+    msg: &Message,
+    persona: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<MessageOut> {
+    let h = msg.header(view)?;
+    // Only a recipient has a state of the message (the sender of a direct message has none).
+    let state = match persona {
+        Some(p) if h.reaches(p) => Some(StateOut::new(p, &view.marks(p, &h.id)?)),
+        _ => None,
+    };
+    let abbrev = view.abbrev()?;
+    Ok(MessageOut::new(
+        &h,
+        None,
+        state,
+        Some(msg.data.body.clone()),
+        abbrev,
+        now,
+    ))
+}
+
+/// The whole conversation `id` belongs to, in the log's order: `id` is a message id (or unique prefix) or
+/// a thread name.
+pub fn thread(
+    log: &Log<'_>,
+    view: &mut MailView,
+    id: &str,
+    persona: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<Vec<MessageOut>> {
+    // A message id (or prefix) names its thread; anything else, hex-looking names included, is a thread
+    // name when such a thread exists.
+    let key = match view.resolve(id) {
+        Ok((eid, _)) => view.thread_of(&eid.to_hex())?,
+        Err(e @ (Error::NotFound { .. } | Error::Usage(_))) => {
+            if view.thread(id)?.is_empty() {
+                return Err(e);
+            }
+            id.to_owned()
+        }
+        Err(e) => return Err(e),
+    };
+    let mut out = Vec::new();
+    for m in view.thread(&key)? {
+        let Some(commit) = EventId::from_hex(&m).and_then(|eid| view.commit_of(&eid).transpose())
+        else {
+            continue;
+        };
+        let msg = ops::load_message(log.repo(), commit?)?;
+        out.push(detail(view, &msg, persona, now)?);
+    }
+    Ok(out)
+}

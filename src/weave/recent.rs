@@ -1,0 +1,109 @@
+//! What the last weaves did, as far as the repository keeps it: the woven commits on each integration branch
+//! (`jules/integration/*`, newest first, with their `Woven-from` input) and the mails weave sent (tagged
+//! `weave`: a `conflict` mail names the files, hunks and counterpart inputs; an `alert` a dropped input).
+//! A run's full report is printed, not stored; this is the part that outlives it (`git jules web`'s weave
+//! page).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::mail::out::MessageOut;
+
+/// Woven commits shown per integration branch.
+const COMMITS: usize = 50;
+/// Commits looked at per branch before giving up on finding more woven ones.
+const WALK: usize = 1000;
+/// Weave mails shown.
+const MAILS: usize = 50;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Recent {
+    pub version: u32,
+    pub branches: Vec<Branch>,
+    /// The weave mails, newest first.
+    pub mails: Vec<MessageOut>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Branch {
+    pub branch: String,
+    pub tip: String,
+    pub woven: Vec<Woven>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Woven {
+    pub commit: String,
+    pub summary: String,
+    /// The `Woven-from` input (a branch, a range, a patch file).
+    pub input: String,
+}
+
+/// Read the integration branches and the weave mails of `repo`.
+pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Recent> {
+    let mut branches = Vec::new();
+    let mut refs = Vec::new();
+    for r in repo
+        .references()?
+        .prefixed("refs/heads/jules/integration/")?
+    {
+        let r = r.map_err(|e| Error::Other(format!("listing integration branches: {e}")))?;
+        let name = r.name().as_bstr().to_string();
+        if let Some(id) = r.try_id() {
+            refs.push((name, id.detach()));
+        }
+    }
+    refs.sort();
+    for (name, tip) in refs {
+        let mut woven = Vec::new();
+        for info in repo.rev_walk([tip]).first_parent_only().all()?.take(WALK) {
+            let info = info.map_err(|e| Error::Other(format!("walking {name}: {e}")))?;
+            let commit = repo.find_commit(info.id)?;
+            let message = commit.message_raw_sloppy().to_string();
+            let input = crate::trailers::parse(&message)
+                .into_iter()
+                .find(|t| t.key.eq_ignore_ascii_case(super::trailers::FROM))
+                .map(|t| t.value);
+            if let Some(input) = input {
+                woven.push(Woven {
+                    commit: info.id.to_string(),
+                    summary: message.lines().next().unwrap_or_default().to_owned(),
+                    input,
+                });
+                if woven.len() == COMMITS {
+                    break;
+                }
+            }
+        }
+        branches.push(Branch {
+            branch: name.trim_start_matches("refs/heads/").to_owned(),
+            tip: tip.to_string(),
+            woven,
+        });
+    }
+    let log = crate::mail::ops::log(repo)?;
+    let mails = if log.tips()?.is_empty() {
+        Vec::new()
+    } else {
+        crate::mail::ops::with_view(&log, |view| {
+            let mut headers: Vec<_> = view
+                .all_headers()?
+                .into_iter()
+                .filter(|h| h.tags.iter().any(|t| t == "weave"))
+                .collect();
+            headers.reverse();
+            headers.truncate(MAILS);
+            let abbrev = view.abbrev()?;
+            Ok(headers
+                .iter()
+                .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
+                .collect())
+        })?
+    };
+    Ok(Recent {
+        version: 1,
+        branches,
+        mails,
+    })
+}

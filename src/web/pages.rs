@@ -1,0 +1,393 @@
+//! The routes: each one calls a typed read of the library and hands back its serialisable value, which
+//! is the JSON document and the template's data at once.
+
+use chrono::Utc;
+use serde::Serialize;
+use serde_json::json;
+use tiny_http::{Method, StatusCode};
+
+use super::render;
+use super::{Reply, Req, Shared};
+use crate::error::{Error, ErrorKind, Result};
+use crate::eventlog::EventId;
+use crate::mail::ops::{self, Mark};
+use crate::mail::out;
+use crate::mail::view::{Filter, Folder};
+use crate::mail::{Priority, SendRequest};
+
+pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
+    let segs: Vec<String> = r
+        .path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(percent_decode)
+        .collect();
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let result = match (&r.method, segs.as_slice()) {
+        (Method::Get, ["static", "app.js"]) => {
+            return Reply::Static("text/javascript; charset=utf-8", render::APP_JS)
+        }
+        (Method::Get, ["static", "style.css"]) => {
+            return Reply::Static("text/css; charset=utf-8", render::STYLE_CSS)
+        }
+        (Method::Get, [] | ["fleet"]) => fleet(shared),
+        (Method::Get, ["mail", persona]) => mailbox(shared, r, persona),
+        (Method::Get, ["message", id]) => thread(shared, r, id),
+        (Method::Get, ["message", id, "raw"]) => raw(shared, id),
+        (Method::Get, ["message", id, "file", name]) => attachment(shared, id, name),
+        (Method::Get, ["series"]) => series(shared),
+        (Method::Get, ["weave"]) => weave(shared),
+        (Method::Get, ["search"]) => search(shared, r),
+        (Method::Post, ["send"]) => send(shared, r),
+        (Method::Post, ["mark"]) => mark(shared, r),
+        _ => return Reply::Error(StatusCode(404), format!("no page at {}", r.path)),
+    };
+    result.unwrap_or_else(|e| {
+        let status = match e.kind() {
+            ErrorKind::NotFound => 404,
+            ErrorKind::Usage => 400,
+            ErrorKind::Conflict => 409,
+            _ => 500,
+        };
+        Reply::Error(StatusCode(status), e.to_string())
+    })
+}
+
+fn percent_decode(s: &str) -> String {
+    form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
+        .next()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+fn repo(shared: &Shared) -> Result<gix::Repository> {
+    crate::repo::open(&shared.dir)
+}
+
+fn value(v: impl Serialize) -> Result<serde_json::Value> {
+    serde_json::to_value(v).map_err(|e| Error::Other(format!("serialising: {e}")))
+}
+
+fn fleet(shared: &Shared) -> Result<Reply> {
+    let repo = repo(shared)?;
+    let f = crate::fleet::read(&repo, Utc::now())?;
+    Ok(Reply::Page {
+        template: "fleet.html",
+        title: "fleet".into(),
+        data: value(f)?,
+    })
+}
+
+/// The mail log, or `None` when nothing was ever sent (no log to open a view of).
+fn with_mail<T>(
+    repo: &gix::Repository,
+    f: impl FnMut(&crate::eventlog::Log<'_>, &mut crate::mail::MailView) -> Result<T>,
+) -> Result<Option<T>> {
+    let log = ops::log(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(None);
+    }
+    let mut f = f;
+    ops::with_view(&log, |view| f(&log, view)).map(Some)
+}
+
+fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
+    crate::mail::message::validate_persona(persona)?;
+    let repo = repo(shared)?;
+    let now = Utc::now();
+    let folder = r.param("folder").unwrap_or("inbox");
+    let doc = if folder == "sent" {
+        with_mail(&repo, |_, view| out::sent(view, persona, None, now))?
+    } else {
+        let filter = Filter {
+            folder: match folder {
+                "inbox" => Folder::Inbox,
+                "archive" => Folder::Archive,
+                "trash" => Folder::Trash,
+                "all" => Folder::All,
+                other => return Err(Error::usage(format!("unknown folder {other:?}"))),
+            },
+            unread: r.param("unread").is_some(),
+            msg_type: r.param("type").map(str::to_owned),
+            priority: r.param("priority").map(Priority::parse).transpose()?,
+            tag: r.param("tag").map(str::to_owned),
+            from: r.param("from").map(str::to_owned),
+            since: None,
+            limit: r.param("limit").and_then(|l| l.parse().ok()),
+        };
+        with_mail(&repo, |_, view| out::inbox(view, persona, &filter, now))?
+    };
+    let doc = doc.unwrap_or(out::ListOut {
+        version: out::JSON_VERSION,
+        persona: Some(persona.to_owned()),
+        messages: Vec::new(),
+    });
+    let mut data = value(doc)?;
+    data["folder"] = json!(folder);
+    Ok(Reply::Page {
+        template: "mailbox.html",
+        title: format!("mail of {}", render::visible(persona, render::MAX_NAME)),
+        data,
+    })
+}
+
+fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
+    let repo = repo(shared)?;
+    let persona = r.param("persona");
+    if let Some(p) = persona {
+        crate::mail::message::validate_persona(p)?;
+    }
+    let now = Utc::now();
+    let messages = with_mail(&repo, |log, view| out::thread(log, view, id, persona, now))?
+        .ok_or_else(|| Error::not_found("message", id))?;
+    let mut data = value(out::ListOut {
+        version: out::JSON_VERSION,
+        persona: persona.map(str::to_owned),
+        messages,
+    })?;
+    data["selected"] = json!(id);
+    Ok(Reply::Page {
+        template: "thread.html",
+        title: "thread".into(),
+        data,
+    })
+}
+
+fn find(repo: &gix::Repository, id: &str) -> Result<ops::Message> {
+    with_mail(repo, |log, view| ops::find(log, view, id))?
+        .ok_or_else(|| Error::not_found("message", id))
+}
+
+/// The whole body as plain text: the browser shows it, never renders or sniffs it.
+fn raw(shared: &Shared, id: &str) -> Result<Reply> {
+    let repo = repo(shared)?;
+    let msg = find(&repo, id)?;
+    Ok(Reply::Bytes {
+        content_type: "text/plain; charset=utf-8",
+        disposition: "inline".into(),
+        bytes: msg.data.body.into_bytes(),
+    })
+}
+
+fn attachment(shared: &Shared, id: &str, name: &str) -> Result<Reply> {
+    let repo = repo(shared)?;
+    let msg = find(&repo, id)?;
+    let bytes = ops::attachment(&repo, &msg, name)?;
+    // The file name goes into a header: keep only characters that cannot end or bend it.
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Ok(Reply::Bytes {
+        content_type: "application/octet-stream",
+        disposition: format!("attachment; filename=\"{safe}\""),
+        bytes,
+    })
+}
+
+#[derive(Serialize)]
+struct PatchOut {
+    index: usize,
+    commit: String,
+    short: String,
+    summary: String,
+    verify: crate::series::status::VerifyState,
+    rationale: Vec<String>,
+    reviews: Vec<crate::series::review::NoteLine>,
+}
+
+#[derive(Serialize)]
+struct SeriesOut {
+    series: String,
+    branch: String,
+    base: String,
+    verify_command: Option<String>,
+    interrupted: Option<String>,
+    patches: Vec<PatchOut>,
+}
+
+fn series(shared: &Shared) -> Result<Reply> {
+    let repo = repo(shared)?;
+    let command = crate::verify::settings::command(&repo);
+    let mut list = Vec::new();
+    for s in crate::series::status::list(&repo, command.as_deref())? {
+        let mut patches = Vec::new();
+        for p in &s.patches {
+            let commit = repo.find_commit(p.patch.commit)?;
+            let message = commit.message_raw_sloppy().to_string();
+            patches.push(PatchOut {
+                index: p.patch.index,
+                commit: p.patch.commit.to_string(),
+                short: p.short.clone(),
+                summary: p.patch.summary.clone(),
+                verify: p.verify,
+                rationale: crate::trailers::parse(&message)
+                    .into_iter()
+                    .filter(|t| t.key.eq_ignore_ascii_case("Rationale"))
+                    .map(|t| t.value)
+                    .collect(),
+                reviews: crate::series::review::notes_of(&repo, p.patch.commit)?,
+            });
+        }
+        list.push(SeriesOut {
+            series: s.series,
+            branch: s.branch,
+            base: s.base.commit.to_string(),
+            verify_command: s.verify_command,
+            interrupted: s.interrupted,
+            patches,
+        });
+    }
+    Ok(Reply::Page {
+        template: "series.html",
+        title: "series".into(),
+        data: json!({ "version": 1, "series": value(list)? }),
+    })
+}
+
+fn weave(shared: &Shared) -> Result<Reply> {
+    let repo = repo(shared)?;
+    Ok(Reply::Page {
+        template: "weave.html",
+        title: "weave".into(),
+        data: value(crate::weave::recent::read(&repo, Utc::now())?)?,
+    })
+}
+
+fn search(shared: &Shared, r: &Req) -> Result<Reply> {
+    let query = super::search::Query {
+        q: r.param("q").unwrap_or_default().to_owned(),
+        persona: r.param("persona").map(str::to_owned),
+        from: r.param("from").map(str::to_owned),
+        tag: r.param("tag").map(str::to_owned),
+        since: r.param("since").map(str::to_owned),
+    };
+    let answer = if query.q.is_empty() {
+        Ok(serde_json::Value::Null)
+    } else {
+        super::search::search(&repo(shared)?, &query)
+    };
+    let (results, unavailable) = match answer {
+        Ok(v) => (v, None),
+        Err(Error::Refused(m)) => (serde_json::Value::Null, Some(m)),
+        Err(e) => return Err(e),
+    };
+    Ok(Reply::Page {
+        template: "search.html",
+        title: "search".into(),
+        data: json!({ "version": 1, "query": value(&query)?, "results": results, "unavailable": unavailable }),
+    })
+}
+
+/// Where to go after a write: back where the form was, if it is one of our paths.
+fn back(r: &Req) -> String {
+    r.param("back")
+        .filter(|b| b.starts_with('/') && !b.starts_with("//"))
+        .unwrap_or("/")
+        .to_owned()
+}
+
+fn send(shared: &Shared, r: &Req) -> Result<Reply> {
+    let from = shared.opts.as_persona.clone().expect("writes need --as");
+    let repo = repo(shared)?;
+    let groups = crate::mail::recipients::Groups::load(&repo)?;
+    let log = ops::log(&repo)?;
+    let (to, subject, in_reply_to, thread) = match r.param("reply_to") {
+        Some(parent) => {
+            let parent = find(&repo, parent)?;
+            let to = if parent.event.actor == from {
+                parent.data.to.clone()
+            } else {
+                vec![parent.event.actor.clone()]
+            };
+            let subject = if parent.data.subject.starts_with("Re: ") {
+                parent.data.subject.clone()
+            } else {
+                format!("Re: {}", parent.data.subject)
+            };
+            let thread = with_mail(&repo, |_, view| view.thread_of(&parent.id.to_hex()))?;
+            (to, subject, Some(parent.id.to_hex()), thread)
+        }
+        None => (
+            r.param("to")
+                .unwrap_or_default()
+                .split(',')
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            r.param("subject").unwrap_or_default().to_owned(),
+            None,
+            None,
+        ),
+    };
+    let req = SendRequest {
+        from,
+        to,
+        subject,
+        body: r.param("body").unwrap_or_default().replace("\r\n", "\n"),
+        // The CLI's defaults: `mail send` is a status, `mail reply` a response; the form may name another.
+        msg_type: match (r.param("type"), &in_reply_to) {
+            (Some(t), _) => t.to_owned(),
+            (None, Some(_)) => "response".into(),
+            (None, None) => "status".into(),
+        },
+        needs_response: r.param("needs_response").is_some(),
+        in_reply_to,
+        thread,
+        ..SendRequest::default()
+    };
+    let appended = ops::send(&log, req, &groups)?;
+    if r.json {
+        return Ok(Reply::Page {
+            template: "error.html",
+            title: "sent".into(),
+            data: json!({ "version": 1, "id": appended.id.to_hex() }),
+        });
+    }
+    Ok(Reply::Redirect(back(r)))
+}
+
+fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
+    let persona = shared.opts.as_persona.clone().expect("writes need --as");
+    let repo = repo(shared)?;
+    let log = ops::log(&repo)?;
+    let id = r.param("id").ok_or_else(|| Error::usage("no message id"))?;
+    let m = match r.param("action").unwrap_or_default() {
+        "read" => Mark::Read,
+        "unread" => Mark::Unread,
+        "archive" => Mark::Archive,
+        "unarchive" => Mark::Unarchive,
+        "trash" => Mark::Trash,
+        "untrash" => Mark::Untrash,
+        "tag" => Mark::Tag(
+            r.param("tag")
+                .ok_or_else(|| Error::usage("no tag"))?
+                .to_owned(),
+        ),
+        "untag" => Mark::Untag(
+            r.param("tag")
+                .ok_or_else(|| Error::usage("no tag"))?
+                .to_owned(),
+        ),
+        other => return Err(Error::usage(format!("unknown action {other:?}"))),
+    };
+    let msg = find(&repo, id)?;
+    let eid: EventId = msg.id;
+    ops::with_view(&log, |view| {
+        ops::set_mark(&log, view, &persona, &eid, m.clone())
+    })?;
+    if r.json {
+        return Ok(Reply::Page {
+            template: "error.html",
+            title: "marked".into(),
+            data: json!({ "version": 1, "id": eid.to_hex() }),
+        });
+    }
+    Ok(Reply::Redirect(back(r)))
+}

@@ -1,0 +1,757 @@
+//! `git jules web` through the real binary and a real browser: headless Chromium (Debian's `chromium`,
+//! installed by `.ci/setup.d/chromium.sh`) driven over the DevTools protocol. A missing Chromium fails
+//! these tests. Every server and browser runs in its own process group, killed when its guard drops, on
+//! every path (panics included).
+//!
+//! With `JULES_WEB_SCREENSHOTS=DIR` set, the page tests also save the screenshots docs/web.md shows.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::harness::Repo;
+
+/// Only a guard against a hang: no assertion depends on how fast anything is.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// A child in its own process group, killed with the group on drop.
+struct Group(Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.0.id() as i32) {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A running `git jules web`.
+struct Server {
+    _child: Group,
+    /// `http://127.0.0.1:PORT/?token=…`
+    url: String,
+    addr: String,
+    token: String,
+}
+
+impl Server {
+    fn start(r: &Repo, args: &[&str]) -> Server {
+        let mut cmd = r.jules_cmd(["web"]);
+        cmd.args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let mut child = Group(cmd.spawn().expect("starting git jules web"));
+        let stdout = child.0.stdout.take().unwrap();
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).unwrap();
+        let url = line.trim().to_owned();
+        assert!(url.starts_with("http://127.0.0.1:"), "first line: {url:?}");
+        let rest = url.strip_prefix("http://").unwrap();
+        let (addr, query) = rest.split_once('/').unwrap();
+        let token = query.strip_prefix("?token=").unwrap().to_owned();
+        Server {
+            _child: child,
+            addr: addr.to_owned(),
+            url,
+            token,
+        }
+    }
+
+    /// `path` with the token in the query.
+    fn with_token(&self, path: &str) -> String {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        format!("http://{}{path}{sep}token={}", self.addr, self.token)
+    }
+}
+
+/// A raw HTTP/1.1 exchange: the status, the head (lower-cased) and the body.
+struct Resp {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.text()))
+    }
+}
+
+fn http(addr: &str, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Resp {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    s.write_all(req.as_bytes()).unwrap();
+    // Read to the end, or to Content-Length: Chromium's DevTools endpoint keeps the connection open.
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    let split = loop {
+        let n = s.read(&mut buf).unwrap();
+        raw.extend_from_slice(&buf[..n]);
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n");
+        if let Some(split) = split {
+            let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+            let len = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok());
+            if n == 0 || len.is_some_and(|l| raw.len() >= split + 4 + l) {
+                break split;
+            }
+        } else {
+            assert!(n > 0, "a response head");
+        }
+    };
+    let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+    let status = head[9..12].parse().unwrap();
+    Resp {
+        status,
+        head,
+        body: raw[split + 4..].to_vec(),
+    }
+}
+
+/// Headless Chromium with one page, spoken to over the DevTools protocol.
+struct Browser {
+    ws: tungstenite::WebSocket<TcpStream>,
+    next: u64,
+    _child: Group,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    fn start() -> Browser {
+        let profile = tempfile::tempdir().unwrap();
+        let mut child = Group(
+            Command::new("/usr/bin/chromium")
+                .args([
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--no-first-run",
+                    "--no-default-browser-check",
+                    "--window-size=1200,900",
+                    "--remote-debugging-port=0",
+                    "--remote-debugging-address=127.0.0.1",
+                ])
+                .arg(format!("--user-data-dir={}", profile.path().display()))
+                .arg("about:blank")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .process_group(0)
+                .spawn()
+                .expect("/usr/bin/chromium is required: run .ci/setup.d/chromium.sh"),
+        );
+        // "DevTools listening on ws://127.0.0.1:PORT/devtools/browser/…" names the port.
+        let stderr = child.0.stderr.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(ws) = line.strip_prefix("DevTools listening on ") {
+                    let _ = tx.send(ws.to_owned());
+                }
+            }
+        });
+        let browser_ws = rx
+            .recv_timeout(PATIENCE)
+            .expect("chromium announced its DevTools port");
+        let port_addr = browser_ws
+            .strip_prefix("ws://")
+            .and_then(|r| r.split('/').next())
+            .unwrap()
+            .to_owned();
+        let deadline = Instant::now() + PATIENCE;
+        let page_ws = loop {
+            let list = http(&port_addr, "GET", "/json/list", &[], "").json();
+            let page = list
+                .as_array()
+                .and_then(|l| l.iter().find(|t| t["type"] == "page"))
+                .and_then(|t| t["webSocketDebuggerUrl"].as_str())
+                .map(str::to_owned);
+            if let Some(p) = page {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "no page target");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let stream = TcpStream::connect(&port_addr).unwrap();
+        stream.set_read_timeout(Some(PATIENCE)).unwrap();
+        let (ws, _) = tungstenite::client(page_ws.as_str(), stream).unwrap();
+        let mut b = Browser {
+            ws,
+            next: 0,
+            _child: child,
+            _profile: profile,
+        };
+        b.call("Page.enable", json!({}));
+        b.call("Runtime.enable", json!({}));
+        b
+    }
+
+    /// Send a command and wait for its answer (events in between are dropped).
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let msg = json!({ "id": id, "method": method, "params": params }).to_string();
+        self.ws.send(tungstenite::Message::text(msg)).unwrap();
+        loop {
+            let m = self.ws.read().expect("DevTools answer");
+            let Ok(text) = m.to_text() else { continue };
+            let v: Value = match serde_json::from_str(text) {
+                Ok(v) => v,
+                Err(_) => continue,
+            };
+            if v["id"] == id {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// The value of a JavaScript expression in the page.
+    fn eval(&mut self, expr: &str) -> Value {
+        let r = self.call(
+            "Runtime.evaluate",
+            json!({ "expression": expr, "returnByValue": true, "awaitPromise": true }),
+        );
+        assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}");
+        r["result"]["value"].clone()
+    }
+
+    /// Wait until `expr` is true in the page.
+    fn wait_for(&mut self, expr: &str) {
+        let deadline = Instant::now() + PATIENCE;
+        while self.eval(&format!("!!({expr})")) != json!(true) {
+            assert!(Instant::now() < deadline, "never true: {expr}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn goto(&mut self, url: &str) {
+        self.call("Page.navigate", json!({ "url": url }));
+        // A new document: the marker set on the old one is gone once it loaded.
+        self.wait_for("document.readyState === 'complete' && document.body && !window.__jules_old");
+        self.eval("window.__jules_old = true");
+    }
+
+    fn text(&mut self) -> String {
+        self.eval("document.body.innerText")
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Save a screenshot as `DIR/<name>.png` when `JULES_WEB_SCREENSHOTS=DIR`.
+    fn screenshot(&mut self, name: &str) {
+        let Some(dir) = std::env::var_os("JULES_WEB_SCREENSHOTS") else {
+            return;
+        };
+        let r = self.call("Page.captureScreenshot", json!({ "format": "png" }));
+        let png = base64_decode(r["data"].as_str().unwrap());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(std::path::Path::new(&dir).join(format!("{name}.png")), png).unwrap();
+    }
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let clean: Vec<u8> = s
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
+    let mut out = Vec::with_capacity(clean.len() * 3 / 4);
+    for chunk in clean.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &c)| acc | (val(c) as u32) << (18 - 6 * i));
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..chunk.len() - 1]);
+    }
+    out
+}
+
+fn send(r: &Repo, from: &str, to: &str, subject: &str, body: &str, extra: &[&str]) -> String {
+    r.send_mail(from, to, subject, body, extra)
+}
+
+/// A repository with a sprint, a task and some mail between alice, bob and the overseer.
+fn seeded() -> Repo {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"alice\", \"bob\"]\n[groups]\nreviewers = [\"alice\", \"bob\"]\n",
+    );
+    r.jules_ok(["sprint", "start", "--actor", "overseer"]);
+    r.jules_ok([
+        "task",
+        "add",
+        "--actor",
+        "overseer",
+        "--persona",
+        "bob",
+        "write the parser",
+    ]);
+    send(
+        &r,
+        "alice",
+        "bob",
+        "Parser plan",
+        "Use **pulldown-cmark**.\n\n- one\n- two\n",
+        &["--needs-response"],
+    );
+    send(&r, "bob", "alice", "Status", "Working on it.", &[]);
+    r
+}
+
+#[test]
+fn pages_load_with_the_seeded_data_in_a_browser() {
+    let r = seeded();
+    let server = Server::start(&r, &["--as", "overseer"]);
+    let mut b = Browser::start();
+    b.goto(&server.url);
+    let text = b.text();
+    assert!(text.contains("alice") && text.contains("bob"), "{text}");
+    assert!(
+        text.contains("write the parser"),
+        "the current task: {text}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=bob] td.unread').textContent"),
+        json!("1")
+    );
+    b.screenshot("fleet");
+
+    b.goto(&format!("http://{}/mail/bob", server.addr));
+    assert!(b.text().contains("Parser plan"));
+    assert_eq!(
+        b.eval("document.querySelectorAll('form.send').length"),
+        json!(1),
+        "--as shows the send form"
+    );
+    b.screenshot("mailbox");
+
+    b.eval("document.querySelector('a.subject').click()");
+    b.wait_for("document.querySelector('article.message')");
+    assert_eq!(
+        b.eval("document.querySelector('.body strong').textContent"),
+        json!("pulldown-cmark")
+    );
+    b.screenshot("thread");
+}
+
+#[test]
+fn json_api_serves_the_cli_shapes() {
+    let r = seeded();
+    let server = Server::start(&r, &[]);
+    let cookie = format!(
+        "jules_web_{}={}",
+        server.addr.rsplit(':').next().unwrap(),
+        server.token
+    );
+    let get = |path: &str, accept: &str| {
+        http(
+            &server.addr,
+            "GET",
+            path,
+            &[("Cookie", &cookie), ("Accept", accept)],
+            "",
+        )
+    };
+    let api = get("/api/mail/bob", "*/*");
+    assert_eq!(api.status, 200, "{}", api.text());
+    assert!(api.head.contains("content-type: application/json"));
+    let cli: Value =
+        serde_json::from_str(&r.jules_ok(["mail", "inbox", "--persona", "bob", "--json"])).unwrap();
+    assert_eq!(api.json()["messages"], cli["messages"]);
+    // The same page by content negotiation.
+    assert_eq!(
+        get("/mail/bob", "application/json").json()["messages"],
+        cli["messages"]
+    );
+    let fleet = get("/api/fleet", "*/*").json();
+    assert_eq!(fleet["version"], 1);
+    let bob = fleet["personas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["persona"] == "bob")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (bob["unread"].clone(), bob["needs_response"].clone()),
+        (json!(1), json!(1))
+    );
+    let sprint: Value = serde_json::from_str(&r.jules_ok(["sprint", "status", "--json"])).unwrap();
+    assert_eq!(fleet["sprint"]["tasks"], sprint["tasks"]);
+    let id = cli["messages"][0]["id"].as_str().unwrap();
+    let thread = get(&format!("/api/message/{}", &id[..12]), "*/*").json();
+    assert_eq!(
+        thread["messages"][0]["body"],
+        "Use **pulldown-cmark**.\n\n- one\n- two\n"
+    );
+}
+
+#[test]
+fn requests_without_token_foreign_host_or_csrf_are_refused() {
+    let r = seeded();
+    let server = Server::start(&r, &["--as", "overseer"]);
+    let a = server.addr.as_str();
+    let port = a.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    assert_eq!(http(a, "GET", "/", &[], "").status, 401, "no token");
+    assert_eq!(
+        http(a, "GET", "/?token=0000", &[], "").status,
+        401,
+        "a wrong token"
+    );
+    let first = http(
+        a,
+        "GET",
+        &format!("/mail/bob?token={}", server.token),
+        &[],
+        "",
+    );
+    assert_eq!(first.status, 200);
+    assert!(
+        first
+            .head
+            .contains(&format!("set-cookie: jules_web_{port}=")),
+        "{}",
+        first.head
+    );
+    assert!(first
+        .head
+        .contains("content-security-policy: default-src 'none'; script-src 'self'"));
+    assert!(first.text().contains("name=\"csrf\""));
+    let rebound = format!("evil.example:{port}");
+    assert_eq!(
+        http(
+            a,
+            "GET",
+            "/",
+            &[("Host", &rebound), ("Cookie", &cookie)],
+            ""
+        )
+        .status,
+        403,
+        "foreign Host"
+    );
+    assert_eq!(
+        http(
+            a,
+            "GET",
+            "/",
+            &[("Origin", "http://evil.example"), ("Cookie", &cookie)],
+            ""
+        )
+        .status,
+        403,
+        "foreign Origin"
+    );
+    let form = [
+        ("Cookie", cookie.as_str()),
+        ("Content-Type", "application/x-www-form-urlencoded"),
+    ];
+    let no_csrf = http(a, "POST", "/send", &form, "to=bob&subject=forged&body=x");
+    assert_eq!(no_csrf.status, 403, "{}", no_csrf.text());
+    let wrong = http(
+        a,
+        "POST",
+        "/send",
+        &form,
+        "to=bob&subject=forged&body=x&csrf=1234",
+    );
+    assert_eq!(wrong.status, 403);
+    // With the page's CSRF token the same request is a send, recorded like any other.
+    let page = http(a, "GET", "/mail/bob", &[("Cookie", &cookie)], "").text();
+    let start = page.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = &page[start..start + page[start..].find('"').unwrap()];
+    let ok = http(
+        a,
+        "POST",
+        "/send",
+        &form,
+        &format!("to=bob&subject=from+the+web&body=hi&back=/mail/bob&csrf={csrf}"),
+    );
+    assert_eq!(ok.status, 303, "{}", ok.text());
+    let inbox = r.jules_ok(["mail", "inbox", "--persona", "bob"]);
+    assert!(
+        inbox.contains("from the web") && inbox.contains("overseer"),
+        "{inbox}"
+    );
+    assert!(!inbox.contains("forged"));
+
+    // The browser's own fetch without the CSRF token is refused too, though it carries the cookie.
+    let mut b = Browser::start();
+    b.goto(&server.url);
+    let status = b.eval(
+        "fetch('/send', {method: 'POST', headers: {'Content-Type': 'application/x-www-form-urlencoded'}, \
+         body: 'to=bob&subject=forged&body=x'}).then(r => r.status)",
+    );
+    assert_eq!(status, json!(403));
+}
+
+#[test]
+fn read_only_shows_no_form_and_refuses_writes() {
+    let r = seeded();
+    let server = Server::start(&r, &["--as", "overseer", "--read-only"]);
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/mail/bob"));
+    assert!(b.text().contains("Parser plan"));
+    assert_eq!(b.eval("document.querySelectorAll('form').length"), json!(0));
+    b.eval("document.querySelector('a.subject').click()");
+    b.wait_for("document.querySelector('article.message')");
+    assert_eq!(b.eval("document.querySelectorAll('form').length"), json!(0));
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let post = http(
+        &server.addr,
+        "POST",
+        "/send",
+        &[("Cookie", &cookie)],
+        "to=bob&subject=x&body=y",
+    );
+    assert_eq!(post.status, 403);
+    assert!(post.text().contains("read-only"));
+}
+
+#[test]
+fn hostile_mail_is_inert() {
+    let r = Repo::new();
+    // Each payload would set a mark on the DOM if it ran.
+    let body = "<script>document.body.dataset.pwned='script'</script>\n\n\
+                <img src=x onerror=\"document.body.dataset.pwned='onerror'\">\n\n\
+                [click me](javascript:document.body.dataset.pwned='link')\n\n\
+                <svg onload=\"document.body.dataset.pwned='svg'\"><script>document.body.dataset.pwned='svg2'</script></svg>\n\n\
+                <a href=\"data:text/html,<script>alert(1)</script>\">data</a>\n";
+    let subject = "<script>document.body.dataset.pwned='subject'</script> \u{202e}gnp.exe";
+    r.write(
+        "evil.svg",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>",
+    );
+    let id = send(
+        &r,
+        "mallory",
+        "bob",
+        subject,
+        body,
+        &["--attach", "evil.svg"],
+    );
+    let big = format!(
+        "# big\n\n{}END-OF-BODY\n",
+        "all work and no play. ".repeat(120 * 1024 / 22)
+    );
+    let big_id = send(&r, "mallory", "bob", "a huge body", &big, &[]);
+    let server = Server::start(&r, &["--as", "overseer"]);
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/mail/bob"));
+    b.goto(&format!("http://{}/message/{id}?persona=bob", server.addr));
+    // The click on the javascript: link, and a moment for anything that would run to run.
+    b.eval("document.querySelectorAll('.body a').forEach(a => a.click())");
+    b.eval("new Promise(r => setTimeout(r, 300))");
+    assert_eq!(
+        b.eval("document.body.dataset.pwned === undefined"),
+        json!(true)
+    );
+    assert_eq!(b.eval("document.querySelectorAll('main script, main svg, main [onerror], main [onload]').length"), json!(0));
+    assert_eq!(b.eval("[...document.querySelectorAll('main a')].filter(a => /^(javascript|data):/i.test(a.getAttribute('href') || '')).length"), json!(0));
+    // The subject shows as text, its right-to-left override made visible.
+    let shown = b.eval("document.querySelector('h2.subject').textContent");
+    assert!(
+        shown.as_str().unwrap().contains("<script>")
+            && shown.as_str().unwrap().contains("\\u{202e}"),
+        "{shown}"
+    );
+    b.screenshot("hostile");
+
+    // Attachments are downloads, never rendered or sniffed.
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let file = http(
+        &server.addr,
+        "GET",
+        &format!("/message/{id}/file/evil.svg"),
+        &[("Cookie", &cookie)],
+        "",
+    );
+    assert_eq!(file.status, 200);
+    assert!(
+        file.head.contains("content-type: application/octet-stream"),
+        "{}",
+        file.head
+    );
+    assert!(file.head.contains("content-disposition: attachment"));
+    assert!(file.head.contains("x-content-type-options: nosniff"));
+
+    // A huge body is cut, with a link to the whole text.
+    b.goto(&format!(
+        "http://{}/message/{big_id}?persona=bob",
+        server.addr
+    ));
+    assert!(!b.text().contains("END-OF-BODY"));
+    let raw_link = b.eval("document.querySelector('.truncated a').getAttribute('href')");
+    let raw = http(
+        &server.addr,
+        "GET",
+        raw_link.as_str().unwrap(),
+        &[("Cookie", &cookie)],
+        "",
+    );
+    assert!(raw.head.contains("content-type: text/plain"));
+    assert!(raw.text().contains("END-OF-BODY"));
+}
+
+#[test]
+fn a_message_synced_from_another_clone_appears_without_a_reload() {
+    let origin = Repo::new();
+    let remote = origin.bare_sibling();
+    origin.git(["remote", "add", "origin", remote.path().to_str().unwrap()]);
+    origin.git(["push", "-q", "origin", "main"]);
+    origin.jules_ok(["init"]);
+    send(&origin, "alice", "bob", "first", "one", &[]);
+    origin.jules_ok(["sync"]);
+    let other = origin.clone_of(remote.path());
+    other.jules_ok(["init"]);
+    other.jules_ok(["sync"]);
+
+    let server = Server::start(&origin, &[]);
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/mail/bob"));
+    b.wait_for("document.body.dataset.live === 'open'");
+    b.eval("window.__not_reloaded = true");
+    assert!(!b.text().contains("second, from the other clone"));
+
+    send(
+        &other,
+        "carol",
+        "bob",
+        "second, from the other clone",
+        "two",
+        &[],
+    );
+    other.jules_ok(["sync"]);
+    origin.git(["fetch", "-q", "origin"]);
+    b.wait_for("document.body.innerText.includes('second, from the other clone')");
+    assert_eq!(
+        b.eval("window.__not_reloaded === true && Number(document.body.dataset.updates) > 0"),
+        json!(true)
+    );
+}
+
+#[test]
+fn series_page_shows_rationale_verify_results_and_reviews() {
+    let r = Repo::new();
+    crate::series::make_series(&r, "parser", &[("a.txt", "alpha\n"), ("b.txt", "beta\n")]);
+    r.git(["config", "jules.verify.cmd", "true"]);
+    r.jules_ok(["verify"]);
+    let buffer = r.jules_ok(["series", "review", "--print"]);
+    let edited = buffer.replacen(
+        "### Patch [2/2] ###\n",
+        "### Patch [2/2] ###\nR: <b>beta</b> needs a test\n",
+        1,
+    );
+    let side = tempfile::tempdir().unwrap();
+    let file = side.path().join("review.txt");
+    std::fs::write(&file, edited).unwrap();
+    r.jules_ok(["series", "review", "--from-file", file.to_str().unwrap()]);
+
+    let server = Server::start(&r, &["--read-only"]);
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let doc = http(
+        &server.addr,
+        "GET",
+        "/api/series",
+        &[("Cookie", &cookie)],
+        "",
+    )
+    .json();
+    let patches = doc["series"][0]["patches"].as_array().unwrap().clone();
+    assert_eq!(patches.len(), 2);
+    assert_eq!(patches[0]["verify"], "pass");
+    assert_eq!(patches[0]["rationale"], json!(["because the test says so"]));
+    assert_eq!(
+        patches[1]["reviews"][0]["reviewer"],
+        "Test User <test@example.com>"
+    );
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/series"));
+    let text = b.text();
+    assert!(
+        text.contains("patch 2 touches b.txt")
+            && text.contains("Rationale: because the test says so"),
+        "{text}"
+    );
+    assert!(
+        text.contains("R: Test User <test@example.com>: <b>beta</b> needs a test"),
+        "{text}"
+    );
+    b.screenshot("series");
+}
+
+#[test]
+fn weave_page_shows_woven_commits_and_the_conflict_mail() {
+    let r = crate::weave::project();
+    crate::weave::appendix_a(&r);
+    let out = r.jules(["weave"].iter().chain(crate::weave::THREE.iter()));
+    assert_eq!(out.status.code(), Some(1), "one input conflicts");
+    let server = Server::start(&r, &[]);
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let doc = http(
+        &server.addr,
+        "GET",
+        "/api/weave",
+        &[("Cookie", &cookie)],
+        "",
+    )
+    .json();
+    let inputs: Vec<&str> = doc["branches"][0]["woven"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["input"].as_str().unwrap())
+        .collect();
+    assert_eq!(inputs, ["jules/visionary/docs", "jules/curator/tidy"]);
+    assert_eq!(doc["mails"][0]["type"], "conflict");
+    assert_eq!(doc["mails"][0]["to"], json!(["refactor"]));
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/weave"));
+    b.eval("document.querySelector('a.subject').click()");
+    b.wait_for("document.querySelector('article.message')");
+    let text = b.text();
+    assert!(
+        text.contains("src/x.rs") && text.contains("jules/curator/tidy"),
+        "files and counterparts: {text}"
+    );
+    b.screenshot("weave");
+}
