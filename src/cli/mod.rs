@@ -145,7 +145,7 @@ impl Command {
             Command::Completions(_) => Some("completions"),
             Command::Mcp(_) => Some("mcp"),
             Command::Hooks(Group {
-                cmd: Lean(hooks::HooksCommand::Show),
+                cmd: Lean(hooks::HooksCommand::Show(_)),
             }) => Some("hooks show"),
             Command::Mail(Group {
                 cmd: Lean(mail::MailCommand::Attachment(a)),

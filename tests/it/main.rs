@@ -13,6 +13,7 @@ mod install;
 mod json;
 mod layering;
 mod layers;
+mod lease;
 mod mail;
 mod mcp;
 mod prompt;

@@ -1,0 +1,242 @@
+//! `git jules lease`: path leases on `refs/jules/lease`; exit codes and JSON, a fake clock for expiry
+//! (`GIT_COMMITTER_DATE` through `Repo::jules_at`), the mails that keep a lease from lapsing silently, one
+//! holder after two offline clones sync, and the pre-commit hook through a real `git commit`. The race of
+//! `acquire --sync` through smart HTTP is in `remotes.rs`, next to its server.
+
+use std::process::Output;
+
+use crate::harness::{stderr, stdout, Repo};
+
+const T0: &str = "2030-01-01T10:00:00Z";
+
+fn at(r: &Repo, date: &str, persona: &str, args: &[&str]) -> Output {
+    let mut all = vec!["--persona", persona];
+    all.splice(0..0, args.iter().copied());
+    r.jules_at(date, &all)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    let s = stdout(o);
+    let v: serde_json::Value =
+        serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}): {s} / {}", stderr(o)));
+    assert_eq!(v["version"], 1, "{s}");
+    v
+}
+
+fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+fn inbox(r: &Repo, persona: &str) -> String {
+    r.jules_ok(["mail", "inbox", "--persona", persona])
+}
+
+#[test]
+fn acquire_conflict_list_check_renew_release_with_exit_codes_and_json() {
+    let r = Repo::new();
+    let o = at(
+        &r,
+        T0,
+        "ann",
+        &["--json", "lease", "acquire", "src/lease/", "--ttl", "1h", "--reason", "leases"],
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["held"], true);
+    assert_eq!(v["final"], false);
+    let id = v["lease"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(v["lease"]["expires_at"], "2030-01-01T11:00:00Z");
+
+    // An overlapping exclusive lease of another persona: exit 3, naming holder, paths, reason and expiry.
+    let o = at(&r, T0, "bob", &["lease", "acquire", "src/**/*.rs"]);
+    assert_eq!(code(&o), Some(3));
+    let out = stdout(&o);
+    for want in ["ann", "src/lease/", "leases", "2030-01-01T11:00:00Z", &id[..12]] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    // Shared against exclusive conflicts too; a disjoint path does not.
+    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "--shared", "src/lease/x.rs"])), Some(3));
+    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "docs/"])), Some(0));
+
+    // list shows time left; --persona and --path filter.
+    let o = r.jules_at("2030-01-01T10:30:00Z", ["--json", "lease", "list", "--persona", "ann"]);
+    let v = json(&o);
+    assert_eq!(v["leases"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["leases"][0]["expires_in"], 1800);
+    assert_eq!(v["leases"][0]["live"], true);
+    let o = r.jules_at(T0, ["--json", "lease", "list", "--path", "docs/a.md"]);
+    assert_eq!(json(&o)["leases"][0]["persona"], "bob");
+
+    // check: ann's paths are a conflict for bob (exit 1), not for ann.
+    let o = at(&r, T0, "bob", &["--json", "lease", "check", "src/lease/mod.rs", "README"]);
+    assert_eq!(code(&o), Some(1));
+    let v = json(&o);
+    assert_eq!(v["conflicts"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["conflicts"][0]["path"], "src/lease/mod.rs");
+    assert_eq!(v["conflicts"][0]["lease"]["persona"], "ann");
+    assert_eq!(code(&at(&r, T0, "ann", &["lease", "check", "src/lease/mod.rs"])), Some(0));
+
+    // Only the holder renews; bob cannot release it without --force --reason.
+    assert_eq!(code(&at(&r, T0, "bob", &["lease", "renew", &id[..8]])), Some(3));
+    assert_eq!(code(&at(&r, T0, "bob", &["lease", "release", &id[..8]])), Some(3));
+    assert_eq!(code(&at(&r, T0, "bob", &["lease", "release", &id[..8], "--force"])), Some(2));
+    let o = at(&r, T0, "ann", &["lease", "release", &id[..8]]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "src/**/*.rs"])), Some(0));
+
+    // Unknown ids and bad durations are bad input.
+    assert_eq!(code(&at(&r, T0, "ann", &["lease", "renew", "ffffffff"])), Some(2));
+    assert_eq!(code(&at(&r, T0, "ann", &["lease", "acquire", "x", "--ttl", "soon"])), Some(2));
+}
+
+#[test]
+fn malformed_patterns_are_refused_and_nothing_is_written() {
+    let r = Repo::new();
+    for bad in ["src/[abc", "/etc", "src/../x", "src/a**", ":(exclude)src", "src/[[:alpha:]]"] {
+        let o = at(&r, T0, "ann", &["lease", "acquire", bad]);
+        assert_eq!(code(&o), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains("malformed lease pattern"), "{}", stderr(&o));
+        assert_eq!(code(&at(&r, T0, "ann", &["lease", "check", bad])), Some(2));
+    }
+    assert_eq!(r.rev("refs/jules/lease"), None);
+}
+
+#[test]
+fn expiry_and_renewal_follow_the_pinned_clock() {
+    let r = Repo::new();
+    let v = json(&at(&r, T0, "ann", &["--json", "lease", "acquire", "src", "--ttl", "30m"]));
+    let id = v["lease"]["id"].as_str().unwrap().to_owned();
+    // At 10:20 it is live; renew for 1h moves the expiry to 11:20.
+    let o = at(&r, "2030-01-01T10:20:00Z", "ann", &["--json", "lease", "renew", &id, "--ttl", "1h"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["expires_at"], "2030-01-01T11:20:00Z");
+    // At 10:45 (past the first expiry) bob is still refused.
+    assert_eq!(code(&at(&r, "2030-01-01T10:45:00Z", "bob", &["lease", "acquire", "src/a"])), Some(3));
+    // At 11:30 the lease has expired: list hides it (shows it with --all), renew refuses, bob may take over.
+    let late = "2030-01-01T11:30:00Z";
+    let listed = json(&r.jules_at(late, ["--json", "lease", "list"]));
+    assert_eq!(listed["leases"].as_array().unwrap().len(), 0, "{listed}");
+    let all = json(&r.jules_at(late, ["--json", "lease", "list", "--all"]));
+    assert_eq!(all["leases"][0]["live"], false);
+    assert_eq!(all["leases"][0]["expires_in"], -600);
+    let o = at(&r, late, "ann", &["lease", "renew", &id]);
+    assert_eq!(code(&o), Some(3));
+    assert!(stderr(&o).contains("expired at 2030-01-01T11:20:00Z"), "{}", stderr(&o));
+    assert_eq!(code(&at(&r, late, "bob", &["lease", "acquire", "src/a"])), Some(0));
+}
+
+#[test]
+fn the_holder_is_mailed_before_expiry_once_and_when_someone_takes_over() {
+    let r = Repo::new();
+    at(&r, T0, "ann", &["lease", "acquire", "src", "--ttl", "1h", "--reason", "refactor"]);
+    // 40 minutes before expiry, with a 15-minute lead: nothing yet.
+    let o = r.jules_at("2030-01-01T10:20:00Z", ["--json", "lease", "remind", "--lead", "15m"]);
+    assert_eq!(json(&o)["reminded"].as_array().unwrap().len(), 0);
+    // 10 minutes before: one mail; a second run sends none.
+    for n in [1, 0] {
+        let o = r.jules_at("2030-01-01T10:50:00Z", ["--json", "lease", "remind", "--lead", "15m"]);
+        assert_eq!(json(&o)["reminded"].as_array().unwrap().len(), n);
+    }
+    let mail = inbox(&r, "ann");
+    assert!(mail.contains("expires at 2030-01-01T11:00:00Z"), "{mail}");
+    assert_eq!(mail.matches("expires at").count(), 1, "{mail}");
+    // After expiry bob acquires overlapping paths: ann is told who took over.
+    let o = at(&r, "2030-01-01T11:05:00Z", "bob", &["--json", "lease", "acquire", "src/x.rs"]);
+    assert_eq!(json(&o)["took_over"][0]["persona"], "ann");
+    let mail = inbox(&r, "ann");
+    assert!(mail.contains("taken over by bob"), "{mail}");
+}
+
+#[test]
+fn a_forced_release_is_an_event_with_a_reason_and_mails_the_holder() {
+    let r = Repo::new();
+    let v = json(&at(&r, T0, "ann", &["--json", "lease", "acquire", "docs/"]));
+    let id = v["lease"]["id"].as_str().unwrap().to_owned();
+    let o = at(
+        &r,
+        T0,
+        "lead",
+        &["--json", "lease", "release", &id[..10], "--force", "--reason", "ann is offline"],
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let released = &json(&o)["released"][0];
+    assert_eq!(released["state"], "released");
+    assert_eq!(released["forced"], true);
+    assert_eq!(released["by"], "lead");
+    assert_eq!(released["release_reason"], "ann is offline");
+    let mail = inbox(&r, "ann");
+    assert!(mail.contains("released by lead"), "{mail}");
+    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "docs/x"])), Some(0));
+}
+
+#[test]
+fn two_offline_clones_see_the_same_single_holder_after_sync() {
+    let a = Repo::new();
+    let bare = a.bare_sibling();
+    a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    a.git(["push", "-q", "origin", "main"]);
+    let b = a.clone_of(bare.path());
+    assert_eq!(code(&at(&a, T0, "ann", &["lease", "acquire", "src/*.rs"])), Some(0));
+    assert_eq!(code(&at(&b, T0, "bob", &["lease", "acquire", "src/lib.rs"])), Some(0));
+    for r in [&a, &b, &a] {
+        r.jules_ok(["sync"]);
+    }
+    let holders = |r: &Repo| {
+        let v = json(&r.jules_at(T0, ["--json", "lease", "list"]));
+        v["leases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["persona"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let (ha, hb) = (holders(&a), holders(&b));
+    assert_eq!(ha.len(), 1, "{ha:?}");
+    assert_eq!(ha, hb);
+    // The loser's lease is listed as denied, naming the holder's lease.
+    let all = json(&b.jules_at(T0, ["--json", "lease", "list", "--all"]));
+    let denied: Vec<_> = all["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["state"] == "denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{all}");
+    assert_ne!(denied[0]["persona"].as_str().unwrap(), ha[0]);
+}
+
+#[test]
+fn the_pre_commit_hook_refuses_a_commit_under_another_personas_lease() {
+    let r = Repo::new();
+    let o = r.jules(["--json", "hooks", "install", "--hook", "pre-commit"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["hook"], "pre-commit");
+    at(&r, T0, "ann", &["lease", "acquire", "src/", "--reason", "mine"]);
+    r.write("src/a.rs", "x\n");
+    r.write("notes.txt", "y\n");
+    r.git(["add", "-A"]);
+    let commit = |persona: Option<&str>| {
+        let mut c = r.git_cmd(["commit", "-qm", "change"]);
+        c.env("GIT_COMMITTER_DATE", T0);
+        if let Some(p) = persona {
+            c.env("JULES_PERSONA", p);
+        }
+        c.output().unwrap()
+    };
+    let o = commit(Some("bob"));
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    for want in ["src/a.rs", "ann", "until", "commit refused"] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    // Warn mode lets it through, still naming the holder; the holder commits freely.
+    r.git(["config", "jules.lease.preCommit", "warn"]);
+    let o = commit(Some("bob"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ann"), "{}", stderr(&o));
+    r.git(["config", "jules.lease.preCommit", "refuse"]);
+    r.write("src/b.rs", "z\n");
+    r.git(["add", "-A"]);
+    let o = commit(Some("ann"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
