@@ -214,7 +214,10 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
                     }
                 ));
                 for t in &r.took_over {
-                    ui::status(format!("took over {} (its holder was mailed)", describe(t, now)));
+                    ui::status(format!(
+                        "took over {} (its holder was mailed)",
+                        describe(t, now)
+                    ));
                 }
             } else {
                 for h in &r.holders {
@@ -289,7 +292,9 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
                     .map(|p| Pattern::literal(p, settings.ignore_case))
                     .collect()
             } else if a.paths.is_empty() {
-                return Err(Error::usage("name paths to check, or pass --staged or --diff RANGE").into());
+                return Err(
+                    Error::usage("name paths to check, or pass --staged or --diff RANGE").into(),
+                );
             } else {
                 a.paths
                     .iter()
@@ -300,7 +305,8 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
                 git_jules::mail::message::validate_persona(p)?;
             }
             let v = lease::view(&log)?;
-            let conflicts = ops::check(&v, now, a.persona.as_deref(), &paths, settings.ignore_case)?;
+            let conflicts =
+                ops::check(&v, now, a.persona.as_deref(), &paths, settings.ignore_case)?;
             if ctx.ui.json {
                 ui::json(&serde_json::json!({
                     "checked": paths.len(),
@@ -308,10 +314,18 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
                 }));
             } else {
                 for c in &conflicts {
-                    ui::out(format!("{}: under lease {}", c.path, describe(&c.lease, now)));
+                    ui::out(format!(
+                        "{}: under lease {}",
+                        c.path,
+                        describe(&c.lease, now)
+                    ));
                 }
             }
-            Ok(if conflicts.is_empty() { 0 } else { EXIT_CHECK_FAILED })
+            Ok(if conflicts.is_empty() {
+                0
+            } else {
+                EXIT_CHECK_FAILED
+            })
         }
         LeaseCommand::Remind(a) => {
             let lead = match a.lead {

@@ -372,7 +372,9 @@ impl Settings {
         let c = repo.config_snapshot();
         let dur = |key: &str, default: i64| -> Result<i64> {
             match c.string(key) {
-                Some(v) => parse_ttl(&v.to_string()).map_err(|e| Error::usage(format!("{key}: {e}"))),
+                Some(v) => {
+                    parse_ttl(&v.to_string()).map_err(|e| Error::usage(format!("{key}: {e}")))
+                }
                 None => Ok(default),
             }
         };
@@ -458,13 +460,33 @@ mod tests {
         let mut v = View::default();
         let l = id(1).to_hex();
         v.apply(&id(1), ACQUIRE, "ann", &acquire(&["a"], 100, 60, false));
-        v.apply(&id(2), RENEW, "bob", &serde_json::json!({"lease": l, "at": 120, "expires": 999}));
+        v.apply(
+            &id(2),
+            RENEW,
+            "bob",
+            &serde_json::json!({"lease": l, "at": 120, "expires": 999}),
+        );
         assert_eq!(v.leases[0].expires, 160);
-        v.apply(&id(3), RENEW, "ann", &serde_json::json!({"lease": l, "at": 120, "expires": 400}));
+        v.apply(
+            &id(3),
+            RENEW,
+            "ann",
+            &serde_json::json!({"lease": l, "at": 120, "expires": 400}),
+        );
         assert_eq!(v.leases[0].expires, 400);
-        v.apply(&id(4), RENEW, "ann", &serde_json::json!({"lease": l, "at": 500, "expires": 900}));
+        v.apply(
+            &id(4),
+            RENEW,
+            "ann",
+            &serde_json::json!({"lease": l, "at": 500, "expires": 900}),
+        );
         assert_eq!(v.leases[0].expires, 400);
-        v.apply(&id(5), RELEASE, "bob", &serde_json::json!({"lease": l, "at": 130, "forced": true, "reason": "stuck"}));
+        v.apply(
+            &id(5),
+            RELEASE,
+            "bob",
+            &serde_json::json!({"lease": l, "at": 130, "forced": true, "reason": "stuck"}),
+        );
         assert_eq!(v.leases[0].state, State::Released);
         assert!(v.leases[0].forced);
     }
@@ -475,7 +497,12 @@ mod tests {
         let shared = |at| serde_json::json!({"paths": ["docs"], "exclusive": false, "at": at, "expires": at + 60});
         v.apply(&id(1), ACQUIRE, "ann", &shared(100));
         v.apply(&id(2), ACQUIRE, "bob", &shared(101));
-        v.apply(&id(3), ACQUIRE, "cat", &acquire(&["docs/x.md"], 102, 60, false));
+        v.apply(
+            &id(3),
+            ACQUIRE,
+            "cat",
+            &acquire(&["docs/x.md"], 102, 60, false),
+        );
         let states: Vec<State> = v.leases.iter().map(|l| l.state).collect();
         assert_eq!(states, [State::Held, State::Held, State::Denied]);
     }

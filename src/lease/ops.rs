@@ -10,7 +10,9 @@
 use serde::Serialize;
 
 use super::pattern::{Index, Pattern};
-use super::{format_time, parse_patterns, view, Lease, State, View, ACQUIRE, RELEASE, REMIND, RENEW};
+use super::{
+    format_time, parse_patterns, view, Lease, State, View, ACQUIRE, RELEASE, REMIND, RENEW,
+};
 use crate::error::{Error, Result};
 use crate::eventlog::{Event, EventId, Log, NewEvent};
 use crate::mail::{recipients::Groups, SendRequest};
@@ -159,10 +161,9 @@ fn settle(
     remote: Option<&str>,
 ) -> Result<AcquireReport> {
     let v = view(log)?;
-    let ours = v
-        .get(&id.to_hex())
-        .cloned()
-        .ok_or_else(|| Error::Other("the lease was written but the view does not show it".into()))?;
+    let ours = v.get(&id.to_hex()).cloned().ok_or_else(|| {
+        Error::Other("the lease was written but the view does not show it".into())
+    })?;
     if ours.state != State::Held {
         let holder = ours.by.as_deref().and_then(|b| v.get(b)).cloned();
         let mut r = denied(holder.into_iter().collect(), is_final, remote);
@@ -185,7 +186,8 @@ fn settle(
         .collect();
     for l in &took_over {
         let why = if l.live_at(ours.acquired) {
-            "a lease acquired through the remote (final) took its paths from your provisional one".to_owned()
+            "a lease acquired through the remote (final) took its paths from your provisional one"
+                .to_owned()
         } else {
             format!("it expired at {}", format_time(l.expires))
         };
@@ -234,7 +236,13 @@ fn bring_local_along(log: &Log<'_>, commit: gix::ObjectId) -> Result<()> {
 }
 
 /// Mail `to` from `from` (type `alert`, tag `lease`).
-fn notify(repo: &gix::Repository, from: &str, to: &str, subject: String, body: String) -> Result<()> {
+fn notify(
+    repo: &gix::Repository,
+    from: &str,
+    to: &str,
+    subject: String,
+    body: String,
+) -> Result<()> {
     let log = crate::mail::ops::log(repo)?;
     let groups = Groups::load(repo)?;
     crate::mail::ops::send(
@@ -386,7 +394,9 @@ pub fn release_all(
     let v = view(log)?;
     let mut done = Vec::new();
     for l in v.leases.iter().filter(|l| {
-        l.persona == persona && l.state == State::Held && task.is_none_or(|t| l.task.as_deref() == Some(t))
+        l.persona == persona
+            && l.state == State::Held
+            && task.is_none_or(|t| l.task.as_deref() == Some(t))
     }) {
         if release_one(log, l, now, persona, false, reason)? {
             done.push(l.clone());

@@ -28,7 +28,10 @@ enum Tok {
     /// `*` within a component.
     Star,
     /// `[...]`: inclusive ranges; `negated` for `[!...]`/`[^...]`.
-    Class { ranges: Vec<(char, char)>, negated: bool },
+    Class {
+        ranges: Vec<(char, char)>,
+        negated: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,10 +69,16 @@ impl Pattern {
             return Err(bad(text, "empty"));
         }
         if text.starts_with(':') {
-            return Err(bad(text, "pathspec magic is not supported; write the path or glob"));
+            return Err(bad(
+                text,
+                "pathspec magic is not supported; write the path or glob",
+            ));
         }
         if text.starts_with('/') {
-            return Err(bad(text, "absolute; patterns are relative to the top of the work tree"));
+            return Err(bad(
+                text,
+                "absolute; patterns are relative to the top of the work tree",
+            ));
         }
         let trimmed = text.strip_prefix("./").unwrap_or(text);
         let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
@@ -104,7 +113,13 @@ impl Pattern {
         let comps = path
             .split('/')
             .filter(|c| !c.is_empty())
-            .map(|c| Comp::Seg(c.chars().map(|ch| Tok::Lit(fold(ch, ignore_case))).collect()))
+            .map(|c| {
+                Comp::Seg(
+                    c.chars()
+                        .map(|ch| Tok::Lit(fold(ch, ignore_case)))
+                        .collect(),
+                )
+            })
             .collect();
         Pattern {
             text: path.to_owned(),
@@ -222,7 +237,10 @@ fn parse_class(
         }
         first = false;
         if c == '[' && chars.get(i + 1) == Some(&':') {
-            return Err(bad(whole, "character class names such as [:alpha:] are not supported"));
+            return Err(bad(
+                whole,
+                "character class names such as [:alpha:] are not supported",
+            ));
         }
         let lo = if c == '\\' {
             i += 1;
@@ -380,10 +398,12 @@ fn comps_meet(
     let v = match (a.get(i), b.get(j)) {
         (None, None) => true,
         (Some(Comp::Deep), _) => {
-            comps_meet(a, b, i + 1, j, ic, memo) || (j < b.len() && comps_meet(a, b, i, j + 1, ic, memo))
+            comps_meet(a, b, i + 1, j, ic, memo)
+                || (j < b.len() && comps_meet(a, b, i, j + 1, ic, memo))
         }
         (_, Some(Comp::Deep)) => {
-            comps_meet(a, b, i, j + 1, ic, memo) || (i < a.len() && comps_meet(a, b, i + 1, j, ic, memo))
+            comps_meet(a, b, i, j + 1, ic, memo)
+                || (i < a.len() && comps_meet(a, b, i + 1, j, ic, memo))
         }
         (Some(Comp::Seg(x)), Some(Comp::Seg(y))) => {
             toks_meet(x, y, ic) && comps_meet(a, b, i + 1, j + 1, ic, memo)
@@ -563,16 +583,33 @@ mod tests {
 
     #[test]
     fn the_index_finds_what_a_scan_finds() {
-        let pats = ["src/a.rs", "src/*", "**/x", "docs", "[st]*/q", "tests/it/*.rs"];
+        let pats = [
+            "src/a.rs",
+            "src/*",
+            "**/x",
+            "docs",
+            "[st]*/q",
+            "tests/it/*.rs",
+        ];
         let mut idx = Index::default();
         for (n, s) in pats.iter().enumerate() {
             idx.insert(p(s), n);
         }
-        for probe in ["src/a.rs", "src/q", "tests/it/a.rs", "docs/x", "zz/x", "zz/y", "*"] {
+        for probe in [
+            "src/a.rs",
+            "src/q",
+            "tests/it/a.rs",
+            "docs/x",
+            "zz/x",
+            "zz/y",
+            "*",
+        ] {
             let q = Pattern::parse(probe, false).unwrap();
             let mut got: Vec<usize> = idx.overlapping(&q).copied().collect();
             got.sort();
-            let want: Vec<usize> = (0..pats.len()).filter(|&n| p(pats[n]).overlaps(&q)).collect();
+            let want: Vec<usize> = (0..pats.len())
+                .filter(|&n| p(pats[n]).overlaps(&q))
+                .collect();
             assert_eq!(got, want, "{probe}");
         }
     }

@@ -38,7 +38,16 @@ fn acquire_conflict_list_check_renew_release_with_exit_codes_and_json() {
         &r,
         T0,
         "ann",
-        &["--json", "lease", "acquire", "src/lease/", "--ttl", "1h", "--reason", "leases"],
+        &[
+            "--json",
+            "lease",
+            "acquire",
+            "src/lease/",
+            "--ttl",
+            "1h",
+            "--reason",
+            "leases",
+        ],
     );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let v = json(&o);
@@ -51,15 +60,35 @@ fn acquire_conflict_list_check_renew_release_with_exit_codes_and_json() {
     let o = at(&r, T0, "bob", &["lease", "acquire", "src/**/*.rs"]);
     assert_eq!(code(&o), Some(3));
     let out = stdout(&o);
-    for want in ["ann", "src/lease/", "leases", "2030-01-01T11:00:00Z", &id[..12]] {
+    for want in [
+        "ann",
+        "src/lease/",
+        "leases",
+        "2030-01-01T11:00:00Z",
+        &id[..12],
+    ] {
         assert!(out.contains(want), "{want}: {out}");
     }
     // Shared against exclusive conflicts too; a disjoint path does not.
-    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "--shared", "src/lease/x.rs"])), Some(3));
-    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "docs/"])), Some(0));
+    assert_eq!(
+        code(&at(
+            &r,
+            T0,
+            "bob",
+            &["lease", "acquire", "--shared", "src/lease/x.rs"]
+        )),
+        Some(3)
+    );
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "acquire", "docs/"])),
+        Some(0)
+    );
 
     // list shows time left; --persona and --path filter.
-    let o = r.jules_at("2030-01-01T10:30:00Z", ["--json", "lease", "list", "--persona", "ann"]);
+    let o = r.jules_at(
+        "2030-01-01T10:30:00Z",
+        ["--json", "lease", "list", "--persona", "ann"],
+    );
     let v = json(&o);
     assert_eq!(v["leases"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["leases"][0]["expires_in"], 1800);
@@ -68,34 +97,81 @@ fn acquire_conflict_list_check_renew_release_with_exit_codes_and_json() {
     assert_eq!(json(&o)["leases"][0]["persona"], "bob");
 
     // check: ann's paths are a conflict for bob (exit 1), not for ann.
-    let o = at(&r, T0, "bob", &["--json", "lease", "check", "src/lease/mod.rs", "README"]);
+    let o = at(
+        &r,
+        T0,
+        "bob",
+        &["--json", "lease", "check", "src/lease/mod.rs", "README"],
+    );
     assert_eq!(code(&o), Some(1));
     let v = json(&o);
     assert_eq!(v["conflicts"].as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v["conflicts"][0]["path"], "src/lease/mod.rs");
     assert_eq!(v["conflicts"][0]["lease"]["persona"], "ann");
-    assert_eq!(code(&at(&r, T0, "ann", &["lease", "check", "src/lease/mod.rs"])), Some(0));
+    assert_eq!(
+        code(&at(&r, T0, "ann", &["lease", "check", "src/lease/mod.rs"])),
+        Some(0)
+    );
 
     // Only the holder renews; bob cannot release it without --force --reason.
-    assert_eq!(code(&at(&r, T0, "bob", &["lease", "renew", &id[..8]])), Some(3));
-    assert_eq!(code(&at(&r, T0, "bob", &["lease", "release", &id[..8]])), Some(3));
-    assert_eq!(code(&at(&r, T0, "bob", &["lease", "release", &id[..8], "--force"])), Some(2));
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "renew", &id[..8]])),
+        Some(3)
+    );
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "release", &id[..8]])),
+        Some(3)
+    );
+    assert_eq!(
+        code(&at(
+            &r,
+            T0,
+            "bob",
+            &["lease", "release", &id[..8], "--force"]
+        )),
+        Some(2)
+    );
     let o = at(&r, T0, "ann", &["lease", "release", &id[..8]]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
-    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "src/**/*.rs"])), Some(0));
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "acquire", "src/**/*.rs"])),
+        Some(0)
+    );
 
     // Unknown ids and bad durations are bad input.
-    assert_eq!(code(&at(&r, T0, "ann", &["lease", "renew", "ffffffff"])), Some(2));
-    assert_eq!(code(&at(&r, T0, "ann", &["lease", "acquire", "x", "--ttl", "soon"])), Some(2));
+    assert_eq!(
+        code(&at(&r, T0, "ann", &["lease", "renew", "ffffffff"])),
+        Some(2)
+    );
+    assert_eq!(
+        code(&at(
+            &r,
+            T0,
+            "ann",
+            &["lease", "acquire", "x", "--ttl", "soon"]
+        )),
+        Some(2)
+    );
 }
 
 #[test]
 fn malformed_patterns_are_refused_and_nothing_is_written() {
     let r = Repo::new();
-    for bad in ["src/[abc", "/etc", "src/../x", "src/a**", ":(exclude)src", "src/[[:alpha:]]"] {
+    for bad in [
+        "src/[abc",
+        "/etc",
+        "src/../x",
+        "src/a**",
+        ":(exclude)src",
+        "src/[[:alpha:]]",
+    ] {
         let o = at(&r, T0, "ann", &["lease", "acquire", bad]);
         assert_eq!(code(&o), Some(2), "{bad}: {}", stderr(&o));
-        assert!(stderr(&o).contains("malformed lease pattern"), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("malformed lease pattern"),
+            "{}",
+            stderr(&o)
+        );
         assert_eq!(code(&at(&r, T0, "ann", &["lease", "check", bad])), Some(2));
     }
     assert_eq!(r.rev("refs/jules/lease"), None);
@@ -104,14 +180,32 @@ fn malformed_patterns_are_refused_and_nothing_is_written() {
 #[test]
 fn expiry_and_renewal_follow_the_pinned_clock() {
     let r = Repo::new();
-    let v = json(&at(&r, T0, "ann", &["--json", "lease", "acquire", "src", "--ttl", "30m"]));
+    let v = json(&at(
+        &r,
+        T0,
+        "ann",
+        &["--json", "lease", "acquire", "src", "--ttl", "30m"],
+    ));
     let id = v["lease"]["id"].as_str().unwrap().to_owned();
     // At 10:20 it is live; renew for 1h moves the expiry to 11:20.
-    let o = at(&r, "2030-01-01T10:20:00Z", "ann", &["--json", "lease", "renew", &id, "--ttl", "1h"]);
+    let o = at(
+        &r,
+        "2030-01-01T10:20:00Z",
+        "ann",
+        &["--json", "lease", "renew", &id, "--ttl", "1h"],
+    );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(json(&o)["expires_at"], "2030-01-01T11:20:00Z");
     // At 10:45 (past the first expiry) bob is still refused.
-    assert_eq!(code(&at(&r, "2030-01-01T10:45:00Z", "bob", &["lease", "acquire", "src/a"])), Some(3));
+    assert_eq!(
+        code(&at(
+            &r,
+            "2030-01-01T10:45:00Z",
+            "bob",
+            &["lease", "acquire", "src/a"]
+        )),
+        Some(3)
+    );
     // At 11:30 the lease has expired: list hides it (shows it with --all), renew refuses, bob may take over.
     let late = "2030-01-01T11:30:00Z";
     let listed = json(&r.jules_at(late, ["--json", "lease", "list"]));
@@ -121,27 +215,52 @@ fn expiry_and_renewal_follow_the_pinned_clock() {
     assert_eq!(all["leases"][0]["expires_in"], -600);
     let o = at(&r, late, "ann", &["lease", "renew", &id]);
     assert_eq!(code(&o), Some(3));
-    assert!(stderr(&o).contains("expired at 2030-01-01T11:20:00Z"), "{}", stderr(&o));
-    assert_eq!(code(&at(&r, late, "bob", &["lease", "acquire", "src/a"])), Some(0));
+    assert!(
+        stderr(&o).contains("expired at 2030-01-01T11:20:00Z"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        code(&at(&r, late, "bob", &["lease", "acquire", "src/a"])),
+        Some(0)
+    );
 }
 
 #[test]
 fn the_holder_is_mailed_before_expiry_once_and_when_someone_takes_over() {
     let r = Repo::new();
-    at(&r, T0, "ann", &["lease", "acquire", "src", "--ttl", "1h", "--reason", "refactor"]);
+    at(
+        &r,
+        T0,
+        "ann",
+        &[
+            "lease", "acquire", "src", "--ttl", "1h", "--reason", "refactor",
+        ],
+    );
     // 40 minutes before expiry, with a 15-minute lead: nothing yet.
-    let o = r.jules_at("2030-01-01T10:20:00Z", ["--json", "lease", "remind", "--lead", "15m"]);
+    let o = r.jules_at(
+        "2030-01-01T10:20:00Z",
+        ["--json", "lease", "remind", "--lead", "15m"],
+    );
     assert_eq!(json(&o)["reminded"].as_array().unwrap().len(), 0);
     // 10 minutes before: one mail; a second run sends none.
     for n in [1, 0] {
-        let o = r.jules_at("2030-01-01T10:50:00Z", ["--json", "lease", "remind", "--lead", "15m"]);
+        let o = r.jules_at(
+            "2030-01-01T10:50:00Z",
+            ["--json", "lease", "remind", "--lead", "15m"],
+        );
         assert_eq!(json(&o)["reminded"].as_array().unwrap().len(), n);
     }
     let mail = inbox(&r, "ann");
     assert!(mail.contains("expires at 2030-01-01T11:00:00Z"), "{mail}");
     assert_eq!(mail.matches("expires at").count(), 1, "{mail}");
     // After expiry bob acquires overlapping paths: ann is told who took over.
-    let o = at(&r, "2030-01-01T11:05:00Z", "bob", &["--json", "lease", "acquire", "src/x.rs"]);
+    let o = at(
+        &r,
+        "2030-01-01T11:05:00Z",
+        "bob",
+        &["--json", "lease", "acquire", "src/x.rs"],
+    );
     assert_eq!(json(&o)["took_over"][0]["persona"], "ann");
     let mail = inbox(&r, "ann");
     assert!(mail.contains("taken over by bob"), "{mail}");
@@ -156,7 +275,15 @@ fn a_forced_release_is_an_event_with_a_reason_and_mails_the_holder() {
         &r,
         T0,
         "lead",
-        &["--json", "lease", "release", &id[..10], "--force", "--reason", "ann is offline"],
+        &[
+            "--json",
+            "lease",
+            "release",
+            &id[..10],
+            "--force",
+            "--reason",
+            "ann is offline",
+        ],
     );
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     let released = &json(&o)["released"][0];
@@ -166,7 +293,10 @@ fn a_forced_release_is_an_event_with_a_reason_and_mails_the_holder() {
     assert_eq!(released["release_reason"], "ann is offline");
     let mail = inbox(&r, "ann");
     assert!(mail.contains("released by lead"), "{mail}");
-    assert_eq!(code(&at(&r, T0, "bob", &["lease", "acquire", "docs/x"])), Some(0));
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "acquire", "docs/x"])),
+        Some(0)
+    );
 }
 
 #[test]
@@ -176,8 +306,14 @@ fn two_offline_clones_see_the_same_single_holder_after_sync() {
     a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
     a.git(["push", "-q", "origin", "main"]);
     let b = a.clone_of(bare.path());
-    assert_eq!(code(&at(&a, T0, "ann", &["lease", "acquire", "src/*.rs"])), Some(0));
-    assert_eq!(code(&at(&b, T0, "bob", &["lease", "acquire", "src/lib.rs"])), Some(0));
+    assert_eq!(
+        code(&at(&a, T0, "ann", &["lease", "acquire", "src/*.rs"])),
+        Some(0)
+    );
+    assert_eq!(
+        code(&at(&b, T0, "bob", &["lease", "acquire", "src/lib.rs"])),
+        Some(0)
+    );
     for r in [&a, &b, &a] {
         r.jules_ok(["sync"]);
     }
@@ -211,7 +347,12 @@ fn the_pre_commit_hook_refuses_a_commit_under_another_personas_lease() {
     let o = r.jules(["--json", "hooks", "install", "--hook", "pre-commit"]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(json(&o)["hook"], "pre-commit");
-    at(&r, T0, "ann", &["lease", "acquire", "src/", "--reason", "mine"]);
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--reason", "mine"],
+    );
     r.write("src/a.rs", "x\n");
     r.write("notes.txt", "y\n");
     r.git(["add", "-A"]);
