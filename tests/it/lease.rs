@@ -381,3 +381,30 @@ fn the_pre_commit_hook_refuses_a_commit_under_another_personas_lease() {
     let o = commit(Some("ann"));
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn the_pre_push_hook_refuses_a_series_touching_another_personas_lease() {
+    let r = Repo::new();
+    let bare = r.bare_sibling();
+    r.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    r.git(["push", "-q", "origin", "main"]);
+    r.jules_ok(["hooks", "install"]);
+    r.git(["config", "jules.verify.prePush", "off"]);
+    at(&r, T0, "ann", &["lease", "acquire", "src/", "--reason", "mine"]);
+    r.git(["checkout", "-qb", "jules/staging/x"]);
+    r.git(["config", "branch.jules/staging/x.julesBase", "main"]);
+    r.write("src/a.rs", "x\n");
+    r.commit_all("touch src");
+    let push = |persona: &str| {
+        let mut c = r.git_cmd(["push", "-q", "origin", "jules/staging/x"]);
+        c.env("JULES_PERSONA", persona).env("GIT_COMMITTER_DATE", T0);
+        c.output().unwrap()
+    };
+    let o = push("bob");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("push refused") && err.contains("ann") && err.contains("src/a.rs"), "{err}");
+    assert_eq!(bare.rev("refs/heads/jules/staging/x"), None);
+    let o = push("ann");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
