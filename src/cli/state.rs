@@ -334,6 +334,14 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
         }
         TaskCommand::Done { id, actor } => {
             let id = state.task_resolve(&actor, &id, true)?;
+            match git_jules::lease::release_after_done(&repo, &actor, &id) {
+                Ok(released) if !released.is_empty() => ui::status(format!(
+                    "released {} lease(s) acquired for the task",
+                    released.len()
+                )),
+                Ok(_) => {}
+                Err(e) => ui::warn(format!("the task's leases were not released: {e}")),
+            }
             if ctx.ui.json {
                 ui::json(&serde_json::json!({ "task": id, "state": "done" }));
             } else {

@@ -354,6 +354,41 @@ pub fn list(v: &View, now: i64, filter: &Filter) -> Result<Vec<Listed>> {
         .collect())
 }
 
+/// Release `persona`'s leases after `series finalize` landed `old_base..new_base`, when configured; returns
+/// those released. For the CLI of `series finalize` (a failure here must not undo the landing: it warns).
+pub fn release_after_finalize(
+    repo: &gix::Repository,
+    persona: &str,
+    old_base: gix::ObjectId,
+    new_base: gix::ObjectId,
+) -> Result<Vec<Lease>> {
+    if !Settings::from_config(repo)?.release_on_finalize {
+        return Ok(Vec::new());
+    }
+    let log = open(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(Vec::new());
+    }
+    let files = changed_paths(repo, &Changes::Range(format!("{old_base}..{new_base}")))?;
+    ops::release_covering(&log, now(repo), persona, &files, "series finalized")
+}
+
+/// Release `persona`'s leases for task `task_id` after `task done`, when configured.
+pub fn release_after_done(
+    repo: &gix::Repository,
+    persona: &str,
+    task_id: &str,
+) -> Result<Vec<Lease>> {
+    if !Settings::from_config(repo)?.release_on_done {
+        return Ok(Vec::new());
+    }
+    let log = open(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(Vec::new());
+    }
+    ops::release_for_task(&log, now(repo), persona, task_id, "task done")
+}
+
 /// Lease settings from git config.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -363,8 +398,11 @@ pub struct Settings {
     pub remind_before: i64,
     /// `core.ignoreCase`: whether `check` folds case.
     pub ignore_case: bool,
-    /// `jules.lease.releaseOnFinalize`, default true: `series finalize` releases the persona's leases.
+    /// `jules.lease.releaseOnFinalize`, default true: `series finalize` releases the persona's leases on
+    /// the paths it landed.
     pub release_on_finalize: bool,
+    /// `jules.lease.releaseOnDone`, default true: `task done` releases the persona's leases for the task.
+    pub release_on_done: bool,
 }
 
 impl Settings {
@@ -383,6 +421,7 @@ impl Settings {
             remind_before: dur("jules.lease.remindBefore", 15 * 60)?,
             ignore_case: c.boolean("core.ignoreCase").unwrap_or(false),
             release_on_finalize: c.boolean("jules.lease.releaseOnFinalize").unwrap_or(true),
+            release_on_done: c.boolean("jules.lease.releaseOnDone").unwrap_or(true),
         })
     }
 }

@@ -478,3 +478,54 @@ pub fn remind(log: &Log<'_>, now: i64, lead: i64, from: &str) -> Result<Vec<Leas
     }
     Ok(due)
 }
+
+/// Release `persona`'s held leases that cover any of `files` (paths git named): what `series finalize` does
+/// once the series has landed (`jules.lease.releaseOnFinalize`).
+pub fn release_covering(
+    log: &Log<'_>,
+    now: i64,
+    persona: &str,
+    files: &[String],
+    reason: &str,
+) -> Result<Vec<Lease>> {
+    crate::mail::message::validate_persona(persona)?;
+    let files: Vec<Pattern> = files.iter().map(|f| Pattern::literal(f, true)).collect();
+    let v = view(log)?;
+    let mut done = Vec::new();
+    for l in v.leases.iter().filter(|l| {
+        l.persona == persona
+            && l.state == State::Held
+            && super::pattern::any_overlap(&l.patterns, &files)
+    }) {
+        if release_one(log, l, now, persona, false, Some(reason))? {
+            done.push(l.clone());
+        }
+    }
+    Ok(done)
+}
+
+/// Release `persona`'s held leases acquired for the task whose full id is `task_id` (a lease may name it by a
+/// prefix of at least 4 characters): what `task done` does (`jules.lease.releaseOnDone`).
+pub fn release_for_task(
+    log: &Log<'_>,
+    now: i64,
+    persona: &str,
+    task_id: &str,
+    reason: &str,
+) -> Result<Vec<Lease>> {
+    crate::mail::message::validate_persona(persona)?;
+    let v = view(log)?;
+    let mut done = Vec::new();
+    for l in v.leases.iter().filter(|l| {
+        l.persona == persona
+            && l.state == State::Held
+            && l.task
+                .as_deref()
+                .is_some_and(|t| t.len() >= 4 && task_id.starts_with(t))
+    }) {
+        if release_one(log, l, now, persona, false, Some(reason))? {
+            done.push(l.clone());
+        }
+    }
+    Ok(done)
+}

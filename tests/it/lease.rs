@@ -390,21 +390,100 @@ fn the_pre_push_hook_refuses_a_series_touching_another_personas_lease() {
     r.git(["push", "-q", "origin", "main"]);
     r.jules_ok(["hooks", "install"]);
     r.git(["config", "jules.verify.prePush", "off"]);
-    at(&r, T0, "ann", &["lease", "acquire", "src/", "--reason", "mine"]);
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--reason", "mine"],
+    );
     r.git(["checkout", "-qb", "jules/staging/x"]);
     r.git(["config", "branch.jules/staging/x.julesBase", "main"]);
     r.write("src/a.rs", "x\n");
     r.commit_all("touch src");
     let push = |persona: &str| {
         let mut c = r.git_cmd(["push", "-q", "origin", "jules/staging/x"]);
-        c.env("JULES_PERSONA", persona).env("GIT_COMMITTER_DATE", T0);
+        c.env("JULES_PERSONA", persona)
+            .env("GIT_COMMITTER_DATE", T0);
         c.output().unwrap()
     };
     let o = push("bob");
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains("push refused") && err.contains("ann") && err.contains("src/a.rs"), "{err}");
+    assert!(
+        err.contains("push refused") && err.contains("ann") && err.contains("src/a.rs"),
+        "{err}"
+    );
     assert_eq!(bare.rev("refs/heads/jules/staging/x"), None);
     let o = push("ann");
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn task_done_releases_the_leases_acquired_for_the_task() {
+    let r = Repo::new();
+    let task = r
+        .jules_ok(["task", "add", "tidy", "--persona", "ann"])
+        .trim()
+        .to_owned();
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--task", &task],
+    );
+    at(&r, T0, "ann", &["lease", "acquire", "docs/"]);
+    let o = r
+        .jules_cmd(["task", "done", &task])
+        .env("JULES_PERSONA", "ann")
+        .env("GIT_COMMITTER_DATE", T0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let left = json(&r.jules_at(T0, ["--json", "lease", "list"]));
+    let paths: Vec<&str> = left["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["paths"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["docs/"]);
+    // Turned off, nothing is released.
+    r.git(["config", "jules.lease.releaseOnDone", "false"]);
+    let t2 = r
+        .jules_ok(["task", "add", "more", "--persona", "ann"])
+        .trim()
+        .to_owned();
+    at(&r, T0, "ann", &["lease", "acquire", "lib/", "--task", &t2]);
+    let o = r
+        .jules_cmd(["task", "done", &t2])
+        .env("JULES_PERSONA", "ann")
+        .env("GIT_COMMITTER_DATE", T0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let left = json(&r.jules_at(T0, ["--json", "lease", "list"]));
+    assert_eq!(left["leases"].as_array().unwrap().len(), 2, "{left}");
+}
+
+#[test]
+fn series_finalize_releases_the_personas_leases_on_what_landed() {
+    let r = Repo::new();
+    at(&r, T0, "ann", &["lease", "acquire", "a.txt"]);
+    at(&r, T0, "ann", &["lease", "acquire", "elsewhere/"]);
+    crate::series::make_series(&r, "feat", &[("a.txt", "a\n")]);
+    let o = r
+        .jules_cmd(["series", "finalize", "--no-verify"])
+        .env("JULES_PERSONA", "ann")
+        .env("GIT_COMMITTER_DATE", T0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let left = json(&r.jules_at(T0, ["--json", "lease", "list"]));
+    let paths: Vec<&str> = left["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["paths"][0].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["elsewhere/"]);
 }
