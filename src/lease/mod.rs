@@ -25,10 +25,11 @@ pub mod pattern;
 
 use std::collections::BTreeMap;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::{Error, Result};
-use crate::eventlog::{EventId, Log};
+use crate::eventlog::cache::{load_json, save_json, Projection, Stamp};
+use crate::eventlog::{EventId, Log, LoggedEvent};
 use pattern::Pattern;
 
 pub const LOG: &str = "refs/jules/lease";
@@ -38,7 +39,7 @@ pub const RELEASE: &str = "lease.release";
 pub const REMIND: &str = "lease.remind";
 
 /// Where a lease stands in the fold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum State {
     /// Granted and not released (it may have expired: see [`Lease::live_at`]).
@@ -282,17 +283,96 @@ pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {
     Log::open(repo, LOG)
 }
 
-/// Read and fold the whole log.
+/// The fold of the log, through the projection cache under `.git/jules/cache/` (kept per tips, extended
+/// with new events when they sort after what was folded): a pre-commit hook then reads one file, not the log.
 pub fn view(log: &Log<'_>) -> Result<View> {
-    let mut v = View::default();
     if log.tips()?.is_empty() {
-        return Ok(v);
+        return Ok(View::default());
     }
-    let (events, _invalid) = log.read_all()?;
-    for e in events {
-        v.apply(&e.id, &e.event.kind, &e.event.actor, &e.event.data);
+    Ok(log.project::<View>()?.view)
+}
+
+/// A lease as the cache keeps it (times as integers; patterns parsed again on load).
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    id: String,
+    persona: String,
+    paths: Vec<String>,
+    exclusive: bool,
+    acquired: i64,
+    expires: i64,
+    lock: bool,
+    reason: Option<String>,
+    task: Option<String>,
+    state: State,
+    by: Option<String>,
+    forced: bool,
+    release_reason: Option<String>,
+    reminded: Option<i64>,
+}
+
+impl Projection for View {
+    const NAME: &'static str = "lease";
+    const VERSION: u32 = 1;
+
+    fn empty() -> Self {
+        View::default()
     }
-    Ok(v)
+
+    fn apply(&mut self, e: &LoggedEvent) {
+        View::apply(self, &e.id, &e.event.kind, &e.event.actor, &e.event.data);
+    }
+
+    fn save(&self, dir: &std::path::Path, stamp: &Stamp) -> std::io::Result<()> {
+        let stored: Vec<Stored> = self
+            .leases
+            .iter()
+            .map(|l| Stored {
+                id: l.id.clone(),
+                persona: l.persona.clone(),
+                paths: l.paths.clone(),
+                exclusive: l.exclusive,
+                acquired: l.acquired,
+                expires: l.expires,
+                lock: l.lock,
+                reason: l.reason.clone(),
+                task: l.task.clone(),
+                state: l.state,
+                by: l.by.clone(),
+                forced: l.forced,
+                release_reason: l.release_reason.clone(),
+                reminded: l.reminded,
+            })
+            .collect();
+        save_json(dir, "leases.json", &stored, stamp)
+    }
+
+    fn load(dir: &std::path::Path) -> Option<Self> {
+        let stored: Vec<Stored> = load_json(dir, "leases.json")?;
+        let mut v = View::default();
+        for s in stored {
+            let patterns = parse_patterns(&s.paths, true).ok()?;
+            v.index.insert(s.id.clone(), v.leases.len());
+            v.leases.push(Lease {
+                id: s.id,
+                persona: s.persona,
+                paths: s.paths,
+                exclusive: s.exclusive,
+                acquired: s.acquired,
+                expires: s.expires,
+                lock: s.lock,
+                reason: s.reason,
+                task: s.task,
+                state: s.state,
+                by: s.by,
+                forced: s.forced,
+                release_reason: s.release_reason,
+                reminded: s.reminded,
+                patterns,
+            });
+        }
+        Some(v)
+    }
 }
 
 /// "Now" for leases: the committer time, which `GIT_COMMITTER_DATE` pins (tests, replays), else the clock.
