@@ -469,6 +469,35 @@ pub fn release_after_done(
     ops::release_for_task(&log, now(repo), persona, task_id, "task done")
 }
 
+/// Name, on each of weave's conflicting paths, the live exclusive leases that cover it (whose work it is).
+/// Best effort: a lease log that cannot be read leaves the report as it was.
+pub fn annotate_conflicts(
+    repo: &gix::Repository,
+    conflicts: &mut [crate::weave::report::FileConflict],
+) {
+    let Ok(log) = open(repo) else { return };
+    let Ok(v) = view(&log) else { return };
+    let t = now(repo);
+    for c in conflicts {
+        let file = Pattern::literal(&c.path, true);
+        c.leases = v
+            .leases
+            .iter()
+            .filter(|l| {
+                l.exclusive
+                    && l.live_at(t)
+                    && pattern::any_overlap(&l.patterns, std::slice::from_ref(&file))
+            })
+            .map(|l| crate::weave::report::LeaseNote {
+                lease: l.id.clone(),
+                persona: l.persona.clone(),
+                expires_at: format_time(l.expires),
+                reason: l.reason.clone(),
+            })
+            .collect();
+    }
+}
+
 /// Lease settings from git config.
 #[derive(Debug, Clone)]
 pub struct Settings {

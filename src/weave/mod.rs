@@ -343,8 +343,9 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
                     };
                     r.notes = notes;
                 }
-                Some(Outcome::Failed(Failure::Conflict(c))) => {
+                Some(Outcome::Failed(Failure::Conflict(mut c))) => {
                     r.status = Status::Conflict;
+                    crate::lease::annotate_conflicts(repo, &mut c);
                     r.conflicts = c;
                 }
                 Some(Outcome::Failed(Failure::Error(e))) => {

@@ -487,3 +487,47 @@ fn series_finalize_releases_the_personas_leases_on_what_landed() {
         .collect();
     assert_eq!(paths, ["elsewhere/"]);
 }
+
+#[test]
+fn weave_names_the_lease_on_a_conflicting_path() {
+    let r = Repo::new();
+    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    r.write("src/x.rs", &text);
+    r.commit_all("project");
+    for (branch, new) in [
+        ("jules/curator/a", "line 5 curated"),
+        ("jules/refactor/b", "line 5 renamed"),
+    ] {
+        r.git(["switch", "-q", "-c", branch, "main"]);
+        r.write("src/x.rs", &text.replace("line 5\n", &format!("{new}\n")));
+        r.commit_all(branch);
+        r.git(["switch", "-q", "main"]);
+    }
+    at(
+        &r,
+        T0,
+        "curator",
+        &["lease", "acquire", "src/", "--reason", "curating"],
+    );
+    let o = r.jules_at(
+        T0,
+        [
+            "--json",
+            "weave",
+            "--check",
+            "jules/curator/a",
+            "jules/refactor/b",
+        ],
+    );
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    let rep = json(&o);
+    let f = &rep["conflicted"][0]["conflicts"][0];
+    assert_eq!(f["path"], "src/x.rs", "{rep}");
+    assert_eq!(f["leases"][0]["persona"], "curator", "{rep}");
+    assert_eq!(f["leases"][0]["reason"], "curating");
+    let o = r.jules_at(
+        T0,
+        ["weave", "--check", "jules/curator/a", "jules/refactor/b"],
+    );
+    assert!(stdout(&o).contains("under lease"), "{}", stdout(&o));
+}

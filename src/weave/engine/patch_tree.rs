@@ -165,6 +165,7 @@ impl<'r> Engine<'r> {
                 reason: reason.to_owned(),
                 hunks: Vec::new(),
                 counterparts,
+                leases: Vec::new(),
             })
         };
         for p in [&f.old_path, &f.new_path].into_iter().flatten() {
@@ -309,6 +310,7 @@ impl<'r> Engine<'r> {
                                 .into(),
                             hunks,
                             counterparts: Vec::new(),
+                            leases: Vec::new(),
                         }));
                     }
                 }
