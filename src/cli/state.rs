@@ -90,6 +90,10 @@ pub enum TaskCommand {
         title: String,
         #[arg(long)]
         persona: Option<String>,
+        /// A path or glob the task will change (repeatable): `tick` holds the persona back while another
+        /// persona holds an exclusive lease on it
+        #[arg(long = "path", value_name = "PATHSPEC")]
+        paths: Vec<String>,
         #[arg(long, env = "JULES_PERSONA", default_value = DEFAULT_ACTOR)]
         actor: String,
     },
@@ -323,9 +327,10 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
         TaskCommand::Add {
             title,
             persona,
+            paths,
             actor,
         } => {
-            let id = state.task_add(&actor, &title, persona.as_deref())?;
+            let id = state.task_add_paths(&actor, &title, persona.as_deref(), &paths)?;
             if ctx.ui.json {
                 ui::json(&serde_json::json!({ "task": id.to_hex(), "state": "todo" }));
             } else {

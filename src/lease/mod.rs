@@ -498,6 +498,54 @@ pub fn annotate_conflicts(
     }
 }
 
+/// Hold back the personas `plan` would launch whose open tasks declare paths under another persona's live
+/// exclusive lease at `now`: their decisions move to `skipped`, saying which task, lease, holder and expiry.
+pub fn hold_back(
+    repo: &gix::Repository,
+    tasks: &[crate::state::view::Task],
+    plan: &mut crate::state::tick::Plan,
+    now: i64,
+) -> Result<()> {
+    if !tasks.iter().any(|t| !t.paths.is_empty()) {
+        return Ok(());
+    }
+    let log = open(repo)?;
+    let v = view(&log)?;
+    let mut held = Vec::new();
+    plan.decisions.retain(|d| {
+        for t in tasks.iter().filter(|t| {
+            t.state == "todo"
+                && t.persona.as_deref() == Some(d.persona.as_str())
+                && !t.paths.is_empty()
+        }) {
+            let Ok(pats) = parse_patterns(&t.paths, true) else {
+                continue;
+            };
+            if let Some(l) = v
+                .conflicts(&d.persona, &pats, true, now)
+                .into_iter()
+                .find(|l| l.exclusive)
+            {
+                held.push(crate::state::tick::Skipped {
+                    persona: d.persona.clone(),
+                    why: format!(
+                        "held back: task {} declares {} under lease {} of {} until {}",
+                        &t.id[..7.min(t.id.len())],
+                        t.paths.join(" "),
+                        l.short(),
+                        l.persona,
+                        format_time(l.expires)
+                    ),
+                });
+                return false;
+            }
+        }
+        true
+    });
+    plan.skipped.extend(held);
+    Ok(())
+}
+
 /// Lease settings from git config.
 #[derive(Debug, Clone)]
 pub struct Settings {

@@ -531,3 +531,73 @@ fn weave_names_the_lease_on_a_conflicting_path() {
     );
     assert!(stdout(&o).contains("under lease"), "{}", stdout(&o));
 }
+
+#[test]
+fn tick_holds_back_a_persona_whose_task_paths_are_under_another_lease() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"curator\", \"refactor\"]\n",
+    );
+    r.jules_ok([
+        "task",
+        "add",
+        "tidy x",
+        "--persona",
+        "curator",
+        "--path",
+        "src/x.rs",
+    ]);
+    let dry = |r: &Repo| -> serde_json::Value {
+        json(&r.jules([
+            "tick",
+            "--dry-run",
+            "--json",
+            "--now",
+            "2030-01-01T10:30:00Z",
+        ]))
+    };
+    // Without a lease the curator is first.
+    assert_eq!(dry(&r)["decisions"][0]["persona"], "curator");
+    at(
+        &r,
+        T0,
+        "refactor",
+        &[
+            "lease", "acquire", "src/", "--ttl", "1h", "--reason", "rename",
+        ],
+    );
+    let plan = dry(&r);
+    let launched: Vec<&str> = plan["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["persona"].as_str().unwrap())
+        .collect();
+    assert!(!launched.contains(&"curator"), "{plan}");
+    let why = plan["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["persona"] == "curator")
+        .unwrap()["why"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        why.contains("held back") && why.contains("refactor") && why.contains("src/x.rs"),
+        "{why}"
+    );
+    // Past the lease's expiry the curator runs again.
+    let later = json(&r.jules([
+        "tick",
+        "--dry-run",
+        "--json",
+        "--now",
+        "2030-01-01T11:30:00Z",
+    ]));
+    assert_eq!(later["decisions"][0]["persona"], "curator", "{later}");
+    // A malformed path is refused when the task is added.
+    let o = r.jules(["task", "add", "bad", "--path", "src/[x"]);
+    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+}
