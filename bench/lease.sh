@@ -41,7 +41,9 @@ hyperfine -N --warmup 3 --min-runs 20 --export-json "$SCRATCH/check.json" \
 mkdir -p "$SCRATCH/nohooks"
 HOOKS=$SCRATCH/hooks
 mkdir -p "$HOOKS"
-git -c core.hooksPath="$HOOKS" jules hooks install --hook pre-commit >/dev/null 2>&1
+# (`git -c core.hooksPath=…` does not reach the binary's config reading, so the hook is written out directly.)
+"$JULES" hooks show --hook pre-commit >"$HOOKS/pre-commit"
+chmod +x "$HOOKS/pre-commit"
 git config jules.lease.preCommit warn
 BASE=$(git rev-parse HEAD)
 hyperfine --warmup 3 --min-runs 20 --export-json "$SCRATCH/commit.json" \
