@@ -3,7 +3,7 @@
 //! Exit codes: acquire 0 held, 3 someone else holds the paths; renew and release 3 when the lease is not
 //! the persona's to renew or release; check 1 when a path is under another persona's exclusive lease.
 
-use git_jules::lease::{self, ops, pattern::Pattern, Changes, Filter, Lease};
+use git_jules::lease::{self, ops, Changes, Filter, Lease};
 use git_jules::Error;
 
 use super::{ui, Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
@@ -138,14 +138,6 @@ fn persona(p: Option<String>) -> Result<String, Error> {
     Ok(p)
 }
 
-fn remote(repo: &gix::Repository, sync: bool, r: Option<String>) -> Result<Option<String>, Error> {
-    Ok(match (sync, r) {
-        (false, _) => None,
-        (true, Some(r)) => Some(r),
-        (true, None) => Some(git_jules::sync::default_remote(repo)?),
-    })
-}
-
 fn left(secs: i64) -> String {
     let (sign, s) = if secs < 0 { ("-", -secs) } else { ("", secs) };
     if s >= 86_400 {
@@ -198,7 +190,7 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
                 reason: a.reason,
                 task: a.task,
             };
-            let remote = remote(&repo, a.sync, a.remote)?;
+            let remote = lease::sync_remote(&repo, a.sync, a.remote)?;
             let r = ops::acquire(&log, now, &req, remote.as_deref())?;
             if ctx.ui.json {
                 ui::json(&r);
@@ -228,7 +220,7 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
         }
         LeaseCommand::Renew(a) => {
             let who = persona(a.persona)?;
-            let remote = remote(&repo, a.sync, a.remote)?;
+            let remote = lease::sync_remote(&repo, a.sync, a.remote)?;
             let l = ops::renew(&log, now, &who, &a.id, ttl(a.ttl)?, remote.as_deref())?;
             if ctx.ui.json {
                 ui::json(&l);
@@ -282,25 +274,12 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         LeaseCommand::Check(a) => {
-            let paths: Vec<Pattern> = if a.staged || a.diff.is_some() {
-                let changes = match a.diff {
-                    Some(r) => Changes::Range(r),
-                    None => Changes::Staged,
-                };
-                lease::changed_paths(&repo, &changes)?
-                    .iter()
-                    .map(|p| Pattern::literal(p, settings.ignore_case))
-                    .collect()
-            } else if a.paths.is_empty() {
-                return Err(
-                    Error::usage("name paths to check, or pass --staged or --diff RANGE").into(),
-                );
-            } else {
-                a.paths
-                    .iter()
-                    .map(|p| Pattern::parse(p, settings.ignore_case))
-                    .collect::<Result<_, _>>()?
+            let changes = match (a.diff, a.staged) {
+                (Some(r), _) => Some(Changes::Range(r)),
+                (None, true) => Some(Changes::Staged),
+                (None, false) => None,
             };
+            let paths = lease::to_check(&repo, &a.paths, changes.as_ref(), settings.ignore_case)?;
             if let Some(p) = &a.persona {
                 git_jules::mail::message::validate_persona(p)?;
             }

@@ -583,6 +583,42 @@ impl Settings {
     }
 }
 
+/// What `check` is given, turned into patterns: changed files (`changes`, taken literally) or the
+/// `paths`/globs named; naming neither is bad input.
+pub fn to_check(
+    repo: &gix::Repository,
+    paths: &[String],
+    changes: Option<&Changes>,
+    ignore_case: bool,
+) -> Result<Vec<Pattern>> {
+    match changes {
+        Some(c) => Ok(changed_paths(repo, c)?
+            .iter()
+            .map(|p| Pattern::literal(p, ignore_case))
+            .collect()),
+        None if paths.is_empty() => Err(Error::usage(
+            "name paths to check, or the staged change or a diff range",
+        )),
+        None => paths
+            .iter()
+            .map(|p| Pattern::parse(p, ignore_case))
+            .collect(),
+    }
+}
+
+/// The remote `--sync` goes through: the one named, else the default one; none without `sync`.
+pub fn sync_remote(
+    repo: &gix::Repository,
+    sync: bool,
+    remote: Option<String>,
+) -> Result<Option<String>> {
+    Ok(match (sync, remote) {
+        (false, _) => None,
+        (true, Some(r)) => Some(r),
+        (true, None) => Some(crate::sync::default_remote(repo)?),
+    })
+}
+
 /// What changed, for `check`.
 #[derive(Debug, Clone)]
 pub enum Changes {

@@ -125,7 +125,7 @@ pub fn acquire(
         let written = log.write_detached(parent, vec![acquire_event(req, now, true)])?;
         let (id, commit) = (written[0].id, written[0].commit);
         if sync::push_leased(repo, remote, log.name(), commit, remote_tip)? {
-            bring_local_along(log, commit)?;
+            crate::mail::claim::bring_local_along(log, commit, "jules: lease")?;
             return settle(log, &v, &id, true, Some(remote));
         }
         std::thread::sleep(std::time::Duration::from_millis(
@@ -219,20 +219,6 @@ fn settle(
         wrote: true,
         remote: remote.map(str::to_owned),
     })
-}
-
-/// Move the local log to include `commit`, which the remote already has.
-fn bring_local_along(log: &Log<'_>, commit: gix::ObjectId) -> Result<()> {
-    loop {
-        let local = log.local_tip()?;
-        let new = match local {
-            None => commit,
-            Some(l) => log.join(l, commit)?.tip(),
-        };
-        if Some(new) == local || refs::cas(log.repo(), log.name(), local, new, "jules: lease")? {
-            return Ok(());
-        }
-    }
 }
 
 /// Mail `to` from `from` (type `alert`, tag `lease`).
@@ -390,14 +376,27 @@ pub fn release_all(
     task: Option<&str>,
     reason: Option<&str>,
 ) -> Result<Vec<Lease>> {
+    release_where(log, now, persona, reason, |l| {
+        task.is_none_or(|t| l.task.as_deref() == Some(t))
+    })
+}
+
+/// Release `persona`'s held leases that `pick` selects; returns those released.
+fn release_where(
+    log: &Log<'_>,
+    now: i64,
+    persona: &str,
+    reason: Option<&str>,
+    pick: impl Fn(&Lease) -> bool,
+) -> Result<Vec<Lease>> {
     crate::mail::message::validate_persona(persona)?;
     let v = view(log)?;
     let mut done = Vec::new();
-    for l in v.leases.iter().filter(|l| {
-        l.persona == persona
-            && l.state == State::Held
-            && task.is_none_or(|t| l.task.as_deref() == Some(t))
-    }) {
+    for l in v
+        .leases
+        .iter()
+        .filter(|l| l.persona == persona && l.state == State::Held && pick(l))
+    {
         if release_one(log, l, now, persona, false, reason)? {
             done.push(l.clone());
         }
@@ -488,20 +487,10 @@ pub fn release_covering(
     files: &[String],
     reason: &str,
 ) -> Result<Vec<Lease>> {
-    crate::mail::message::validate_persona(persona)?;
     let files: Vec<Pattern> = files.iter().map(|f| Pattern::literal(f, true)).collect();
-    let v = view(log)?;
-    let mut done = Vec::new();
-    for l in v.leases.iter().filter(|l| {
-        l.persona == persona
-            && l.state == State::Held
-            && super::pattern::any_overlap(&l.patterns, &files)
-    }) {
-        if release_one(log, l, now, persona, false, Some(reason))? {
-            done.push(l.clone());
-        }
-    }
-    Ok(done)
+    release_where(log, now, persona, Some(reason), |l| {
+        super::pattern::any_overlap(&l.patterns, &files)
+    })
 }
 
 /// Release `persona`'s held leases acquired for the task whose full id is `task_id` (a lease may name it by a
@@ -513,19 +502,9 @@ pub fn release_for_task(
     task_id: &str,
     reason: &str,
 ) -> Result<Vec<Lease>> {
-    crate::mail::message::validate_persona(persona)?;
-    let v = view(log)?;
-    let mut done = Vec::new();
-    for l in v.leases.iter().filter(|l| {
-        l.persona == persona
-            && l.state == State::Held
-            && l.task
-                .as_deref()
-                .is_some_and(|t| t.len() >= 4 && task_id.starts_with(t))
-    }) {
-        if release_one(log, l, now, persona, false, Some(reason))? {
-            done.push(l.clone());
-        }
-    }
-    Ok(done)
+    release_where(log, now, persona, Some(reason), |l| {
+        l.task
+            .as_deref()
+            .is_some_and(|t| t.len() >= 4 && task_id.starts_with(t))
+    })
 }

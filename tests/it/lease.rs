@@ -27,6 +27,27 @@ fn code(o: &Output) -> Option<i32> {
     o.status.code()
 }
 
+/// Run `git-jules ARGS` as `persona` at T0; it must succeed.
+fn ok_as(r: &Repo, persona: &str, args: &[&str]) {
+    let o = r
+        .jules_cmd(args)
+        .env("JULES_PERSONA", persona)
+        .env("GIT_COMMITTER_DATE", T0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+}
+
+/// The first path of every live lease at T0.
+fn held_paths(r: &Repo) -> Vec<String> {
+    json(&r.jules_at(T0, ["--json", "lease", "list"]))["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["paths"][0].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn inbox(r: &Repo, persona: &str) -> String {
     r.jules_ok(["mail", "inbox", "--persona", persona])
 }
@@ -432,21 +453,8 @@ fn task_done_releases_the_leases_acquired_for_the_task() {
         &["lease", "acquire", "src/", "--task", &task],
     );
     at(&r, T0, "ann", &["lease", "acquire", "docs/"]);
-    let o = r
-        .jules_cmd(["task", "done", &task])
-        .env("JULES_PERSONA", "ann")
-        .env("GIT_COMMITTER_DATE", T0)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let left = json(&r.jules_at(T0, ["--json", "lease", "list"]));
-    let paths: Vec<&str> = left["leases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["paths"][0].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["docs/"]);
+    ok_as(&r, "ann", &["task", "done", &task]);
+    assert_eq!(held_paths(&r), ["docs/"]);
     // Turned off, nothing is released.
     r.git(["config", "jules.lease.releaseOnDone", "false"]);
     let t2 = r
@@ -454,15 +462,8 @@ fn task_done_releases_the_leases_acquired_for_the_task() {
         .trim()
         .to_owned();
     at(&r, T0, "ann", &["lease", "acquire", "lib/", "--task", &t2]);
-    let o = r
-        .jules_cmd(["task", "done", &t2])
-        .env("JULES_PERSONA", "ann")
-        .env("GIT_COMMITTER_DATE", T0)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let left = json(&r.jules_at(T0, ["--json", "lease", "list"]));
-    assert_eq!(left["leases"].as_array().unwrap().len(), 2, "{left}");
+    ok_as(&r, "ann", &["task", "done", &t2]);
+    assert_eq!(held_paths(&r), ["docs/", "lib/"]);
 }
 
 #[test]
@@ -471,21 +472,8 @@ fn series_finalize_releases_the_personas_leases_on_what_landed() {
     at(&r, T0, "ann", &["lease", "acquire", "a.txt"]);
     at(&r, T0, "ann", &["lease", "acquire", "elsewhere/"]);
     crate::series::make_series(&r, "feat", &[("a.txt", "a\n")]);
-    let o = r
-        .jules_cmd(["series", "finalize", "--no-verify"])
-        .env("JULES_PERSONA", "ann")
-        .env("GIT_COMMITTER_DATE", T0)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let left = json(&r.jules_at(T0, ["--json", "lease", "list"]));
-    let paths: Vec<&str> = left["leases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l["paths"][0].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, ["elsewhere/"]);
+    ok_as(&r, "ann", &["series", "finalize", "--no-verify"]);
+    assert_eq!(held_paths(&r), ["elsewhere/"]);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use git_jules::lease::{self, ops, pattern::Pattern, Changes, Filter};
+use git_jules::lease::{self, ops, Changes, Filter};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -163,11 +163,7 @@ fn run(dir: &Path, persona: &str, name: &str, arguments: Value) -> anyhow::Resul
     match name {
         "lease_acquire" => {
             let a: Acquire = parse(name, arguments)?;
-            let remote = match (a.sync, a.remote) {
-                (false, _) => None,
-                (true, Some(r)) => Some(r),
-                (true, None) => Some(git_jules::sync::default_remote(&repo)?),
-            };
+            let remote = lease::sync_remote(&repo, a.sync, a.remote)?;
             let req = ops::AcquireRequest {
                 persona: persona.to_owned(),
                 paths: a.paths,
@@ -219,22 +215,12 @@ fn run(dir: &Path, persona: &str, name: &str, arguments: Value) -> anyhow::Resul
         }
         "lease_check" => {
             let a: Check = parse(name, arguments)?;
-            let paths: Vec<Pattern> = if a.staged || a.diff.is_some() {
-                let changes = a.diff.map(Changes::Range).unwrap_or(Changes::Staged);
-                lease::changed_paths(&repo, &changes)?
-                    .iter()
-                    .map(|p| Pattern::literal(p, settings.ignore_case))
-                    .collect()
-            } else if a.paths.is_empty() {
-                return Err(
-                    git_jules::Error::usage("lease_check: name paths, a diff or staged").into(),
-                );
-            } else {
-                a.paths
-                    .iter()
-                    .map(|p| Pattern::parse(p, settings.ignore_case))
-                    .collect::<Result<_, _>>()?
+            let changes = match (a.diff, a.staged) {
+                (Some(r), _) => Some(Changes::Range(r)),
+                (None, true) => Some(Changes::Staged),
+                (None, false) => None,
             };
+            let paths = lease::to_check(&repo, &a.paths, changes.as_ref(), settings.ignore_case)?;
             let v = lease::view(&log)?;
             let conflicts = ops::check(&v, now, Some(persona), &paths, settings.ignore_case)?;
             let ok = conflicts.is_empty();
