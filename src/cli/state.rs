@@ -330,6 +330,9 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
             paths,
             actor,
         } => {
+            if !paths.is_empty() {
+                git_jules::lease::parse_patterns(&paths, true)?;
+            }
             let id = state.task_add_paths(&actor, &title, persona.as_deref(), &paths)?;
             if ctx.ui.json {
                 ui::json(&serde_json::json!({ "task": id.to_hex(), "state": "todo" }));

@@ -469,33 +469,14 @@ pub fn release_after_done(
     ops::release_for_task(&log, now(repo), persona, task_id, "task done")
 }
 
-/// Name, on each of weave's conflicting paths, the live exclusive leases that cover it (whose work it is).
-/// Best effort: a lease log that cannot be read leaves the report as it was.
-pub fn annotate_conflicts(
-    repo: &gix::Repository,
-    conflicts: &mut [crate::weave::report::FileConflict],
-) {
-    let Ok(log) = open(repo) else { return };
-    let Ok(v) = view(&log) else { return };
-    let t = now(repo);
-    for c in conflicts {
-        let file = Pattern::literal(&c.path, true);
-        c.leases = v
-            .leases
-            .iter()
-            .filter(|l| {
-                l.exclusive
-                    && l.live_at(t)
-                    && pattern::any_overlap(&l.patterns, std::slice::from_ref(&file))
-            })
-            .map(|l| crate::weave::report::LeaseNote {
-                lease: l.id.clone(),
-                persona: l.persona.clone(),
-                expires_at: format_time(l.expires),
-                reason: l.reason.clone(),
-            })
-            .collect();
-    }
+/// The live exclusive leases at `now` that cover `file` (a path git named): whose work the file is. Weave
+/// names them on its conflicting paths.
+pub fn covering<'v>(v: &'v View, now: i64, file: &str) -> Vec<&'v Lease> {
+    let file = [Pattern::literal(file, true)];
+    v.leases
+        .iter()
+        .filter(|l| l.exclusive && l.live_at(now) && pattern::any_overlap(&l.patterns, &file))
+        .collect()
 }
 
 /// Hold back the personas `plan` would launch whose open tasks declare paths under another persona's live

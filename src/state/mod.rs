@@ -196,8 +196,9 @@ impl<'r> State<'r> {
         self.task_add_paths(actor, title, persona, &[])
     }
 
-    /// [`State::task_add`] declaring the paths or globs the task will change (checked as lease patterns), so
-    /// that `tick` can hold the persona back while another persona leases them.
+    /// [`State::task_add`] declaring the paths or globs the task will change (the caller checks them as lease
+    /// patterns: leases sit above state), so that `tick` can hold the persona back while another persona
+    /// leases them.
     pub fn task_add_paths(
         &self,
         actor: &str,
@@ -210,9 +211,6 @@ impl<'r> State<'r> {
         }
         if let Some(p) = persona {
             validate_name("persona", p)?;
-        }
-        if !paths.is_empty() {
-            crate::lease::parse_patterns(paths, true)?;
         }
         let sprint = self.view()?.view.current_sprint;
         let mut data =
