@@ -274,11 +274,7 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         LeaseCommand::Check(a) => {
-            let changes = match (a.diff, a.staged) {
-                (Some(r), _) => Some(Changes::Range(r)),
-                (None, true) => Some(Changes::Staged),
-                (None, false) => None,
-            };
+            let changes = Changes::from_flags(a.diff, a.staged);
             let paths = lease::to_check(&repo, &a.paths, changes.as_ref(), settings.ignore_case)?;
             if let Some(p) = &a.persona {
                 git_jules::mail::message::validate_persona(p)?;

@@ -609,6 +609,17 @@ pub enum Changes {
     Range(String),
 }
 
+impl Changes {
+    /// From `--diff RANGE` (first) or `--staged`; `None` when neither is given.
+    pub fn from_flags(diff: Option<String>, staged: bool) -> Option<Changes> {
+        match (diff, staged) {
+            (Some(r), _) => Some(Changes::Range(r)),
+            (None, true) => Some(Changes::Staged),
+            (None, false) => None,
+        }
+    }
+}
+
 /// The paths `changes` touches, both sides of a rename. Through the git binary: the index's exact diff
 /// against HEAD (an unborn HEAD included) is what the pre-commit hook must see, and git computes it cheapest.
 pub fn changed_paths(repo: &gix::Repository, changes: &Changes) -> Result<Vec<String>> {

@@ -215,11 +215,7 @@ fn run(dir: &Path, persona: &str, name: &str, arguments: Value) -> anyhow::Resul
         }
         "lease_check" => {
             let a: Check = parse(name, arguments)?;
-            let changes = match (a.diff, a.staged) {
-                (Some(r), _) => Some(Changes::Range(r)),
-                (None, true) => Some(Changes::Staged),
-                (None, false) => None,
-            };
+            let changes = Changes::from_flags(a.diff, a.staged);
             let paths = lease::to_check(&repo, &a.paths, changes.as_ref(), settings.ignore_case)?;
             let v = lease::view(&log)?;
             let conflicts = ops::check(&v, now, Some(persona), &paths, settings.ignore_case)?;
