@@ -13,6 +13,9 @@ use crate::error::{Error, Result, ResultExt};
 /// The pre-push hook: verify pushed series commits and refuse the push when one fails.
 pub const PRE_PUSH: &str = include_str!("../hooks/pre-push");
 
+/// The pre-commit hook: refuse a commit touching paths under another persona's exclusive lease.
+pub const PRE_COMMIT: &str = include_str!("../hooks/pre-commit");
+
 /// The suffix of the copy kept of a hook replaced with `force`.
 pub const BACKUP_SUFFIX: &str = ".jules-backup";
 
@@ -60,6 +63,11 @@ pub fn hooks_dir(repo: &gix::Repository) -> Result<PathBuf> {
 /// Install the pre-push hook.
 pub fn install_pre_push(repo: &gix::Repository, force: bool) -> Result<Installed> {
     install(repo, "pre-push", PRE_PUSH, force)
+}
+
+/// Install the pre-commit hook (path leases).
+pub fn install_pre_commit(repo: &gix::Repository, force: bool) -> Result<Installed> {
+    install(repo, "pre-commit", PRE_COMMIT, force)
 }
 
 fn install(

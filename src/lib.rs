@@ -20,6 +20,7 @@ pub mod hooks;
 pub mod hygiene;
 pub mod id;
 pub mod init;
+pub mod lease;
 pub mod loose;
 pub mod mail;
 pub mod names;

@@ -11,7 +11,22 @@ pub enum HooksCommand {
     /// honouring core.hooksPath
     Install(InstallArgs),
     /// Print the pre-push hook script (to chain it from your own hook or a hook manager)
-    Show,
+    Show(ShowArgs),
+}
+
+/// Which hook: `pre-push` (verify pushed series) or `pre-commit` (refuse commits under others' leases).
+#[derive(Debug, Clone, Copy, Default, clap::ValueEnum)]
+pub enum Hook {
+    #[default]
+    PrePush,
+    PreCommit,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ShowArgs {
+    /// The hook to print
+    #[arg(long, value_enum, default_value_t)]
+    pub hook: Hook,
 }
 
 #[derive(Debug, clap::Args)]
@@ -19,17 +34,26 @@ pub struct InstallArgs {
     /// Replace a different existing pre-push hook (it is kept as pre-push.jules-backup)
     #[arg(long)]
     pub force: bool,
+    /// The hook to install
+    #[arg(long, value_enum, default_value_t)]
+    pub hook: Hook,
 }
 
 pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
     match cmd {
-        HooksCommand::Show => {
-            print!("{}", hooks::PRE_PUSH);
+        HooksCommand::Show(a) => {
+            match a.hook {
+                Hook::PrePush => print!("{}", hooks::PRE_PUSH),
+                Hook::PreCommit => print!("{}", hooks::PRE_COMMIT),
+            }
             Ok(0)
         }
         HooksCommand::Install(a) => {
             let repo = ctx.open()?;
-            let done = hooks::install_pre_push(&repo, a.force)?;
+            let done = match a.hook {
+                Hook::PrePush => hooks::install_pre_push(&repo, a.force)?,
+                Hook::PreCommit => hooks::install_pre_commit(&repo, a.force)?,
+            };
             if ctx.ui.json {
                 ui::json(&done);
             } else {
@@ -45,7 +69,9 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
                             .unwrap_or_default()
                     )),
                 }
-                if repo.config_snapshot().string("jules.verify.cmd").is_none() {
+                if matches!(a.hook, Hook::PrePush)
+                    && repo.config_snapshot().string("jules.verify.cmd").is_none()
+                {
                     ui::hint("set the command the hook runs: `git config jules.verify.cmd CMD`");
                 }
             }

@@ -281,7 +281,10 @@ fn examples(words: &str) -> &'static [&'static str] {
         "series abort" => &["git jules series abort"],
         "verify" => &["git jules verify --cmd 'make test' -j 4", "git jules verify --base main --keep-going"],
         "hooks" => &["git jules hooks install"],
-        "hooks install" => &["git jules hooks install && git config jules.verify.cmd 'make test'"],
+        "hooks install" => &[
+            "git jules hooks install && git config jules.verify.cmd 'make test'",
+            "git jules hooks install --hook pre-commit   # refuse commits under others' leases",
+        ],
         "hooks show" => &["git jules hooks show >> .git/hooks/pre-push"],
         "weave" => &["git jules weave --branches 'jules/*/sprint-5'"],
         "guard" => &[
@@ -305,6 +308,18 @@ fn examples(words: &str) -> &'static [&'static str] {
         "exchange list" => &["git jules exchange list --workstream generic --json"],
         "exchange export" => &["git jules exchange export --dir .jules/workstreams"],
         "exchange import" => &["git jules exchange import --dir .jules/workstreams"],
+        "lease" => &["git jules lease list"],
+        "lease acquire" => &[
+            "git jules lease acquire src/lease/ 'src/**/lease*.rs' --ttl 2h --reason 'issue 25' --sync",
+        ],
+        "lease renew" => &["git jules lease renew 3f2a9c --ttl 1h"],
+        "lease release" => &[
+            "git jules lease release 3f2a9c",
+            "git jules lease release 3f2a9c --force --reason 'holder offline since yesterday'",
+        ],
+        "lease list" => &["git jules lease list --path src/lib.rs --all"],
+        "lease check" => &["git jules lease check --staged", "git jules lease check --diff main..HEAD"],
+        "lease remind" => &["git jules lease remind --lead 15m   # from cron"],
         _ => &[],
     }
 }

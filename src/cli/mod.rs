@@ -14,6 +14,7 @@ mod hooks;
 mod init;
 mod interrupt;
 mod lean;
+mod lease;
 mod log;
 mod mail;
 mod man;
@@ -123,6 +124,8 @@ pub enum Command {
     Series(Group<series::SeriesCommand>),
     /// Run a command on every commit of base..HEAD, in temporary worktrees, with a cache
     Verify(verify::Args),
+    /// Path leases on refs/jules/lease: say which files you are changing before you change them
+    Lease(Group<lease::LeaseCommand>),
     /// Install the git hooks git-jules ships (pre-push: verify pushed series)
     Hooks(Group<hooks::HooksCommand>),
     /// Weave personas' branches, ranges and patch files onto the integration branch, in memory; mail
@@ -146,7 +149,7 @@ impl Command {
             Command::Mcp(_) => Some("mcp"),
             Command::Web(_) => Some("web"),
             Command::Hooks(Group {
-                cmd: Lean(hooks::HooksCommand::Show),
+                cmd: Lean(hooks::HooksCommand::Show(_)),
             }) => Some("hooks show"),
             Command::Mail(Group {
                 cmd: Lean(mail::MailCommand::Attachment(a)),
@@ -256,6 +259,7 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Series(Group { cmd: Lean(cmd) }) => series::run(ctx, cmd),
         Command::Verify(args) => verify::run(ctx, args, cli.json),
         Command::Hooks(Group { cmd: Lean(cmd) }) => hooks::run(ctx, cmd),
+        Command::Lease(Group { cmd: Lean(cmd) }) => lease::run(ctx, cmd),
         Command::Weave(args) => weave::run(ctx, args, cli.json),
         Command::Completions(args) => completions::run(args),
     }

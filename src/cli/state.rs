@@ -90,6 +90,10 @@ pub enum TaskCommand {
         title: String,
         #[arg(long)]
         persona: Option<String>,
+        /// A path or glob the task will change (repeatable): `tick` holds the persona back while another
+        /// persona holds an exclusive lease on it
+        #[arg(long = "path", value_name = "PATHSPEC")]
+        paths: Vec<String>,
         #[arg(long, env = "JULES_PERSONA", default_value = DEFAULT_ACTOR)]
         actor: String,
     },
@@ -313,9 +317,13 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
         TaskCommand::Add {
             title,
             persona,
+            paths,
             actor,
         } => {
-            let id = state.task_add(&actor, &title, persona.as_deref())?;
+            if !paths.is_empty() {
+                git_jules::lease::parse_patterns(&paths, true)?;
+            }
+            let id = state.task_add_paths(&actor, &title, persona.as_deref(), &paths)?;
             if ctx.ui.json {
                 ui::json(&serde_json::json!({ "task": id.to_hex(), "state": "todo" }));
             } else {
@@ -324,6 +332,14 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
         }
         TaskCommand::Done { id, actor } => {
             let id = state.task_resolve(&actor, &id, true)?;
+            match git_jules::lease::release_after_done(&repo, &actor, &id) {
+                Ok(released) if !released.is_empty() => ui::status(format!(
+                    "released {} lease(s) acquired for the task",
+                    released.len()
+                )),
+                Ok(_) => {}
+                Err(e) => ui::warn(format!("the task's leases were not released: {e}")),
+            }
             if ctx.ui.json {
                 ui::json(&serde_json::json!({ "task": id, "state": "done" }));
             } else {

@@ -123,13 +123,14 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
         let tip = state.log.local_tip()?;
         let view = state.view()?.view;
         let unread = unread_counts(&repo, &schedules, now)?;
-        let plan = tick::plan(&TickInput {
+        let mut plan = tick::plan(&TickInput {
             schedules: &schedules,
             view: &view,
             unread: &unread,
             now,
             max_retries,
         });
+        git_jules::lease::hold_back(&repo, &view.tasks, &mut plan, now.timestamp())?;
         if a.dry_run {
             print_plan(ctx, &plan, false, Vec::new());
             return Ok(0);

@@ -235,6 +235,18 @@ fn human(ctx: &Context, r: &Report) {
         }
         for f in &i.conflicts {
             ui::out(format!("         {}: {}", f.path, f.reason));
+            for l in &f.leases {
+                ui::out(format!(
+                    "           under lease {} of {} until {}{}",
+                    &l.lease[..12],
+                    l.persona,
+                    l.expires_at,
+                    l.reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                ));
+            }
             for h in &f.hunks {
                 ui::out(format!(
                     "           hunk {} (lines {}-{} of {})",

@@ -151,7 +151,7 @@ pub fn claim_synced(
             log.write_detached(Some(parent), vec![claim_event(persona, &id, true)?])?[0].commit;
         if sync::push_leased(repo, remote, log.name(), commit, remote_tip)? {
             wrote = true;
-            bring_local_along(log, commit)?;
+            bring_local_along(log, commit, "jules: mail claim")?;
             continue;
         }
         std::thread::sleep(std::time::Duration::from_millis(
@@ -166,16 +166,16 @@ pub fn claim_synced(
     })
 }
 
-/// Move the local log to include `commit`, which the remote already has.
-fn bring_local_along(log: &Log<'_>, commit: gix::ObjectId) -> Result<()> {
+/// Move the local log to include `commit`, which the remote already has (`why`: the reflog message). The
+/// last step of every remote-locked write (claims, leases).
+pub(crate) fn bring_local_along(log: &Log<'_>, commit: gix::ObjectId, why: &str) -> Result<()> {
     loop {
         let local = log.local_tip()?;
         let new = match local {
             None => commit,
             Some(l) => log.join(l, commit)?.tip(),
         };
-        if Some(new) == local || refs::cas(log.repo(), log.name(), local, new, "jules: mail claim")?
-        {
+        if Some(new) == local || refs::cas(log.repo(), log.name(), local, new, why)? {
             return Ok(());
         }
     }

@@ -195,6 +195,19 @@ impl<'r> State<'r> {
     }
 
     pub fn task_add(&self, actor: &str, title: &str, persona: Option<&str>) -> Result<EventId> {
+        self.task_add_paths(actor, title, persona, &[])
+    }
+
+    /// [`State::task_add`] declaring the paths or globs the task will change (the caller checks them as lease
+    /// patterns: leases sit above state), so that `tick` can hold the persona back while another persona
+    /// leases them.
+    pub fn task_add_paths(
+        &self,
+        actor: &str,
+        title: &str,
+        persona: Option<&str>,
+        paths: &[String],
+    ) -> Result<EventId> {
         if title.trim().is_empty() {
             return Err(Error::usage("the task title is empty"));
         }
@@ -202,11 +215,12 @@ impl<'r> State<'r> {
             validate_name("persona", p)?;
         }
         let sprint = self.view()?.view.current_sprint;
-        self.append(
-            TASK_ADD,
-            actor,
-            serde_json::json!({ "title": title.trim(), "persona": persona, "sprint": sprint }),
-        )
+        let mut data =
+            serde_json::json!({ "title": title.trim(), "persona": persona, "sprint": sprint });
+        if !paths.is_empty() {
+            data["paths"] = paths.into();
+        }
+        self.append(TASK_ADD, actor, data)
     }
 
     /// Mark a task (named by a prefix of its id) done or canceled; returns its full id.

@@ -71,6 +71,9 @@ pub struct Task {
     pub state: String,
     pub created_at: String,
     pub updated_at: String,
+    /// The paths or globs the task will change (`task add --path`), for lease-aware scheduling.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -248,6 +251,15 @@ impl Projection for StateView {
                         state: TASK_TODO.into(),
                         created_at: e.event.time.clone(),
                         updated_at: e.event.time.clone(),
+                        paths: data
+                            .get("paths")
+                            .and_then(|p| p.as_array())
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|x| x.as_str().map(str::to_owned))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
                     });
                 }
             }

@@ -344,8 +344,9 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
                     };
                     r.notes = notes;
                 }
-                Some(Outcome::Failed(Failure::Conflict(c))) => {
+                Some(Outcome::Failed(Failure::Conflict(mut c))) => {
                     r.status = Status::Conflict;
+                    annotate_leases(repo, &mut c);
                     r.conflicts = c;
                 }
                 Some(Outcome::Failed(Failure::Error(e))) => {
@@ -472,4 +473,27 @@ fn publish(
         moved,
     )?;
     Ok(Some(backup.name))
+}
+
+/// Name, on each conflicting path, the live exclusive leases covering it (whose work it is). Best effort: a
+/// lease log that cannot be read leaves the report as it was.
+fn annotate_leases(repo: &gix::Repository, conflicts: &mut [report::FileConflict]) {
+    let Ok(log) = crate::lease::open(repo) else {
+        return;
+    };
+    let Ok(v) = crate::lease::view(&log) else {
+        return;
+    };
+    let now = crate::lease::now(repo);
+    for c in conflicts {
+        c.leases = crate::lease::covering(&v, now, &c.path)
+            .into_iter()
+            .map(|l| report::LeaseNote {
+                lease: l.id.clone(),
+                persona: l.persona.clone(),
+                expires_at: crate::lease::format_time(l.expires),
+                reason: l.reason.clone(),
+            })
+            .collect();
+    }
 }

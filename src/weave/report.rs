@@ -70,6 +70,19 @@ pub struct FileConflict {
     pub hunks: Vec<HunkConflict>,
     /// Earlier inputs involved with the whole file (a deletion, an addition), when no hunk says more.
     pub counterparts: Vec<Counterpart>,
+    /// Live exclusive leases on this path when the weave ran (`refs/jules/lease`): whose work it is.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub leases: Vec<LeaseNote>,
+}
+
+/// A lease on a conflicting path.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeaseNote {
+    pub lease: String,
+    pub persona: String,
+    pub expires_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// Why `--verify` dropped an input.

@@ -12,6 +12,7 @@ mod format;
 mod json;
 mod layering;
 mod layers;
+mod lease;
 mod mail;
 mod mcp;
 mod names;

@@ -604,3 +604,80 @@ async fn an_idle_server_uses_no_cpu() {
     );
     alice.cancel().await.unwrap();
 }
+
+/// The `lease_*` tools call the library with typed arguments, acting as the server's persona only.
+#[tokio::test(flavor = "current_thread")]
+async fn lease_tools_acquire_list_check_renew_release_as_the_servers_persona() {
+    let r = Repo::new();
+    let (alice, _) = connect(&r, "alice").await;
+    let (bob, _) = connect(&r, "bob").await;
+    let names: Vec<String> = alice
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    for want in [
+        "lease_acquire",
+        "lease_renew",
+        "lease_release",
+        "lease_list",
+        "lease_check",
+    ] {
+        assert!(names.iter().any(|n| n == want), "missing {want}: {names:?}");
+    }
+    let got = ok(&call(
+        &alice,
+        "lease_acquire",
+        json!({"paths": ["src/"], "reason": "mine", "ttl": "1h"}),
+    )
+    .await);
+    assert_eq!(got["version"], 1);
+    assert_eq!(got["held"], true);
+    assert_eq!(got["lease"]["persona"], "alice");
+    let id = got["lease"]["id"].as_str().unwrap().to_owned();
+
+    // bob is refused, as data naming the holder; a persona argument is not accepted.
+    let lost = call(&bob, "lease_acquire", json!({"paths": ["src/a.rs"]})).await;
+    assert_eq!(lost.is_error, Some(true));
+    let doc = lost.structured_content.clone().unwrap();
+    assert_eq!(doc["holders"][0]["persona"], "alice");
+    let bad = call(
+        &bob,
+        "lease_acquire",
+        json!({"paths": ["x"], "persona": "alice"}),
+    )
+    .await;
+    assert!(error_text(&bad).contains("unknown field"));
+    let bad = call(&bob, "lease_acquire", json!({"paths": ["src/[x"]})).await;
+    assert!(error_text(&bad).contains("malformed lease pattern"));
+
+    let listed = ok(&call(&bob, "lease_list", json!({})).await);
+    assert_eq!(listed["leases"][0]["id"], id.as_str());
+    let checked = call(&bob, "lease_check", json!({"paths": ["src/x.rs", "docs"]})).await;
+    assert_eq!(checked.is_error, Some(true));
+    assert_eq!(
+        checked.structured_content.clone().unwrap()["conflicts"][0]["path"],
+        "src/x.rs"
+    );
+    assert!(
+        ok(&call(&alice, "lease_check", json!({"paths": ["src/x.rs"]})).await)["conflicts"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+
+    // Only alice renews; bob's release without force is a conflict (exit 3).
+    assert!(
+        error_text(&call(&bob, "lease_renew", json!({"id": &id[..8]})).await)
+            .contains("only the holder")
+    );
+    let refused = call(&bob, "lease_release", json!({"ids": [&id[..8]]})).await;
+    assert_eq!(refused.structured_content.clone().unwrap()["exit"], 3);
+    ok(&call(&alice, "lease_renew", json!({"id": &id[..8], "ttl": "2h"})).await);
+    let released = ok(&call(&alice, "lease_release", json!({"all": true})).await);
+    assert_eq!(released["released"][0]["id"], id.as_str());
+    alice.cancel().await.unwrap();
+    bob.cancel().await.unwrap();
+}

@@ -877,3 +877,60 @@ fn a_coordination_remote_and_a_push_budget_on_a_simulated_forge() {
         stderr(&out)
     );
 }
+
+/// Path leases (issue 25): two clones race `lease acquire --sync` for overlapping exclusive paths through
+/// smart HTTP. Exactly one exits 0; the other exits 3 naming the holder; after sync both list that one holder.
+#[test]
+fn lease_acquire_sync_through_smart_http_has_one_winner() {
+    let root = tempfile::tempdir().unwrap();
+    let (origin, _bare) = remote_in(root.path());
+    let server = http_server(root.path());
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
+    let good = [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "credential.helper"),
+        ("GIT_CONFIG_VALUE_0", helper),
+    ];
+    let a = Clone::new(&origin, &url, &good);
+    let b = Clone::new(&origin, &url, &good);
+    let spawn = |c: &Clone, who: &str, path: &str| {
+        c.cmd(who, &["lease", "acquire", path, "--sync", "--reason", who])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (ca, cb) = (spawn(&a, "w1", "src/"), spawn(&b, "w2", "src/**/*.rs"));
+    let (oa, ob) = (
+        ca.wait_with_output().unwrap(),
+        cb.wait_with_output().unwrap(),
+    );
+    let codes = [oa.status.code(), ob.status.code()];
+    assert!(
+        codes == [Some(0), Some(3)] || codes == [Some(3), Some(0)],
+        "{codes:?}: {} / {}",
+        stderr(&oa),
+        stderr(&ob)
+    );
+    let (winner, loser_out) = if codes[0] == Some(0) {
+        ("w1", stdout(&ob))
+    } else {
+        ("w2", stdout(&oa))
+    };
+    assert!(loser_out.contains("held by: "), "{loser_out}");
+    assert!(loser_out.contains(winner), "{loser_out}");
+    for c in [&a, &b] {
+        c.ok("x", &["sync"]);
+        let v: serde_json::Value =
+            serde_json::from_str(&c.ok("x", &["--json", "lease", "list"])).unwrap();
+        let holders: Vec<&str> = v["leases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["persona"].as_str().unwrap())
+            .collect();
+        assert_eq!(holders, [winner], "{v}");
+        assert_eq!(v["leases"][0]["lock"], true);
+    }
+}

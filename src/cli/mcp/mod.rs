@@ -12,6 +12,7 @@
 //! 2025-11-25, the last with the `initialize` handshake and `resources/subscribe`, which every current
 //! client (the Python and TypeScript SDKs, the agent CLIs) speaks.
 
+mod lease_tools;
 mod tools;
 mod watch;
 
@@ -198,7 +199,11 @@ impl ServerHandler for Server {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(
-            self.tools.iter().map(tools::Spec::tool).collect(),
+            self.tools
+                .iter()
+                .map(tools::Spec::tool)
+                .chain(lease_tools::tools())
+                .collect(),
         ))
     }
 
@@ -207,6 +212,17 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if lease_tools::NAMES.contains(&&*request.name) {
+            let (dir, persona) = (self.dir.clone(), self.persona.clone());
+            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+            let name = request.name.to_string();
+            let result = tokio::task::spawn_blocking(move || {
+                lease_tools::call(&dir, &persona, &name, arguments)
+            })
+            .await
+            .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+            return Ok(result.into());
+        }
         let Some(spec) = self.tools.iter().find(|t| t.name == request.name) else {
             return Ok(bad_request(format!("no tool named {}", request.name)).into());
         };

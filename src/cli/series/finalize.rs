@@ -105,6 +105,22 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
             Ok(EXIT_CHECK_FAILED)
         }
         Outcome::Done(done) => {
+            // Leases on what landed end with it (jules.lease.releaseOnFinalize); the landing stands either way.
+            if let Ok(persona) = std::env::var("JULES_PERSONA") {
+                match git_jules::lease::release_after_finalize(
+                    &repo,
+                    &persona,
+                    done.old_base,
+                    done.new_base,
+                ) {
+                    Ok(released) if !released.is_empty() => ui::status(format!(
+                        "released {} lease(s) of {persona} on the landed paths",
+                        released.len()
+                    )),
+                    Ok(_) => {}
+                    Err(e) => ui::warn(format!("leases were not released: {e}")),
+                }
+            }
             if ctx.ui.json {
                 ui::json(&done);
                 return Ok(0);

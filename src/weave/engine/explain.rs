@@ -31,6 +31,7 @@ impl<'r> Engine<'r> {
             reason: String::new(),
             hunks: Vec::new(),
             counterparts: Vec::new(),
+            leases: Vec::new(),
         };
         match (b, o, t) {
             (Some(b), Some(o), Some(t)) => {

@@ -163,6 +163,7 @@ impl<'r> Engine<'r> {
                 reason: reason.to_owned(),
                 hunks: Vec::new(),
                 counterparts,
+                leases: Vec::new(),
             })
         };
         for p in [&f.old_path, &f.new_path].into_iter().flatten() {
@@ -318,6 +319,7 @@ impl<'r> Engine<'r> {
                                 .into(),
                             hunks,
                             counterparts: Vec::new(),
+                            leases: Vec::new(),
                         }));
                     }
                 }

@@ -1,0 +1,322 @@
+//! `git jules lease …`: path leases on refs/jules/lease (acquire, renew, release, list, check, remind).
+//!
+//! Exit codes: acquire 0 held, 3 someone else holds the paths; renew and release 3 when the lease is not
+//! the persona's to renew or release; check 1 when a path is under another persona's exclusive lease.
+
+use git_jules::lease::{self, ops, Changes, Filter, Lease};
+use git_jules::Error;
+
+use super::{ui, Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
+
+#[derive(Debug, clap::Subcommand)]
+#[command(defer = true)]
+pub enum LeaseCommand {
+    /// Lease paths or globs before changing them (exit 3 when someone else holds them)
+    Acquire(AcquireArgs),
+    /// Extend a live lease of yours to now + TTL
+    Renew(RenewArgs),
+    /// End leases: yours by id, --task or --all; another persona's with --force --reason (they are mailed)
+    Release(ReleaseArgs),
+    /// List live leases (with --all also expired, released, denied and superseded ones)
+    List(ListArgs),
+    /// Check paths, a diff or the index against others' exclusive leases (exit 1 on a conflict)
+    Check(CheckArgs),
+    /// Mail holders whose leases expire within the lead time (once per expiry); run it from a scheduler
+    Remind(RemindArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct AcquireArgs {
+    /// Paths or globs (`src/lease/`, `src/**/*.rs`), relative to the top of the work tree
+    #[arg(required = true, value_name = "PATHSPEC")]
+    pub paths: Vec<String>,
+    /// Nobody else may lease overlapping paths (the default)
+    #[arg(long, conflicts_with = "shared")]
+    pub exclusive: bool,
+    /// Others may hold shared leases on the same paths, but nobody an exclusive one
+    #[arg(long)]
+    pub shared: bool,
+    /// How long it holds: 90s, 30m, 2h, 1d (default: jules.lease.ttl, else 2h)
+    #[arg(long, value_name = "DURATION")]
+    pub ttl: Option<String>,
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// The task the lease is for (`lease release --task` ends them together)
+    #[arg(long, value_name = "ID")]
+    pub task: Option<String>,
+    /// Decide through the remote: the answer is final when the command returns
+    #[arg(long)]
+    pub sync: bool,
+    /// The remote for --sync (default: the current branch's push remote, else `origin`)
+    #[arg(long, value_name = "REMOTE", requires = "sync")]
+    pub remote: Option<String>,
+    /// The persona acquiring (default: $JULES_PERSONA)
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub persona: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RenewArgs {
+    /// The lease id (or a unique prefix)
+    pub id: String,
+    /// The new time to live, from now (default: jules.lease.ttl, else 2h)
+    #[arg(long, value_name = "DURATION")]
+    pub ttl: Option<String>,
+    /// Sync with the remote before and after, so others see the new expiry
+    #[arg(long)]
+    pub sync: bool,
+    #[arg(long, value_name = "REMOTE", requires = "sync")]
+    pub remote: Option<String>,
+    /// The holder renewing (default: $JULES_PERSONA)
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub persona: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ReleaseArgs {
+    /// Lease ids (or unique prefixes)
+    #[arg(value_name = "ID", required_unless_present_any = ["all", "task"])]
+    pub ids: Vec<String>,
+    /// Every held lease of the persona
+    #[arg(long, conflicts_with = "ids")]
+    pub all: bool,
+    /// The persona's held leases acquired for this task
+    #[arg(long, value_name = "ID", conflicts_with = "ids")]
+    pub task: Option<String>,
+    /// Release another persona's lease (needs --reason; the holder is mailed)
+    #[arg(long)]
+    pub force: bool,
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
+    /// The persona releasing (default: $JULES_PERSONA)
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub persona: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Only this persona's leases
+    #[arg(long, value_name = "PERSONA")]
+    pub persona: Option<String>,
+    /// Only leases overlapping this path or glob
+    #[arg(long, value_name = "PATHSPEC")]
+    pub path: Option<String>,
+    /// Also expired, released, denied and superseded leases
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Paths or globs to check
+    #[arg(value_name = "PATHSPEC", conflicts_with_all = ["diff", "staged"])]
+    pub paths: Vec<String>,
+    /// Check the paths `git diff RANGE` touches
+    #[arg(long, value_name = "RANGE", conflicts_with = "staged")]
+    pub diff: Option<String>,
+    /// Check the paths the index changes against HEAD (what the pre-commit hook runs)
+    #[arg(long)]
+    pub staged: bool,
+    /// Whose leases do not count (default: $JULES_PERSONA; without one every exclusive lease counts)
+    #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub persona: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RemindArgs {
+    /// How long before expiry to mail (default: jules.lease.remindBefore, else 15m)
+    #[arg(long, value_name = "DURATION")]
+    pub lead: Option<String>,
+    /// The sender of the reminders (default: $JULES_PERSONA, else `scheduler`)
+    #[arg(long = "from", env = "JULES_PERSONA", value_name = "PERSONA")]
+    pub from: Option<String>,
+}
+
+fn persona(p: Option<String>) -> Result<String, Error> {
+    let p = p.ok_or_else(|| Error::usage("no persona: pass --persona or set JULES_PERSONA"))?;
+    git_jules::mail::message::validate_persona(&p)?;
+    Ok(p)
+}
+
+fn left(secs: i64) -> String {
+    let (sign, s) = if secs < 0 { ("-", -secs) } else { ("", secs) };
+    if s >= 86_400 {
+        format!("{sign}{}d{}h", s / 86_400, s % 86_400 / 3600)
+    } else if s >= 3600 {
+        format!("{sign}{}h{:02}m", s / 3600, s % 3600 / 60)
+    } else if s >= 60 {
+        format!("{sign}{}m", s / 60)
+    } else {
+        format!("{sign}{s}s")
+    }
+}
+
+/// One line naming holder, paths, reason and expiry.
+fn describe(l: &Lease, now: i64) -> String {
+    format!(
+        "{} {} {} on {} until {} ({}){}",
+        l.short(),
+        l.persona,
+        l.mode(),
+        l.paths.join(" "),
+        lease::format_time(l.expires),
+        if l.expires > now {
+            format!("{} left", left(l.expires - now))
+        } else {
+            "expired".into()
+        },
+        l.reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default()
+    )
+}
+
+pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let log = lease::open(&repo)?;
+    let now = lease::now(&repo);
+    let settings = lease::Settings::from_config(&repo)?;
+    let ttl = |t: Option<String>| -> Result<i64, Error> {
+        t.map(|t| lease::parse_ttl(&t)).unwrap_or(Ok(settings.ttl))
+    };
+    match cmd {
+        LeaseCommand::Acquire(a) => {
+            let req = ops::AcquireRequest {
+                persona: persona(a.persona)?,
+                paths: a.paths,
+                exclusive: !a.shared,
+                ttl: ttl(a.ttl)?,
+                reason: a.reason,
+                task: a.task,
+            };
+            let remote = lease::sync_remote(&repo, a.sync, a.remote)?;
+            let r = ops::acquire(&log, now, &req, remote.as_deref())?;
+            if ctx.ui.json {
+                ui::json(&r);
+            } else if let Some(l) = &r.lease {
+                ui::out(format!(
+                    "{} {}{}",
+                    ctx.ui.green("held:"),
+                    describe(l, now),
+                    if r.is_final {
+                        ""
+                    } else {
+                        " (provisional: `--sync` makes it final)"
+                    }
+                ));
+                for t in &r.took_over {
+                    ui::status(format!(
+                        "took over {} (its holder was mailed)",
+                        describe(t, now)
+                    ));
+                }
+            } else {
+                for h in &r.holders {
+                    ui::out(format!("{} {}", ctx.ui.red("held by:"), describe(h, now)));
+                }
+            }
+            Ok(if r.held { 0 } else { EXIT_CONFLICT })
+        }
+        LeaseCommand::Renew(a) => {
+            let who = persona(a.persona)?;
+            let remote = lease::sync_remote(&repo, a.sync, a.remote)?;
+            let l = ops::renew(&log, now, &who, &a.id, ttl(a.ttl)?, remote.as_deref())?;
+            if ctx.ui.json {
+                ui::json(&l);
+            } else {
+                ui::out(format!("renewed: {}", describe(&l, now)));
+            }
+            Ok(0)
+        }
+        LeaseCommand::Release(a) => {
+            let who = persona(a.persona)?;
+            let released: Vec<Lease> = if a.all || a.task.is_some() {
+                ops::release_all(&log, now, &who, a.task.as_deref(), a.reason.as_deref())?
+            } else {
+                a.ids
+                    .iter()
+                    .map(|id| ops::release(&log, now, &who, id, a.force, a.reason.as_deref()))
+                    .collect::<Result<_, _>>()?
+            };
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "released": released }));
+            } else {
+                for l in &released {
+                    ui::out(format!("released: {}", describe(l, now)));
+                }
+            }
+            Ok(0)
+        }
+        LeaseCommand::List(a) => {
+            let v = lease::view(&log)?;
+            let items = lease::list(
+                &v,
+                now,
+                &Filter {
+                    persona: a.persona,
+                    path: a.path,
+                    all: a.all,
+                },
+            )?;
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "now": lease::format_time(now), "leases": items }));
+            } else {
+                for i in &items {
+                    let state = match i.lease.state {
+                        lease::State::Held if i.live => String::new(),
+                        lease::State::Held => " [expired]".into(),
+                        s => format!(" [{}]", serde_json::to_value(s)?.as_str().unwrap_or("")),
+                    };
+                    ui::out(format!("{}{state}", describe(&i.lease, now)));
+                }
+            }
+            Ok(0)
+        }
+        LeaseCommand::Check(a) => {
+            let changes = Changes::from_flags(a.diff, a.staged);
+            let paths = lease::to_check(&repo, &a.paths, changes.as_ref(), settings.ignore_case)?;
+            if let Some(p) = &a.persona {
+                git_jules::mail::message::validate_persona(p)?;
+            }
+            let v = lease::view(&log)?;
+            let conflicts =
+                ops::check(&v, now, a.persona.as_deref(), &paths, settings.ignore_case)?;
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({
+                    "checked": paths.len(),
+                    "conflicts": conflicts,
+                }));
+            } else {
+                for c in &conflicts {
+                    ui::out(format!(
+                        "{}: under lease {}",
+                        c.path,
+                        describe(&c.lease, now)
+                    ));
+                }
+            }
+            Ok(if conflicts.is_empty() {
+                0
+            } else {
+                EXIT_CHECK_FAILED
+            })
+        }
+        LeaseCommand::Remind(a) => {
+            let lead = match a.lead {
+                Some(l) => lease::parse_ttl(&l)?,
+                None => settings.remind_before,
+            };
+            let from = a.from.unwrap_or_else(|| "scheduler".into());
+            let done = ops::remind(&log, now, lead, &from)?;
+            if ctx.ui.json {
+                ui::json(&serde_json::json!({ "reminded": done }));
+            } else {
+                for l in &done {
+                    ui::out(format!("reminded {}: {}", l.persona, describe(l, now)));
+                }
+            }
+            Ok(0)
+        }
+    }
+}

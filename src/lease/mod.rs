@@ -1,0 +1,733 @@
+//! Path leases on the convergent log `refs/jules/lease`: a persona says which paths it is changing before
+//! it changes them, for a time it chooses, and every replica agrees who holds what.
+//!
+//! Event kinds (data fields; times are Unix seconds, integers, chosen by the writer from its clock, which
+//! `GIT_COMMITTER_DATE` pins as for commits):
+//!
+//! - `lease.acquire` {paths, exclusive, at, expires, lock, reason?, task?}: the lease's id is this event's id.
+//! - `lease.renew` {lease, at, expires}: the holder moves the expiry; only while the lease is live.
+//! - `lease.release` {lease, at, forced, reason?}: the holder, or (`forced`) anyone, ends it.
+//! - `lease.remind` {lease, expires}: the holder was mailed that the lease is about to expire.
+//!
+//! The view ([`View`]) is a pure fold over the log's total order, so replicas that hold the same events
+//! agree. The rule of an acquire made at time `at`: it *conflicts* with a held lease of another persona that
+//! is still live at `at`, overlaps it ([`pattern`]) and is exclusive on either side. Without a conflict it
+//! is held. With conflicts only against provisional leases (`lock: false`), a `lock` acquire is held and
+//! those leases are `superseded`; otherwise it is `denied`, naming the holder. `acquire --sync` writes
+//! `lock` acquires through the remote as `mail claim --sync` does ([`ops::acquire`]), so a lock acquire
+//! exists on the remote only on top of a state where it conflicts with no lock lease: one winner.
+//!
+//! The fold decides overlap with case folded (conservative, and the same on every replica whatever its
+//! `core.ignoreCase`); `check` folds case only where the repository says so.
+
+pub mod ops;
+pub mod pattern;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize, Serializer};
+
+use crate::error::{Error, Result};
+use crate::eventlog::cache::{load_json, save_json, Projection, Stamp};
+use crate::eventlog::{EventId, Log, LoggedEvent};
+use pattern::Pattern;
+
+pub const LOG: &str = "refs/jules/lease";
+pub const ACQUIRE: &str = "lease.acquire";
+pub const RENEW: &str = "lease.renew";
+pub const RELEASE: &str = "lease.release";
+pub const REMIND: &str = "lease.remind";
+
+/// Where a lease stands in the fold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// Granted and not released (it may have expired: see [`Lease::live_at`]).
+    Held,
+    /// Another persona's lease held the paths when it was acquired (`by` names that lease).
+    Denied,
+    /// A lock acquire took the paths from this provisional lease (`by` names it).
+    Superseded,
+    Released,
+}
+
+fn rfc3339<S: Serializer>(t: &i64, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&format_time(*t))
+}
+
+/// A Unix time as RFC 3339 UTC.
+pub fn format_time(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0)
+        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| t.to_string())
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Lease {
+    /// The acquire event's id (hex).
+    pub id: String,
+    pub persona: String,
+    pub paths: Vec<String>,
+    pub exclusive: bool,
+    #[serde(rename = "acquired_at", serialize_with = "rfc3339")]
+    pub acquired: i64,
+    #[serde(rename = "expires_at", serialize_with = "rfc3339")]
+    pub expires: i64,
+    /// Acquired through the remote lock (`--sync`): final.
+    pub lock: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    pub state: State,
+    /// Denied or superseded: the lease that holds the paths. Released: the persona who released it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
+    /// Released by someone other than the holder.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub forced: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_reason: Option<String>,
+    /// The expiry the holder was last reminded of.
+    #[serde(skip)]
+    pub reminded: Option<i64>,
+    #[serde(skip)]
+    pub(crate) patterns: Vec<Pattern>,
+}
+
+impl Lease {
+    pub fn live_at(&self, t: i64) -> bool {
+        self.state == State::Held && t < self.expires
+    }
+
+    pub fn mode(&self) -> &'static str {
+        if self.exclusive {
+            "exclusive"
+        } else {
+            "shared"
+        }
+    }
+
+    /// Whether a lease of `persona` on `patterns` (`exclusive` or shared) would conflict with this one at `t`.
+    pub fn blocks(&self, persona: &str, patterns: &[Pattern], exclusive: bool, t: i64) -> bool {
+        self.persona != persona
+            && self.live_at(t)
+            && (self.exclusive || exclusive)
+            && pattern::any_overlap(&self.patterns, patterns)
+    }
+
+    pub fn short(&self) -> &str {
+        &self.id[..12.min(self.id.len())]
+    }
+}
+
+/// The fold of the lease log.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    /// Every acquire, in the log's total order.
+    pub leases: Vec<Lease>,
+    index: BTreeMap<String, usize>,
+}
+
+/// Parse the patterns of a request or an event (the fold folds case: see the module doc).
+pub fn parse_patterns(paths: &[String], ignore_case: bool) -> Result<Vec<Pattern>> {
+    if paths.is_empty() {
+        return Err(Error::usage("a lease needs at least one path or pattern"));
+    }
+    paths
+        .iter()
+        .map(|p| Pattern::parse(p, ignore_case))
+        .collect()
+}
+
+fn int(d: &serde_json::Value, k: &str) -> Option<i64> {
+    d.get(k).and_then(|x| x.as_i64())
+}
+fn text(d: &serde_json::Value, k: &str) -> Option<String> {
+    d.get(k).and_then(|x| x.as_str()).map(str::to_owned)
+}
+
+impl View {
+    pub fn get(&self, id: &str) -> Option<&Lease> {
+        self.index.get(id).map(|&i| &self.leases[i])
+    }
+
+    /// The lease whose id is `prefix` or starts with it.
+    pub fn find(&self, prefix: &str) -> Result<&Lease> {
+        if prefix.len() < 4 || !prefix.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(Error::usage(format!(
+                "{prefix:?} is not a lease id (at least 4 hex digits)"
+            )));
+        }
+        let hits: Vec<&Lease> = self
+            .index
+            .range(prefix.to_owned()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(_, &i)| &self.leases[i])
+            .collect();
+        match hits.as_slice() {
+            [one] => Ok(one),
+            [] => Err(Error::not_found("lease", prefix)),
+            many => Err(Error::Ambiguous {
+                what: "lease",
+                prefix: prefix.to_owned(),
+                candidates: many.iter().map(|l| l.short().to_owned()).collect(),
+            }),
+        }
+    }
+
+    /// Held leases of others that a lease of `persona` on `patterns` would conflict with at `t`.
+    pub fn conflicts(
+        &self,
+        persona: &str,
+        patterns: &[Pattern],
+        exclusive: bool,
+        t: i64,
+    ) -> Vec<&Lease> {
+        self.leases
+            .iter()
+            .filter(|l| l.blocks(persona, patterns, exclusive, t))
+            .collect()
+    }
+
+    /// Fold one event (the caller feeds them in the log's total order).
+    pub fn apply(&mut self, id: &EventId, kind: &str, actor: &str, d: &serde_json::Value) {
+        match kind {
+            ACQUIRE => {
+                let Some(paths) = d.get("paths").and_then(|p| p.as_array()) else {
+                    return;
+                };
+                let paths: Vec<String> = paths
+                    .iter()
+                    .filter_map(|p| p.as_str().map(str::to_owned))
+                    .collect();
+                // A pattern this build cannot read makes the event unreadable, never loosely matched.
+                let Ok(patterns) = parse_patterns(&paths, true) else {
+                    return;
+                };
+                let (Some(at), Some(expires)) = (int(d, "at"), int(d, "expires")) else {
+                    return;
+                };
+                let exclusive = d.get("exclusive").and_then(|x| x.as_bool()).unwrap_or(true);
+                let lock = d.get("lock").and_then(|x| x.as_bool()).unwrap_or(false);
+                let conflicts: Vec<usize> = (0..self.leases.len())
+                    .filter(|&i| self.leases[i].blocks(actor, &patterns, exclusive, at))
+                    .collect();
+                let (state, by) = if conflicts.is_empty() {
+                    (State::Held, None)
+                } else if lock && conflicts.iter().all(|&i| !self.leases[i].lock) {
+                    for &i in &conflicts {
+                        self.leases[i].state = State::Superseded;
+                        self.leases[i].by = Some(id.to_hex());
+                    }
+                    (State::Held, None)
+                } else {
+                    let holder = conflicts
+                        .iter()
+                        .copied()
+                        .find(|&i| self.leases[i].lock)
+                        .unwrap_or(conflicts[0]);
+                    (State::Denied, Some(self.leases[holder].id.clone()))
+                };
+                self.index.insert(id.to_hex(), self.leases.len());
+                self.leases.push(Lease {
+                    id: id.to_hex(),
+                    persona: actor.to_owned(),
+                    paths,
+                    exclusive,
+                    acquired: at,
+                    expires,
+                    lock,
+                    reason: text(d, "reason"),
+                    task: text(d, "task"),
+                    state,
+                    by,
+                    forced: false,
+                    release_reason: None,
+                    reminded: None,
+                    patterns,
+                });
+            }
+            RENEW | RELEASE | REMIND => {
+                let Some(&i) = text(d, "lease").and_then(|l| self.index.get(&l)) else {
+                    return;
+                };
+                let l = &mut self.leases[i];
+                let at = int(d, "at").unwrap_or(i64::MIN);
+                match kind {
+                    RENEW => {
+                        if l.persona == actor && l.live_at(at) {
+                            if let Some(e) = int(d, "expires") {
+                                l.expires = e;
+                            }
+                        }
+                    }
+                    RELEASE => {
+                        if l.state == State::Held {
+                            l.state = State::Released;
+                            l.by = Some(actor.to_owned());
+                            l.forced = d.get("forced").and_then(|x| x.as_bool()).unwrap_or(false)
+                                || l.persona != actor;
+                            l.release_reason = text(d, "reason");
+                        }
+                    }
+                    _ => l.reminded = int(d, "expires"),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {
+    Log::open(repo, LOG)
+}
+
+/// The fold of the log, through the projection cache under `.git/jules/cache/` (kept per tips, extended
+/// with new events when they sort after what was folded): a pre-commit hook then reads one file, not the log.
+pub fn view(log: &Log<'_>) -> Result<View> {
+    if log.tips()?.is_empty() {
+        return Ok(View::default());
+    }
+    Ok(log.project::<View>()?.view)
+}
+
+/// A lease as the cache keeps it (times as integers; patterns parsed again on load).
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    id: String,
+    persona: String,
+    paths: Vec<String>,
+    exclusive: bool,
+    acquired: i64,
+    expires: i64,
+    lock: bool,
+    reason: Option<String>,
+    task: Option<String>,
+    state: State,
+    by: Option<String>,
+    forced: bool,
+    release_reason: Option<String>,
+    reminded: Option<i64>,
+}
+
+impl Projection for View {
+    const NAME: &'static str = "lease";
+    const VERSION: u32 = 1;
+
+    fn empty() -> Self {
+        View::default()
+    }
+
+    fn apply(&mut self, e: &LoggedEvent) {
+        View::apply(self, &e.id, &e.event.kind, &e.event.actor, &e.event.data);
+    }
+
+    fn save(&self, dir: &std::path::Path, stamp: &Stamp) -> std::io::Result<()> {
+        let stored: Vec<Stored> = self
+            .leases
+            .iter()
+            .map(|l| Stored {
+                id: l.id.clone(),
+                persona: l.persona.clone(),
+                paths: l.paths.clone(),
+                exclusive: l.exclusive,
+                acquired: l.acquired,
+                expires: l.expires,
+                lock: l.lock,
+                reason: l.reason.clone(),
+                task: l.task.clone(),
+                state: l.state,
+                by: l.by.clone(),
+                forced: l.forced,
+                release_reason: l.release_reason.clone(),
+                reminded: l.reminded,
+            })
+            .collect();
+        save_json(dir, "leases.json", &stored, stamp)
+    }
+
+    fn load(dir: &std::path::Path) -> Option<Self> {
+        let stored: Vec<Stored> = load_json(dir, "leases.json")?;
+        let mut v = View::default();
+        for s in stored {
+            let patterns = parse_patterns(&s.paths, true).ok()?;
+            v.index.insert(s.id.clone(), v.leases.len());
+            v.leases.push(Lease {
+                id: s.id,
+                persona: s.persona,
+                paths: s.paths,
+                exclusive: s.exclusive,
+                acquired: s.acquired,
+                expires: s.expires,
+                lock: s.lock,
+                reason: s.reason,
+                task: s.task,
+                state: s.state,
+                by: s.by,
+                forced: s.forced,
+                release_reason: s.release_reason,
+                reminded: s.reminded,
+                patterns,
+            });
+        }
+        Some(v)
+    }
+}
+
+/// "Now" for leases: the committer time, which `GIT_COMMITTER_DATE` pins (tests, replays), else the clock.
+pub fn now(repo: &gix::Repository) -> i64 {
+    crate::repo::committer(repo).time.seconds
+}
+
+/// Seconds from `DURATION` (`90s`, `30m`, `2h`, `1d`, `1w`), refused when zero or unreadable.
+pub fn parse_ttl(s: &str) -> Result<i64> {
+    crate::mail::when::parse_duration(s)
+        .map(|d| d.num_seconds())
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            Error::usage(format!(
+                "cannot read the duration {s:?}: use a number and a unit, such as 90s, 30m, 2h, 1d"
+            ))
+        })
+}
+
+/// A lease as listed at a moment: whether it is live then and how many seconds are left (negative: past).
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    #[serde(flatten)]
+    pub lease: Lease,
+    pub live: bool,
+    pub expires_in: i64,
+}
+
+/// Which leases [`list`] returns.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub persona: Option<String>,
+    /// Only leases overlapping this pattern.
+    pub path: Option<String>,
+    /// Also expired, released, denied and superseded leases.
+    pub all: bool,
+}
+
+/// The leases `filter` selects, live ones only unless `filter.all`, in the log's order.
+pub fn list(v: &View, now: i64, filter: &Filter) -> Result<Vec<Listed>> {
+    let path = filter
+        .path
+        .as_deref()
+        .map(|p| Pattern::parse(p, true))
+        .transpose()?;
+    Ok(v.leases
+        .iter()
+        .filter(|l| filter.all || l.live_at(now))
+        .filter(|l| filter.persona.as_deref().is_none_or(|p| l.persona == p))
+        .filter(|l| {
+            path.as_ref()
+                .is_none_or(|p| l.patterns.iter().any(|q| q.overlaps(p)))
+        })
+        .map(|l| Listed {
+            lease: l.clone(),
+            live: l.live_at(now),
+            expires_in: l.expires - now,
+        })
+        .collect())
+}
+
+/// Release `persona`'s leases after `series finalize` landed `old_base..new_base`, when configured; returns
+/// those released. For the CLI of `series finalize` (a failure here must not undo the landing: it warns).
+pub fn release_after_finalize(
+    repo: &gix::Repository,
+    persona: &str,
+    old_base: gix::ObjectId,
+    new_base: gix::ObjectId,
+) -> Result<Vec<Lease>> {
+    if !Settings::from_config(repo)?.release_on_finalize {
+        return Ok(Vec::new());
+    }
+    let log = open(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(Vec::new());
+    }
+    let files = changed_paths(repo, &Changes::Range(format!("{old_base}..{new_base}")))?;
+    ops::release_covering(&log, now(repo), persona, &files, "series finalized")
+}
+
+/// Release `persona`'s leases for task `task_id` after `task done`, when configured.
+pub fn release_after_done(
+    repo: &gix::Repository,
+    persona: &str,
+    task_id: &str,
+) -> Result<Vec<Lease>> {
+    if !Settings::from_config(repo)?.release_on_done {
+        return Ok(Vec::new());
+    }
+    let log = open(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(Vec::new());
+    }
+    ops::release_for_task(&log, now(repo), persona, task_id, "task done")
+}
+
+/// The live exclusive leases at `now` that cover `file` (a path git named): whose work the file is. Weave
+/// names them on its conflicting paths.
+pub fn covering<'v>(v: &'v View, now: i64, file: &str) -> Vec<&'v Lease> {
+    let file = [Pattern::literal(file, true)];
+    v.leases
+        .iter()
+        .filter(|l| l.exclusive && l.live_at(now) && pattern::any_overlap(&l.patterns, &file))
+        .collect()
+}
+
+/// Hold back the personas `plan` would launch whose open tasks declare paths under another persona's live
+/// exclusive lease at `now`: their decisions move to `skipped`, saying which task, lease, holder and expiry.
+pub fn hold_back(
+    repo: &gix::Repository,
+    tasks: &[crate::state::view::Task],
+    plan: &mut crate::state::tick::Plan,
+    now: i64,
+) -> Result<()> {
+    if !tasks.iter().any(|t| !t.paths.is_empty()) {
+        return Ok(());
+    }
+    let log = open(repo)?;
+    let v = view(&log)?;
+    let mut held = Vec::new();
+    plan.decisions.retain(|d| {
+        for t in tasks.iter().filter(|t| {
+            t.state == "todo"
+                && t.persona.as_deref() == Some(d.persona.as_str())
+                && !t.paths.is_empty()
+        }) {
+            let Ok(pats) = parse_patterns(&t.paths, true) else {
+                continue;
+            };
+            if let Some(l) = v
+                .conflicts(&d.persona, &pats, true, now)
+                .into_iter()
+                .find(|l| l.exclusive)
+            {
+                held.push(crate::state::tick::Skipped {
+                    persona: d.persona.clone(),
+                    why: format!(
+                        "held back: task {} declares {} under lease {} of {} until {}",
+                        &t.id[..7.min(t.id.len())],
+                        t.paths.join(" "),
+                        l.short(),
+                        l.persona,
+                        format_time(l.expires)
+                    ),
+                });
+                return false;
+            }
+        }
+        true
+    });
+    plan.skipped.extend(held);
+    Ok(())
+}
+
+/// Lease settings from git config.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `jules.lease.ttl`, default 2h: the time to live of an acquire that names none.
+    pub ttl: i64,
+    /// `jules.lease.remindBefore`, default 15m: how long before expiry `lease remind` mails the holder.
+    pub remind_before: i64,
+    /// `core.ignoreCase`: whether `check` folds case.
+    pub ignore_case: bool,
+    /// `jules.lease.releaseOnFinalize`, default true: `series finalize` releases the persona's leases on
+    /// the paths it landed.
+    pub release_on_finalize: bool,
+    /// `jules.lease.releaseOnDone`, default true: `task done` releases the persona's leases for the task.
+    pub release_on_done: bool,
+}
+
+impl Settings {
+    pub fn from_config(repo: &gix::Repository) -> Result<Settings> {
+        let c = repo.config_snapshot();
+        let dur = |key: &str, default: i64| -> Result<i64> {
+            match c.string(key) {
+                Some(v) => {
+                    parse_ttl(&v.to_string()).map_err(|e| Error::usage(format!("{key}: {e}")))
+                }
+                None => Ok(default),
+            }
+        };
+        Ok(Settings {
+            ttl: dur("jules.lease.ttl", 2 * 3600)?,
+            remind_before: dur("jules.lease.remindBefore", 15 * 60)?,
+            ignore_case: c.boolean("core.ignoreCase").unwrap_or(false),
+            release_on_finalize: c.boolean("jules.lease.releaseOnFinalize").unwrap_or(true),
+            release_on_done: c.boolean("jules.lease.releaseOnDone").unwrap_or(true),
+        })
+    }
+}
+
+/// What `check` is given, turned into patterns: changed files (`changes`, taken literally) or the
+/// `paths`/globs named; naming neither is bad input.
+pub fn to_check(
+    repo: &gix::Repository,
+    paths: &[String],
+    changes: Option<&Changes>,
+    ignore_case: bool,
+) -> Result<Vec<Pattern>> {
+    match changes {
+        Some(c) => Ok(changed_paths(repo, c)?
+            .iter()
+            .map(|p| Pattern::literal(p, ignore_case))
+            .collect()),
+        None if paths.is_empty() => Err(Error::usage(
+            "name paths to check, or the staged change or a diff range",
+        )),
+        None => paths
+            .iter()
+            .map(|p| Pattern::parse(p, ignore_case))
+            .collect(),
+    }
+}
+
+/// The remote `--sync` goes through: the one named, else the default one; none without `sync`.
+pub fn sync_remote(
+    repo: &gix::Repository,
+    sync: bool,
+    remote: Option<String>,
+) -> Result<Option<String>> {
+    Ok(match (sync, remote) {
+        (false, _) => None,
+        (true, Some(r)) => Some(r),
+        (true, None) => Some(crate::sync::default_remote(repo)?),
+    })
+}
+
+/// What changed, for `check`.
+#[derive(Debug, Clone)]
+pub enum Changes {
+    /// The index against HEAD (a commit about to be made).
+    Staged,
+    /// `git diff RANGE` (a range or a commit pair).
+    Range(String),
+}
+
+impl Changes {
+    /// From `--diff RANGE` (first) or `--staged`; `None` when neither is given.
+    pub fn from_flags(diff: Option<String>, staged: bool) -> Option<Changes> {
+        match (diff, staged) {
+            (Some(r), _) => Some(Changes::Range(r)),
+            (None, true) => Some(Changes::Staged),
+            (None, false) => None,
+        }
+    }
+}
+
+/// The paths `changes` touches, both sides of a rename. Through the git binary: the index's exact diff
+/// against HEAD (an unborn HEAD included) is what the pre-commit hook must see, and git computes it cheapest.
+pub fn changed_paths(repo: &gix::Repository, changes: &Changes) -> Result<Vec<String>> {
+    let mut args = vec!["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff"];
+    match changes {
+        Changes::Staged => args.push("--cached"),
+        Changes::Range(r) => {
+            if r.starts_with('-') {
+                return Err(Error::usage(format!("{r:?} is not a range")));
+            }
+            args.push(r);
+        }
+    }
+    args.push("--");
+    let out = crate::gitcli::run(crate::gitcli::dir_of(repo), &args)?;
+    Ok(out
+        .stdout
+        .split(|&b| b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> EventId {
+        EventId::from_hex(&format!("{n:02x}").repeat(32)).unwrap()
+    }
+
+    fn acquire(paths: &[&str], at: i64, ttl: i64, lock: bool) -> serde_json::Value {
+        serde_json::json!({"paths": paths, "exclusive": true, "at": at, "expires": at + ttl, "lock": lock})
+    }
+
+    #[test]
+    fn the_first_in_the_total_order_holds_and_the_second_is_denied() {
+        let mut v = View::default();
+        v.apply(&id(1), ACQUIRE, "ann", &acquire(&["src/a"], 100, 60, false));
+        v.apply(&id(2), ACQUIRE, "bob", &acquire(&["src/*"], 110, 60, false));
+        assert_eq!(v.leases[0].state, State::Held);
+        assert_eq!(v.leases[1].state, State::Denied);
+        assert_eq!(v.leases[1].by.as_deref(), Some(id(1).to_hex().as_str()));
+        // After expiry the paths are free again.
+        v.apply(&id(3), ACQUIRE, "bob", &acquire(&["src/*"], 161, 60, false));
+        assert_eq!(v.leases[2].state, State::Held);
+    }
+
+    #[test]
+    fn a_lock_beats_provisional_leases_but_not_another_lock() {
+        let mut v = View::default();
+        v.apply(&id(1), ACQUIRE, "ann", &acquire(&["src"], 100, 60, false));
+        v.apply(&id(2), ACQUIRE, "bob", &acquire(&["src/x"], 101, 60, true));
+        assert_eq!(v.leases[0].state, State::Superseded);
+        assert_eq!(v.leases[1].state, State::Held);
+        v.apply(&id(3), ACQUIRE, "cat", &acquire(&["src/x"], 102, 60, true));
+        assert_eq!(v.leases[2].state, State::Denied);
+    }
+
+    #[test]
+    fn renew_extends_only_a_live_lease_of_its_holder_and_release_frees() {
+        let mut v = View::default();
+        let l = id(1).to_hex();
+        v.apply(&id(1), ACQUIRE, "ann", &acquire(&["a"], 100, 60, false));
+        v.apply(
+            &id(2),
+            RENEW,
+            "bob",
+            &serde_json::json!({"lease": l, "at": 120, "expires": 999}),
+        );
+        assert_eq!(v.leases[0].expires, 160);
+        v.apply(
+            &id(3),
+            RENEW,
+            "ann",
+            &serde_json::json!({"lease": l, "at": 120, "expires": 400}),
+        );
+        assert_eq!(v.leases[0].expires, 400);
+        v.apply(
+            &id(4),
+            RENEW,
+            "ann",
+            &serde_json::json!({"lease": l, "at": 500, "expires": 900}),
+        );
+        assert_eq!(v.leases[0].expires, 400);
+        v.apply(
+            &id(5),
+            RELEASE,
+            "bob",
+            &serde_json::json!({"lease": l, "at": 130, "forced": true, "reason": "stuck"}),
+        );
+        assert_eq!(v.leases[0].state, State::Released);
+        assert!(v.leases[0].forced);
+    }
+
+    #[test]
+    fn shared_leases_coexist_and_an_exclusive_one_does_not_join_them() {
+        let mut v = View::default();
+        let shared = |at| serde_json::json!({"paths": ["docs"], "exclusive": false, "at": at, "expires": at + 60});
+        v.apply(&id(1), ACQUIRE, "ann", &shared(100));
+        v.apply(&id(2), ACQUIRE, "bob", &shared(101));
+        v.apply(
+            &id(3),
+            ACQUIRE,
+            "cat",
+            &acquire(&["docs/x.md"], 102, 60, false),
+        );
+        let states: Vec<State> = v.leases.iter().map(|l| l.state).collect();
+        assert_eq!(states, [State::Held, State::Held, State::Denied]);
+    }
+}

@@ -1,0 +1,591 @@
+//! `git jules lease`: path leases on `refs/jules/lease`; exit codes and JSON, a fake clock for expiry
+//! (`GIT_COMMITTER_DATE` through `Repo::jules_at`), the mails that keep a lease from lapsing silently, one
+//! holder after two offline clones sync, and the pre-commit hook through a real `git commit`. The race of
+//! `acquire --sync` through smart HTTP is in `remotes.rs`, next to its server.
+
+use std::process::Output;
+
+use crate::harness::{stderr, stdout, Repo};
+
+const T0: &str = "2030-01-01T10:00:00Z";
+
+fn at(r: &Repo, date: &str, persona: &str, args: &[&str]) -> Output {
+    let mut all = vec!["--persona", persona];
+    all.splice(0..0, args.iter().copied());
+    r.jules_at(date, &all)
+}
+
+fn json(o: &Output) -> serde_json::Value {
+    let s = stdout(o);
+    let v: serde_json::Value =
+        serde_json::from_str(&s).unwrap_or_else(|e| panic!("not JSON ({e}): {s} / {}", stderr(o)));
+    assert_eq!(v["version"], 1, "{s}");
+    v
+}
+
+fn code(o: &Output) -> Option<i32> {
+    o.status.code()
+}
+
+/// Run `git-jules ARGS` as `persona` at T0; it must succeed.
+fn ok_as(r: &Repo, persona: &str, args: &[&str]) {
+    let o = r
+        .jules_cmd(args)
+        .env("JULES_PERSONA", persona)
+        .env("GIT_COMMITTER_DATE", T0)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+}
+
+/// The first path of every live lease at T0.
+fn held_paths(r: &Repo) -> Vec<String> {
+    json(&r.jules_at(T0, ["--json", "lease", "list"]))["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["paths"][0].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn inbox(r: &Repo, persona: &str) -> String {
+    r.jules_ok(["mail", "inbox", "--persona", persona])
+}
+
+#[test]
+fn acquire_conflict_list_check_renew_release_with_exit_codes_and_json() {
+    let r = Repo::new();
+    let o = at(
+        &r,
+        T0,
+        "ann",
+        &[
+            "--json",
+            "lease",
+            "acquire",
+            "src/lease/",
+            "--ttl",
+            "1h",
+            "--reason",
+            "leases",
+        ],
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let v = json(&o);
+    assert_eq!(v["held"], true);
+    assert_eq!(v["final"], false);
+    let id = v["lease"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(v["lease"]["expires_at"], "2030-01-01T11:00:00Z");
+
+    // An overlapping exclusive lease of another persona: exit 3, naming holder, paths, reason and expiry.
+    let o = at(&r, T0, "bob", &["lease", "acquire", "src/**/*.rs"]);
+    assert_eq!(code(&o), Some(3));
+    let out = stdout(&o);
+    for want in [
+        "ann",
+        "src/lease/",
+        "leases",
+        "2030-01-01T11:00:00Z",
+        &id[..12],
+    ] {
+        assert!(out.contains(want), "{want}: {out}");
+    }
+    // Shared against exclusive conflicts too; a disjoint path does not.
+    assert_eq!(
+        code(&at(
+            &r,
+            T0,
+            "bob",
+            &["lease", "acquire", "--shared", "src/lease/x.rs"]
+        )),
+        Some(3)
+    );
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "acquire", "docs/"])),
+        Some(0)
+    );
+
+    // list shows time left; --persona and --path filter.
+    let o = r.jules_at(
+        "2030-01-01T10:30:00Z",
+        ["--json", "lease", "list", "--persona", "ann"],
+    );
+    let v = json(&o);
+    assert_eq!(v["leases"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["leases"][0]["expires_in"], 1800);
+    assert_eq!(v["leases"][0]["live"], true);
+    let o = r.jules_at(T0, ["--json", "lease", "list", "--path", "docs/a.md"]);
+    assert_eq!(json(&o)["leases"][0]["persona"], "bob");
+
+    // check: ann's paths are a conflict for bob (exit 1), not for ann.
+    let o = at(
+        &r,
+        T0,
+        "bob",
+        &["--json", "lease", "check", "src/lease/mod.rs", "README"],
+    );
+    assert_eq!(code(&o), Some(1));
+    let v = json(&o);
+    assert_eq!(v["conflicts"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["conflicts"][0]["path"], "src/lease/mod.rs");
+    assert_eq!(v["conflicts"][0]["lease"]["persona"], "ann");
+    assert_eq!(
+        code(&at(&r, T0, "ann", &["lease", "check", "src/lease/mod.rs"])),
+        Some(0)
+    );
+
+    // Only the holder renews; bob cannot release it without --force --reason.
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "renew", &id[..8]])),
+        Some(3)
+    );
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "release", &id[..8]])),
+        Some(3)
+    );
+    assert_eq!(
+        code(&at(
+            &r,
+            T0,
+            "bob",
+            &["lease", "release", &id[..8], "--force"]
+        )),
+        Some(2)
+    );
+    let o = at(&r, T0, "ann", &["lease", "release", &id[..8]]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "acquire", "src/**/*.rs"])),
+        Some(0)
+    );
+
+    // Unknown ids and bad durations are bad input.
+    assert_eq!(
+        code(&at(&r, T0, "ann", &["lease", "renew", "ffffffff"])),
+        Some(2)
+    );
+    assert_eq!(
+        code(&at(
+            &r,
+            T0,
+            "ann",
+            &["lease", "acquire", "x", "--ttl", "soon"]
+        )),
+        Some(2)
+    );
+}
+
+#[test]
+fn malformed_patterns_are_refused_and_nothing_is_written() {
+    let r = Repo::new();
+    for bad in [
+        "src/[abc",
+        "/etc",
+        "src/../x",
+        "src/a**",
+        ":(exclude)src",
+        "src/[[:alpha:]]",
+    ] {
+        let o = at(&r, T0, "ann", &["lease", "acquire", bad]);
+        assert_eq!(code(&o), Some(2), "{bad}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("malformed lease pattern"),
+            "{}",
+            stderr(&o)
+        );
+        assert_eq!(code(&at(&r, T0, "ann", &["lease", "check", bad])), Some(2));
+    }
+    assert_eq!(r.rev("refs/jules/lease"), None);
+}
+
+#[test]
+fn expiry_and_renewal_follow_the_pinned_clock() {
+    let r = Repo::new();
+    let v = json(&at(
+        &r,
+        T0,
+        "ann",
+        &["--json", "lease", "acquire", "src", "--ttl", "30m"],
+    ));
+    let id = v["lease"]["id"].as_str().unwrap().to_owned();
+    // At 10:20 it is live; renew for 1h moves the expiry to 11:20.
+    let o = at(
+        &r,
+        "2030-01-01T10:20:00Z",
+        "ann",
+        &["--json", "lease", "renew", &id, "--ttl", "1h"],
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["expires_at"], "2030-01-01T11:20:00Z");
+    // At 10:45 (past the first expiry) bob is still refused.
+    assert_eq!(
+        code(&at(
+            &r,
+            "2030-01-01T10:45:00Z",
+            "bob",
+            &["lease", "acquire", "src/a"]
+        )),
+        Some(3)
+    );
+    // At 11:30 the lease has expired: list hides it (shows it with --all), renew refuses, bob may take over.
+    let late = "2030-01-01T11:30:00Z";
+    let listed = json(&r.jules_at(late, ["--json", "lease", "list"]));
+    assert_eq!(listed["leases"].as_array().unwrap().len(), 0, "{listed}");
+    let all = json(&r.jules_at(late, ["--json", "lease", "list", "--all"]));
+    assert_eq!(all["leases"][0]["live"], false);
+    assert_eq!(all["leases"][0]["expires_in"], -600);
+    let o = at(&r, late, "ann", &["lease", "renew", &id]);
+    assert_eq!(code(&o), Some(3));
+    assert!(
+        stderr(&o).contains("expired at 2030-01-01T11:20:00Z"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        code(&at(&r, late, "bob", &["lease", "acquire", "src/a"])),
+        Some(0)
+    );
+}
+
+#[test]
+fn the_holder_is_mailed_before_expiry_once_and_when_someone_takes_over() {
+    let r = Repo::new();
+    at(
+        &r,
+        T0,
+        "ann",
+        &[
+            "lease", "acquire", "src", "--ttl", "1h", "--reason", "refactor",
+        ],
+    );
+    // 40 minutes before expiry, with a 15-minute lead: nothing yet.
+    let o = r.jules_at(
+        "2030-01-01T10:20:00Z",
+        ["--json", "lease", "remind", "--lead", "15m"],
+    );
+    assert_eq!(json(&o)["reminded"].as_array().unwrap().len(), 0);
+    // 10 minutes before: one mail; a second run sends none.
+    for n in [1, 0] {
+        let o = r.jules_at(
+            "2030-01-01T10:50:00Z",
+            ["--json", "lease", "remind", "--lead", "15m"],
+        );
+        assert_eq!(json(&o)["reminded"].as_array().unwrap().len(), n);
+    }
+    let mail = inbox(&r, "ann");
+    assert!(mail.contains("expires at 2030-01-01T11:00:00Z"), "{mail}");
+    assert_eq!(mail.matches("expires at").count(), 1, "{mail}");
+    // After expiry bob acquires overlapping paths: ann is told who took over.
+    let o = at(
+        &r,
+        "2030-01-01T11:05:00Z",
+        "bob",
+        &["--json", "lease", "acquire", "src/x.rs"],
+    );
+    assert_eq!(json(&o)["took_over"][0]["persona"], "ann");
+    let mail = inbox(&r, "ann");
+    assert!(mail.contains("taken over by bob"), "{mail}");
+}
+
+#[test]
+fn a_forced_release_is_an_event_with_a_reason_and_mails_the_holder() {
+    let r = Repo::new();
+    let v = json(&at(&r, T0, "ann", &["--json", "lease", "acquire", "docs/"]));
+    let id = v["lease"]["id"].as_str().unwrap().to_owned();
+    let o = at(
+        &r,
+        T0,
+        "lead",
+        &[
+            "--json",
+            "lease",
+            "release",
+            &id[..10],
+            "--force",
+            "--reason",
+            "ann is offline",
+        ],
+    );
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let released = &json(&o)["released"][0];
+    assert_eq!(released["state"], "released");
+    assert_eq!(released["forced"], true);
+    assert_eq!(released["by"], "lead");
+    assert_eq!(released["release_reason"], "ann is offline");
+    let mail = inbox(&r, "ann");
+    assert!(mail.contains("released by lead"), "{mail}");
+    assert_eq!(
+        code(&at(&r, T0, "bob", &["lease", "acquire", "docs/x"])),
+        Some(0)
+    );
+}
+
+#[test]
+fn two_offline_clones_see_the_same_single_holder_after_sync() {
+    let a = Repo::new();
+    let bare = a.bare_sibling();
+    a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    a.git(["push", "-q", "origin", "main"]);
+    let b = a.clone_of(bare.path());
+    assert_eq!(
+        code(&at(&a, T0, "ann", &["lease", "acquire", "src/*.rs"])),
+        Some(0)
+    );
+    assert_eq!(
+        code(&at(&b, T0, "bob", &["lease", "acquire", "src/lib.rs"])),
+        Some(0)
+    );
+    for r in [&a, &b, &a] {
+        r.jules_ok(["sync"]);
+    }
+    let holders = |r: &Repo| {
+        let v = json(&r.jules_at(T0, ["--json", "lease", "list"]));
+        v["leases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["persona"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let (ha, hb) = (holders(&a), holders(&b));
+    assert_eq!(ha.len(), 1, "{ha:?}");
+    assert_eq!(ha, hb);
+    // The loser's lease is listed as denied, naming the holder's lease.
+    let all = json(&b.jules_at(T0, ["--json", "lease", "list", "--all"]));
+    let denied: Vec<_> = all["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["state"] == "denied")
+        .collect();
+    assert_eq!(denied.len(), 1, "{all}");
+    assert_ne!(denied[0]["persona"].as_str().unwrap(), ha[0]);
+}
+
+#[test]
+fn the_pre_commit_hook_refuses_a_commit_under_another_personas_lease() {
+    let r = Repo::new();
+    let o = r.jules(["--json", "hooks", "install", "--hook", "pre-commit"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["hook"], "pre-commit");
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--reason", "mine"],
+    );
+    r.write("src/a.rs", "x\n");
+    r.write("notes.txt", "y\n");
+    r.git(["add", "-A"]);
+    let commit = |persona: Option<&str>| {
+        let mut c = r.git_cmd(["commit", "-qm", "change"]);
+        c.env("GIT_COMMITTER_DATE", T0);
+        if let Some(p) = persona {
+            c.env("JULES_PERSONA", p);
+        }
+        c.output().unwrap()
+    };
+    let o = commit(Some("bob"));
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    for want in ["src/a.rs", "ann", "until", "commit refused"] {
+        assert!(err.contains(want), "{want}: {err}");
+    }
+    // Warn mode lets it through, still naming the holder; the holder commits freely.
+    r.git(["config", "jules.lease.preCommit", "warn"]);
+    let o = commit(Some("bob"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("ann"), "{}", stderr(&o));
+    r.git(["config", "jules.lease.preCommit", "refuse"]);
+    r.write("src/b.rs", "z\n");
+    r.git(["add", "-A"]);
+    let o = commit(Some("ann"));
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn the_pre_push_hook_refuses_a_series_touching_another_personas_lease() {
+    let r = Repo::new();
+    let bare = r.bare_sibling();
+    r.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    r.git(["push", "-q", "origin", "main"]);
+    r.jules_ok(["hooks", "install"]);
+    r.git(["config", "jules.verify.prePush", "off"]);
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--reason", "mine"],
+    );
+    r.git(["checkout", "-qb", "jules/staging/x"]);
+    r.git(["config", "branch.jules/staging/x.julesBase", "main"]);
+    r.write("src/a.rs", "x\n");
+    r.commit_all("touch src");
+    let push = |persona: &str| {
+        let mut c = r.git_cmd(["push", "-q", "origin", "jules/staging/x"]);
+        c.env("JULES_PERSONA", persona)
+            .env("GIT_COMMITTER_DATE", T0);
+        c.output().unwrap()
+    };
+    let o = push("bob");
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("push refused") && err.contains("ann") && err.contains("src/a.rs"),
+        "{err}"
+    );
+    assert_eq!(bare.rev("refs/heads/jules/staging/x"), None);
+    let o = push("ann");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn task_done_releases_the_leases_acquired_for_the_task() {
+    let r = Repo::new();
+    let task = r
+        .jules_ok(["task", "add", "tidy", "--persona", "ann"])
+        .trim()
+        .to_owned();
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--task", &task],
+    );
+    at(&r, T0, "ann", &["lease", "acquire", "docs/"]);
+    ok_as(&r, "ann", &["task", "done", &task]);
+    assert_eq!(held_paths(&r), ["docs/"]);
+    // Turned off, nothing is released.
+    r.git(["config", "jules.lease.releaseOnDone", "false"]);
+    let t2 = r
+        .jules_ok(["task", "add", "more", "--persona", "ann"])
+        .trim()
+        .to_owned();
+    at(&r, T0, "ann", &["lease", "acquire", "lib/", "--task", &t2]);
+    ok_as(&r, "ann", &["task", "done", &t2]);
+    assert_eq!(held_paths(&r), ["docs/", "lib/"]);
+}
+
+#[test]
+fn series_finalize_releases_the_personas_leases_on_what_landed() {
+    let r = Repo::new();
+    at(&r, T0, "ann", &["lease", "acquire", "a.txt"]);
+    at(&r, T0, "ann", &["lease", "acquire", "elsewhere/"]);
+    crate::series::make_series(&r, "feat", &[("a.txt", "a\n")]);
+    ok_as(&r, "ann", &["series", "finalize", "--no-verify"]);
+    assert_eq!(held_paths(&r), ["elsewhere/"]);
+}
+
+#[test]
+fn weave_names_the_lease_on_a_conflicting_path() {
+    let r = Repo::new();
+    let text: String = (1..=20).map(|i| format!("line {i}\n")).collect();
+    r.write("src/x.rs", &text);
+    r.commit_all("project");
+    for (branch, new) in [
+        ("jules/curator/a", "line 5 curated"),
+        ("jules/refactor/b", "line 5 renamed"),
+    ] {
+        r.git(["switch", "-q", "-c", branch, "main"]);
+        r.write("src/x.rs", &text.replace("line 5\n", &format!("{new}\n")));
+        r.commit_all(branch);
+        r.git(["switch", "-q", "main"]);
+    }
+    at(
+        &r,
+        T0,
+        "curator",
+        &["lease", "acquire", "src/", "--reason", "curating"],
+    );
+    let o = r.jules_at(
+        T0,
+        [
+            "--json",
+            "weave",
+            "--check",
+            "jules/curator/a",
+            "jules/refactor/b",
+        ],
+    );
+    assert_eq!(code(&o), Some(1), "{}", stderr(&o));
+    let rep = json(&o);
+    let f = &rep["conflicted"][0]["conflicts"][0];
+    assert_eq!(f["path"], "src/x.rs", "{rep}");
+    assert_eq!(f["leases"][0]["persona"], "curator", "{rep}");
+    assert_eq!(f["leases"][0]["reason"], "curating");
+    let o = r.jules_at(
+        T0,
+        ["weave", "--check", "jules/curator/a", "jules/refactor/b"],
+    );
+    assert!(stdout(&o).contains("under lease"), "{}", stdout(&o));
+}
+
+#[test]
+fn tick_holds_back_a_persona_whose_task_paths_are_under_another_lease() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"curator\", \"refactor\"]\n",
+    );
+    r.jules_ok([
+        "task",
+        "add",
+        "tidy x",
+        "--persona",
+        "curator",
+        "--path",
+        "src/x.rs",
+    ]);
+    let dry = |r: &Repo| -> serde_json::Value {
+        json(&r.jules([
+            "tick",
+            "--dry-run",
+            "--json",
+            "--now",
+            "2030-01-01T10:30:00Z",
+        ]))
+    };
+    // Without a lease the curator is first.
+    assert_eq!(dry(&r)["decisions"][0]["persona"], "curator");
+    at(
+        &r,
+        T0,
+        "refactor",
+        &[
+            "lease", "acquire", "src/", "--ttl", "1h", "--reason", "rename",
+        ],
+    );
+    let plan = dry(&r);
+    let launched: Vec<&str> = plan["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["persona"].as_str().unwrap())
+        .collect();
+    assert!(!launched.contains(&"curator"), "{plan}");
+    let why = plan["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["persona"] == "curator")
+        .unwrap()["why"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        why.contains("held back") && why.contains("refactor") && why.contains("src/x.rs"),
+        "{why}"
+    );
+    // Past the lease's expiry the curator runs again.
+    let later = json(&r.jules([
+        "tick",
+        "--dry-run",
+        "--json",
+        "--now",
+        "2030-01-01T11:30:00Z",
+    ]));
+    assert_eq!(later["decisions"][0]["persona"], "curator", "{later}");
+    // A malformed path is refused when the task is added.
+    let o = r.jules(["task", "add", "bad", "--path", "src/[x"]);
+    assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+}
