@@ -11,6 +11,7 @@
 //! - [`recipients`]: personas, groups (`.jules/schedules.toml`, `jules.group.<name>.member`), `__broadcast`.
 //! - [`view`]: the projection, cached per persona for fast warm reads.
 //! - [`ops`]: sending, marking, looking messages up.
+//! - [`search`]: full-text search over every message, with a persona's folders and states.
 //! - [`claim`]: who handles a group message, with the remote ref as the lock.
 //! - [`frontmatter`], [`import`], [`export`]: the seed-000 JSONL log and the seed-003 Markdown maildir.
 
@@ -23,6 +24,7 @@ pub mod maildir;
 pub mod message;
 pub mod ops;
 pub mod recipients;
+pub mod search;
 pub mod view;
 pub mod when;
 

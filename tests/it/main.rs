@@ -20,6 +20,7 @@ mod remotes;
 mod reroll;
 mod review;
 mod roles;
+mod search;
 mod series;
 mod state;
 mod sync;
