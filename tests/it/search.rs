@@ -91,32 +91,51 @@ fn words_phrases_prefixes_fields_and_booleans() {
     let r = Repo::new();
     let [a, b, c, d] = corpus(&r);
     // Words: all must match, in subject or body, any case.
-    assert_eq!(found(&r, &["flaky", "TEST"]), sorted(vec![a.clone(), c.clone()]));
+    assert_eq!(
+        found(&r, &["flaky", "TEST"]),
+        sorted(vec![a.clone(), c.clone()])
+    );
     // A phrase: the words next to each other, in order.
     assert_eq!(found(&r, &["\"quokka test\""]), [a.clone()]);
     assert_eq!(found(&r, &["\"test quokka\""]), Vec::<String>::new());
     // Prefixes.
     assert_eq!(found(&r, &["refact*"]), sorted(vec![b.clone(), c.clone()]));
-    assert_eq!(found(&r, &["test*"]), sorted(vec![a.clone(), b.clone(), c.clone(), d.clone()]));
+    assert_eq!(
+        found(&r, &["test*"]),
+        sorted(vec![a.clone(), b.clone(), c.clone(), d.clone()])
+    );
     // Fields: subject, body, sender, recipients.
     assert_eq!(found(&r, &["s:flaky"]), [a.clone()]);
     assert_eq!(found(&r, &["b:refactoring"]), [b.clone()]);
     assert_eq!(found(&r, &["f:weaver", "notes"]), [d.clone()]);
-    assert_eq!(found(&r, &["t:refactor"]), sorted(vec![b.clone(), d.clone()]));
+    assert_eq!(
+        found(&r, &["t:refactor"]),
+        sorted(vec![b.clone(), d.clone()])
+    );
     assert_eq!(found(&r, &["f:weav*"]), sorted(vec![a.clone(), d.clone()]));
     assert_eq!(found(&r, &["s:\"parser refactor\""]), [b.clone()]);
     // OR, -word, groups.
-    assert_eq!(found(&r, &["lexer OR release"]), sorted(vec![c.clone(), d.clone()]));
-    assert_eq!(found(&r, &["flaky -quokka"]), [c.clone()]);
     assert_eq!(
-        found(&r, &["(quokka OR lexer) -f:weaver"]),
-        [c.clone()]
+        found(&r, &["lexer OR release"]),
+        sorted(vec![c.clone(), d.clone()])
     );
-    assert_eq!(found(&r, &["-test*"]), Vec::<String>::new());
+    assert_eq!(found(&r, &["flaky -quokka"]), [c.clone()]);
+    assert_eq!(found(&r, &["(quokka OR lexer) -f:weaver"]), [c.clone()]);
+    // A query that starts with "-" follows "--".
+    assert_eq!(found(&r, &["--", "-test*"]), Vec::<String>::new());
     // The CLI's filters.
-    assert_eq!(found(&r, &["test*", "--from", "weaver"]), sorted(vec![a.clone(), d]));
-    assert_eq!(found(&r, &["test*", "--until", "2000-01-01"]), Vec::<String>::new());
-    assert_eq!(found(&r, &["test*", "--since", "1h", "--limit", "1"]).len(), 1);
+    assert_eq!(
+        found(&r, &["test*", "--from", "weaver"]),
+        sorted(vec![a.clone(), d])
+    );
+    assert_eq!(
+        found(&r, &["test*", "--until", "2000-01-01"]),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        found(&r, &["test*", "--since", "1h", "--limit", "1"]).len(),
+        1
+    );
     let doc = search(&r, &["test*", "--limit", "1"]);
     assert_eq!(doc["total"], 4);
     // Every hit says who, what, when, where, and marks the matched words.
@@ -133,7 +152,10 @@ fn words_phrases_prefixes_fields_and_booleans() {
         .unwrap()
         .iter()
         .map(|m| {
-            let (s, e) = (m[0].as_u64().unwrap() as usize, m[1].as_u64().unwrap() as usize);
+            let (s, e) = (
+                m[0].as_u64().unwrap() as usize,
+                m[1].as_u64().unwrap() as usize,
+            );
             text[s..e].iter().collect()
         })
         .collect();
@@ -155,7 +177,10 @@ fn a_persona_searches_its_own_folders_and_states() {
     );
     r.jules_ok(["mail", "archive", &b, "--persona", "refactor"]);
     r.jules_ok(["mail", "trash", &d, "--persona", "refactor"]);
-    assert_eq!(found(&r, &["test*", "--persona", "refactor"]), Vec::<String>::new());
+    assert_eq!(
+        found(&r, &["test*", "--persona", "refactor"]),
+        Vec::<String>::new()
+    );
     let doc = search(&r, &["test*", "--persona", "refactor", "--all-folders"]);
     assert_eq!(sorted(ids(&doc)), sorted(vec![b.clone(), d.clone()]));
     let state_of = |id: &str| {
@@ -176,12 +201,18 @@ fn a_persona_searches_its_own_folders_and_states() {
     let doc = search(&r, &["quokka", "--persona", "curator", "--tag", "later"]);
     assert_eq!(ids(&doc), [a.clone()]);
     assert_eq!(doc["hits"][0]["state"]["unread"], false);
-    assert_eq!(doc["hits"][0]["state"]["tags"], serde_json::json!(["later"]));
+    assert_eq!(
+        doc["hits"][0]["state"]["tags"],
+        serde_json::json!(["later"])
+    );
     // Without a persona: everything, no state.
     let doc = search(&r, &["test*"]);
     assert_eq!(doc["total"], 4);
     assert!(doc["hits"][0]["state"].is_null());
-    assert!(found(&r, &["lexer", "--persona", "refactor"]).is_empty(), "{c} is refactor's own");
+    assert!(
+        found(&r, &["lexer", "--persona", "refactor"]).is_empty(),
+        "{c} is refactor's own"
+    );
     // --all-folders needs a persona.
     let out = r.jules(["mail", "search", "x", "--all-folders"]);
     assert_eq!(out.status.code(), Some(2));
@@ -191,7 +222,13 @@ fn a_persona_searches_its_own_folders_and_states() {
 fn ranking_is_relevance_then_newest() {
     let r = Repo::new();
     let body_once = send(&r, "weaver", "curator", "one", "a word about parsers");
-    let subject = send(&r, "weaver", "curator", "parsers", "something else entirely");
+    let subject = send(
+        &r,
+        "weaver",
+        "curator",
+        "parsers",
+        "something else entirely",
+    );
     let body_many = send(
         &r,
         "weaver",
@@ -207,7 +244,8 @@ fn ranking_is_relevance_then_newest() {
     assert!(pos(&subject) < pos(&body_once), "{order:?}");
     assert!(pos(&body_many) < pos(&body_once), "{order:?}");
     assert!(pos(&newer_twin) < pos(&older_twin), "{order:?}");
-    assert!(pos(&older_twin) < pos(&body_once) || pos(&body_once) < pos(&older_twin));
+    // body_once has the twins' body too: the newest of the three comes first.
+    assert!(pos(&older_twin) < pos(&body_once), "{order:?}");
     assert_eq!(order.len(), 5);
     // The same corpus gives the same order every time.
     assert_eq!(ids(&search(&r, &["parsers"])), order);
@@ -230,11 +268,18 @@ fn bad_queries_are_refused_with_the_position() {
     }
     let out = r.jules(["mail", "search", "  "]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("empty search query"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("empty search query"),
+        "{}",
+        stderr(&out)
+    );
     let out = r.jules(["--json", "mail", "search", "(x"]);
     assert_eq!(out.status.code(), Some(2));
     let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert!(doc["error"]["message"].as_str().unwrap().contains("character 3"));
+    assert!(doc["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("character 3"));
     let out = r.jules(["mail", "search", "x", "--limit", "0"]);
     assert_eq!(out.status.code(), Some(2));
 }
@@ -243,19 +288,29 @@ fn bad_queries_are_refused_with_the_position() {
 fn hostile_text_is_indexed_and_shown_safely() {
     let r = Repo::new();
     let body = format!(
-        "{}\u{1b}[2J\u{1b}]0;pwned\u{7} needle \u{202e}reversed\u{0} 🦀 日本語 Ελληνικά עברית {}",
+        "{}\u{1b}[2J\u{1b}]0;pwned\u{7} needle \u{202e}reversed\u{1} 🦀 日本語 Ελληνικά עברית {}",
         "filler ".repeat(15_000),
         "x".repeat(5_000)
     );
-    let id = send(&r, "weaver", "curator", "hostile \u{1b}[31mred\u{1b}[0m", &body);
+    let id = send(&r, "weaver", "curator", "hostile \u{202e}der", &body);
     for q in ["needle", "ελληνικά", "עברית", "日本語", "reversed"] {
         assert_eq!(found(&r, &[q]), [id.clone()], "{q}");
     }
     let out = r.jules_ok(["mail", "search", "needle"]);
-    assert!(!out.contains('\u{1b}'), "escape sequences never reach the terminal: {out:?}");
-    assert!(!out.contains('\u{7}') && !out.contains('\u{202e}'), "{out:?}");
+    assert!(
+        !out.contains('\u{1b}'),
+        "escape sequences never reach the terminal: {out:?}"
+    );
+    assert!(
+        !out.contains('\u{7}') && !out.contains('\u{202e}'),
+        "{out:?}"
+    );
     assert!(out.contains("🦀 日本語"), "{out}");
-    assert!(out.len() < 2_000, "the snippet is bounded: {} bytes", out.len());
+    assert!(
+        out.len() < 2_000,
+        "the snippet is bounded: {} bytes",
+        out.len()
+    );
 }
 
 /// The index is derived data: deleting or damaging it between two queries changes no answer, and an index
@@ -293,9 +348,13 @@ fn the_index_is_rebuilt_when_deleted_or_damaged_and_follows_git_fetch() {
     std::fs::remove_dir_all(&idx).unwrap();
     assert_eq!(answers(&b), before);
     // Damaged: every file of the index with a flipped byte in its middle, one at a time.
-    let files: Vec<_> = walk(&idx);
-    assert!(files.len() > 3, "{files:?}");
-    for f in files {
+    let n = walk(&idx).len();
+    assert!(n > 3, "{:?}", walk(&idx));
+    for i in 0..n {
+        // Listed again each time: a rebuild names its segment files anew.
+        let Some(f) = walk(&idx).get(i).cloned() else {
+            continue;
+        };
         let mut bytes = std::fs::read(&f).unwrap();
         if bytes.is_empty() {
             continue;
@@ -323,7 +382,9 @@ fn the_index_is_rebuilt_when_deleted_or_damaged_and_follows_git_fetch() {
     assert_eq!(again["index"]["rebuilt"], true);
     assert_eq!(ids(&again), ids(&doc));
     // `--full` never touches the cache and answers the same.
-    let mut full: Value = serde_json::from_str(&b.jules_ok(["--full", "--json", "mail", "search", "quokka"])).unwrap();
+    let mut full: Value =
+        serde_json::from_str(&b.jules_ok(["--full", "--json", "mail", "search", "quokka"]))
+            .unwrap();
     assert_eq!(ids(&full), ids(&doc));
     full.as_object_mut().unwrap().remove("index");
 }
@@ -334,7 +395,12 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         let p = e.unwrap().path();
         if p.is_dir() {
             out.extend(walk(&p));
-        } else if !p.file_name().unwrap().to_string_lossy().starts_with(".tantivy") {
+        } else if !p
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with(".tantivy")
+        {
             out.push(p);
         }
     }
@@ -379,19 +445,38 @@ fn a_fresh_clone_with_a_checkpoint_says_it_builds_the_index() {
     a.jules_ok(["init"]);
     corpus(&a);
     a.jules_ok(["log", "checkpoint", "mail"]);
-    send(&a, "weaver", "curator", "After the checkpoint", "quokka again");
-    a.git(["push", "-q", "origin", "refs/jules/*:refs/jules/*", "refs/notes/jules/*:refs/notes/jules/*"]);
+    send(
+        &a,
+        "weaver",
+        "curator",
+        "After the checkpoint",
+        "quokka again",
+    );
+    a.git([
+        "push",
+        "-q",
+        "origin",
+        "refs/jules/*:refs/jules/*",
+        "refs/notes/jules/*:refs/notes/jules/*",
+    ]);
     let b = a.clone_of(bare.path());
     b.jules_ok(["init"]);
     b.git(["fetch", "-q", "origin"]);
     let out = b.jules(["mail", "search", "quokka"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("building the search index"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("building the search index"),
+        "{}",
+        stderr(&out)
+    );
     let strip = |mut d: Value| {
         d.as_object_mut().unwrap().remove("index");
         d
     };
-    assert_eq!(strip(search(&b, &["quokka"])), strip(search(&a, &["quokka"])));
+    assert_eq!(
+        strip(search(&b, &["quokka"])),
+        strip(search(&a, &["quokka"]))
+    );
     let out = b.jules(["mail", "search", "quokka"]);
     assert!(!stderr(&out).contains("building"), "{}", stderr(&out));
 }

@@ -38,7 +38,8 @@ async def main(binary, repo, to_curator, from_curator):
             await session.initialize()
             tools = {t.name: t for t in (await session.list_tools()).tools}
             assert "mail_search" in tools, sorted(tools)
-            schema = tools["mail_search"].inputSchema
+            tool = tools["mail_search"]
+            schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None)
             assert "query" in schema["properties"], schema
             assert "persona" not in schema["properties"], "the server's persona is fixed"
 

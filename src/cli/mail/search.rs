@@ -107,12 +107,13 @@ fn print(ctx: &Context, out: &SearchOutput) {
     }
     let shown = out.hits.len() as u64;
     ui::status(if shown < out.total {
-        format!(
-            "{shown} of {} matches (--limit to see more)",
-            out.total
-        )
+        format!("{shown} of {} matches (--limit to see more)", out.total)
     } else {
-        format!("{} match{}", out.total, if out.total == 1 { "" } else { "es" })
+        format!(
+            "{} match{}",
+            out.total,
+            if out.total == 1 { "" } else { "es" }
+        )
     });
 }
 

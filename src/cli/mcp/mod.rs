@@ -213,9 +213,10 @@ impl ServerHandler for Server {
             // Typed: the library answers directly (see `search`).
             let (dir, persona) = (self.dir.clone(), self.persona.clone());
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let result = tokio::task::spawn_blocking(move || search::call(&dir, &persona, arguments))
-                .await
-                .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+            let result =
+                tokio::task::spawn_blocking(move || search::call(&dir, &persona, arguments))
+                    .await
+                    .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
             return Ok(result.into());
         }
         let Some(spec) = self.tools.iter().find(|t| t.name == request.name) else {

@@ -289,7 +289,8 @@ fn write_state(dir: &Path, tips: &[ObjectId], docs: u64) -> Result<()> {
         docs,
     };
     let raw = serde_json::to_vec(&state).map_err(|e| Error::Other(e.to_string()))?;
-    write_sealed(dir, STATE, &raw, &Stamp::of(tips)).map_err(|e| Error::io("writing search state", e))
+    write_sealed(dir, STATE, &raw, &Stamp::of(tips))
+        .map_err(|e| Error::io("writing search state", e))
 }
 
 fn rebuild(log: &Log<'_>, dir: &Path, tips: &[ObjectId]) -> Result<Opened> {
@@ -306,9 +307,11 @@ fn rebuild(log: &Log<'_>, dir: &Path, tips: &[ObjectId]) -> Result<Opened> {
         }
         _ => {}
     }
-    std::fs::create_dir_all(dir.join(IDX)).map_err(|e| Error::io("creating the search index", e))?;
+    std::fs::create_dir_all(dir.join(IDX))
+        .map_err(|e| Error::io("creating the search index", e))?;
     let (schema, fields) = schema();
-    let index = Index::create_in_dir(dir.join(IDX), schema).map_err(|e| tantivy_err("create", e))?;
+    let index =
+        Index::create_in_dir(dir.join(IDX), schema).map_err(|e| tantivy_err("create", e))?;
     register(&index);
     let added = fill(log, &index, &fields, tips)?;
     let docs = num_docs(&index)?;

@@ -156,7 +156,10 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
             Some(t) => Bound::Included(tantivy::Term::from_field_i64(f.ts, t.timestamp_millis())),
             None => Bound::Unbounded,
         };
-        filters.push((Occur::Must, Box::new(RangeQuery::new(bound(since), bound(until)))));
+        filters.push((
+            Occur::Must,
+            Box::new(RangeQuery::new(bound(since), bound(until))),
+        ));
     }
     // With a persona, sender, type and tag are the mailbox filter's (its tags count there).
     if input.persona.is_none() {
@@ -224,9 +227,7 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
                 .u64("lamport")
                 .map(|c| c.first_or_default_col(0))
                 .ok();
-            move |doc: DocId, score: Score| {
-                (score, lamport.as_ref().map_or(0, |c| c.get_val(doc)))
-            }
+            move |doc: DocId, score: Score| (score, lamport.as_ref().map_or(0, |c| c.get_val(doc)))
         });
         let collector = FilterCollector::new(
             "key".to_owned(),

@@ -233,7 +233,9 @@ impl Parser {
                 field = f;
                 self.pos = end + 1;
                 match self.peek() {
-                    None => return Err(self.error(&format!("a word or a phrase after \"{name}:\""))),
+                    None => {
+                        return Err(self.error(&format!("a word or a phrase after \"{name}:\"")))
+                    }
                     Some(c) if c.is_whitespace() || c == ')' || c == '(' => {
                         return Err(self.error(&format!("a word or a phrase after \"{name}:\"")))
                     }
@@ -314,7 +316,10 @@ mod tests {
         assert_eq!(
             parse("flaky test OR quokka -parser").unwrap(),
             Node::Or(vec![
-                Node::And(vec![word(Field::Text, "flaky", 1), word(Field::Text, "test", 7)]),
+                Node::And(vec![
+                    word(Field::Text, "flaky", 1),
+                    word(Field::Text, "test", 7)
+                ]),
                 Node::And(vec![
                     word(Field::Text, "quokka", 15),
                     Node::Not(Box::new(word(Field::Text, "parser", 23))),
@@ -348,10 +353,7 @@ mod tests {
             ])
         );
         // An unknown prefix is part of the word (URLs, "re:").
-        assert_eq!(
-            parse("http://x").unwrap(),
-            word(Field::Text, "http://x", 1)
-        );
+        assert_eq!(parse("http://x").unwrap(), word(Field::Text, "http://x", 1));
         // Lowercase `or` is a word.
         assert_eq!(
             parse("a or").unwrap(),

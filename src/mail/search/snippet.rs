@@ -139,9 +139,10 @@ pub fn make(analyzer: &mut TextAnalyzer, body: &str, patterns: &[Pattern]) -> Sn
 pub fn safe_char(c: char) -> char {
     match c {
         c if c.is_whitespace() || c.is_control() => ' ',
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}' => {
-            '\u{FFFD}'
-        }
+        '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}'
+        | '\u{2060}'..='\u{206F}'
+        | '\u{FEFF}' => '\u{FFFD}',
         c => c,
     }
 }
