@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # bench/search.sh [RUNS] [WORKDIR] -- `git jules mail search` at 100,000 messages (docs/benchmarks-search.md).
+# N=10000 bench/search.sh … runs the same steps on a smaller corpus (for a debug build or a busy machine).
 #
 #   1. the MCP benchmark's corpus (bench/mcp.sh: 100,000 messages to 25 personas, imported from a seed-000
 #      events.jsonl), with each body lengthened by 8 to 40 words drawn from a fixed 2,000-word vocabulary
@@ -18,6 +19,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${1:-50}
+N=${N:-100000}
 WORK=${2:-${TMPDIR:-/tmp}/jules-bench/search}
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null LC_ALL=C TZ=UTC
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
@@ -37,10 +39,10 @@ J=$WORK/bin/git-jules
 echo "binary: $("$J" --version), git: $(git --version), runs: $RUNS, cores: $(nproc)"
 
 # -------------------------------------------------------------------------------------------------
-# 1. The corpus: events.jsonl (100,000), more.jsonl (1,000 later ones), text/ (the same subjects and bodies).
-python3 - "$WORK" <<'PY'
+# 1. The corpus: events.jsonl (N, default 100,000), more.jsonl (1,000 later ones), text/ (the same subjects and bodies).
+python3 - "$WORK" "$N" <<'PY'
 import json, os, sys
-work = sys.argv[1]
+work, N = sys.argv[1], int(sys.argv[2])
 class Rng:                                    # xorshift64*, the same numbers everywhere
     def __init__(self, seed): self.s = seed
     def next(self):
@@ -70,11 +72,11 @@ def write(path, start, n):
                                 "actor": frm, "from_persona": frm, "to_persona": to,
                                 "subject": f"message {m}", "body": b, "attachments": [], "type": "status",
                                 "priority": "urgent" if m % 50 == 0 else "normal"}) + "\n")
-            if m < 100_000:
+            if m < N:
                 with open(f"{work}/text/part-{m // 1000:03d}.txt", "a") as t:
                     t.write(f"message {m}\n{b}\n")
-write(f"{work}/events.jsonl", 0, 100_000)
-write(f"{work}/more.jsonl", 100_000, 1_000)
+write(f"{work}/events.jsonl", 0, N)
+write(f"{work}/more.jsonl", N, 1_000)
 PY
 REPO=$WORK/repo
 git init -q "$REPO"

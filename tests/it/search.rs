@@ -96,7 +96,7 @@ fn words_phrases_prefixes_fields_and_booleans() {
         sorted(vec![a.clone(), c.clone()])
     );
     // A phrase: the words next to each other, in order.
-    assert_eq!(found(&r, &["\"quokka test\""]), [a.clone()]);
+    assert_eq!(found(&r, &["\"quokka test\""]), [a.as_str()]);
     assert_eq!(found(&r, &["\"test quokka\""]), Vec::<String>::new());
     // Prefixes.
     assert_eq!(found(&r, &["refact*"]), sorted(vec![b.clone(), c.clone()]));
@@ -105,22 +105,22 @@ fn words_phrases_prefixes_fields_and_booleans() {
         sorted(vec![a.clone(), b.clone(), c.clone(), d.clone()])
     );
     // Fields: subject, body, sender, recipients.
-    assert_eq!(found(&r, &["s:flaky"]), [a.clone()]);
-    assert_eq!(found(&r, &["b:refactoring"]), [b.clone()]);
-    assert_eq!(found(&r, &["f:weaver", "notes"]), [d.clone()]);
+    assert_eq!(found(&r, &["s:flaky"]), [a.as_str()]);
+    assert_eq!(found(&r, &["b:refactoring"]), [b.as_str()]);
+    assert_eq!(found(&r, &["f:weaver", "notes"]), [d.as_str()]);
     assert_eq!(
         found(&r, &["t:refactor"]),
         sorted(vec![b.clone(), d.clone()])
     );
     assert_eq!(found(&r, &["f:weav*"]), sorted(vec![a.clone(), d.clone()]));
-    assert_eq!(found(&r, &["s:\"parser refactor\""]), [b.clone()]);
+    assert_eq!(found(&r, &["s:\"parser refactor\""]), [b.as_str()]);
     // OR, -word, groups.
     assert_eq!(
         found(&r, &["lexer OR release"]),
         sorted(vec![c.clone(), d.clone()])
     );
-    assert_eq!(found(&r, &["flaky -quokka"]), [c.clone()]);
-    assert_eq!(found(&r, &["(quokka OR lexer) -f:weaver"]), [c.clone()]);
+    assert_eq!(found(&r, &["flaky -quokka"]), [c.as_str()]);
+    assert_eq!(found(&r, &["(quokka OR lexer) -f:weaver"]), [c.as_str()]);
     // A query that starts with "-" follows "--".
     assert_eq!(found(&r, &["--", "-test*"]), Vec::<String>::new());
     // The CLI's filters.
@@ -199,7 +199,7 @@ fn a_persona_searches_its_own_folders_and_states() {
     r.jules_ok(["mail", "read", &a, "--persona", "curator"]);
     r.jules_ok(["mail", "tag", "add", &a, "later", "--persona", "curator"]);
     let doc = search(&r, &["quokka", "--persona", "curator", "--tag", "later"]);
-    assert_eq!(ids(&doc), [a.clone()]);
+    assert_eq!(ids(&doc), [a.as_str()]);
     assert_eq!(doc["hits"][0]["state"]["unread"], false);
     assert_eq!(
         doc["hits"][0]["state"]["tags"],
@@ -294,7 +294,7 @@ fn hostile_text_is_indexed_and_shown_safely() {
     );
     let id = send(&r, "weaver", "curator", "hostile \u{202e}der", &body);
     for q in ["needle", "ελληνικά", "עברית", "日本語", "reversed"] {
-        assert_eq!(found(&r, &[q]), [id.clone()], "{q}");
+        assert_eq!(found(&r, &[q]), [id.as_str()], "{q}");
     }
     let out = r.jules_ok(["mail", "search", "needle"]);
     assert!(
@@ -313,16 +313,22 @@ fn hostile_text_is_indexed_and_shown_safely() {
     );
 }
 
-/// The index is derived data: deleting or damaging it between two queries changes no answer, and an index
-/// of a clone follows a plain `git fetch` incrementally.
-#[test]
-fn the_index_is_rebuilt_when_deleted_or_damaged_and_follows_git_fetch() {
+/// A repository with the corpus, pushing to a bare remote, after `git jules init`.
+fn origin_with_corpus() -> (Repo, Repo) {
     let a = Repo::new();
     let bare = a.bare_sibling();
     a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
     a.git(["push", "-q", "origin", "main"]);
     a.jules_ok(["init"]);
     corpus(&a);
+    (a, bare)
+}
+
+/// The index is derived data: deleting or damaging it between two queries changes no answer, and an index
+/// of a clone follows a plain `git fetch` incrementally.
+#[test]
+fn the_index_is_rebuilt_when_deleted_or_damaged_and_follows_git_fetch() {
+    let (a, bare) = origin_with_corpus();
     a.git(["push", "-q", "origin", "refs/jules/mail"]);
     let b = a.clone_of(bare.path());
     b.jules_ok(["init"]);
@@ -438,12 +444,7 @@ fn mcp_mail_search_through_the_python_sdk() {
 /// A fresh clone that got a checkpoint answers its first search, saying that it builds the index first.
 #[test]
 fn a_fresh_clone_with_a_checkpoint_says_it_builds_the_index() {
-    let a = Repo::new();
-    let bare = a.bare_sibling();
-    a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
-    a.git(["push", "-q", "origin", "main"]);
-    a.jules_ok(["init"]);
-    corpus(&a);
+    let (a, bare) = origin_with_corpus();
     a.jules_ok(["log", "checkpoint", "mail"]);
     send(
         &a,

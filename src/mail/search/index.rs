@@ -312,25 +312,18 @@ fn rebuild(log: &Log<'_>, dir: &Path, tips: &[ObjectId]) -> Result<Opened> {
     let (schema, fields) = schema();
     let index =
         Index::create_in_dir(dir.join(IDX), schema).map_err(|e| tantivy_err("create", e))?;
-    register(&index);
-    let added = fill(log, &index, &fields, tips)?;
-    let docs = num_docs(&index)?;
-    write_state(dir, tips, docs)?;
-    Ok(Opened {
-        index,
-        fields,
-        refresh: Refresh {
-            rebuilt: true,
-            added,
-            messages: docs,
-            millis: 0,
-        },
-    })
+    let opened = built(log, index, fields, tips)?;
+    write_state(dir, tips, opened.refresh.messages)?;
+    Ok(opened)
 }
 
 fn build_in_ram(log: &Log<'_>, tips: &[ObjectId]) -> Result<Opened> {
     let (schema, fields) = schema();
-    let index = Index::create_in_ram(schema);
+    built(log, Index::create_in_ram(schema), fields, tips)
+}
+
+/// A new, empty index filled with every message of the log.
+fn built(log: &Log<'_>, index: Index, fields: Fields, tips: &[ObjectId]) -> Result<Opened> {
     register(&index);
     let added = fill(log, &index, &fields, tips)?;
     let messages = num_docs(&index)?;

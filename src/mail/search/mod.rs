@@ -381,19 +381,10 @@ fn compile_term(
         let tf = if field == Field::From { f.from } else { f.to };
         let name = text.trim().to_lowercase();
         return Ok(match term {
-            Term::Prefix(_) => {
-                let escaped: String = name
-                    .chars()
-                    .flat_map(|c| {
-                        let esc = (!c.is_alphanumeric()).then_some('\\');
-                        esc.into_iter().chain(std::iter::once(c))
-                    })
-                    .collect();
-                Box::new(
-                    RegexQuery::from_pattern(&format!("{escaped}.*"), tf)
-                        .map_err(|e| Error::usage(format!("at character {at}: {e}")))?,
-                )
-            }
+            Term::Prefix(_) => Box::new(
+                RegexQuery::from_pattern(&format!("{}.*", regex_escape(&name)), tf)
+                    .map_err(|e| Error::usage(format!("at character {at}: {e}")))?,
+            ),
             _ => Box::new(TermQuery::new(
                 tantivy::Term::from_field_text(tf, &name),
                 IndexRecordOption::Basic,
@@ -437,7 +428,8 @@ fn compile_term(
     })
 }
 
-/// Tokens are letters and digits, but a regex must not read any of them as syntax.
+/// Every character that is not a letter or digit escaped, so that a regex reads none as syntax (names
+/// hold `-`, `_`, `.`).
 fn regex_escape(s: &str) -> String {
     s.chars()
         .flat_map(|c| {
