@@ -239,6 +239,7 @@ fn examples(words: &str) -> &'static [&'static str] {
         "mail show" => &["git jules mail show 3f2a"],
         "mail sent" => &["git jules mail sent --persona weaver"],
         "mail thread" => &["git jules mail thread 3f2a"],
+        "mail search" => &["git jules mail search 'flaky s:quokka -fixed'", "git jules mail search '\"parser refactor\" OR refact*' --persona curator --json"],
         "mail tag" => &["git jules mail tag ls 3f2a --persona curator"],
         "mail tag add" => &["git jules mail tag add 3f2a needs-action --persona curator"],
         "mail tag rm" => &["git jules mail tag rm 3f2a needs-action --persona curator"],

@@ -12,6 +12,7 @@
 //! - [`view`]: the projection, cached per persona for fast warm reads.
 //! - [`ops`]: sending, marking, looking messages up.
 //! - [`out`]: the JSON shapes (messages, listings) and the typed reads every frontend serialises.
+//! - [`search`]: full-text search over every message, with a persona's folders and states.
 //! - [`claim`]: who handles a group message, with the remote ref as the lock.
 //! - [`frontmatter`], [`import`], [`export`]: the seed-000 JSONL log and the seed-003 Markdown maildir.
 
@@ -25,6 +26,7 @@ pub mod message;
 pub mod ops;
 pub mod out;
 pub mod recipients;
+pub mod search;
 pub mod view;
 pub mod when;
 

@@ -233,6 +233,10 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     s.run("mail sent", &["mail", "sent", "--persona", "alice"]);
     s.run("mail thread", &["mail", "thread", &mid]);
     s.run(
+        "mail search",
+        &["mail", "search", "ok", "--persona", "alice"],
+    );
+    s.run(
         "mail tag add",
         &["mail", "tag", "add", &mid, "later", "--persona", "bob"],
     );

@@ -21,6 +21,7 @@ mod remotes;
 mod reroll;
 mod review;
 mod roles;
+mod search;
 mod series;
 mod series_versions;
 mod state;

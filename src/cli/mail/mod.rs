@@ -4,6 +4,7 @@
 mod claim;
 mod list;
 mod mark;
+mod search;
 mod send;
 mod show;
 mod transfer;
@@ -35,6 +36,8 @@ pub enum MailCommand {
     Sent(list::SentArgs),
     /// Show a whole conversation in order
     Thread(show::ThreadArgs),
+    /// Search every message (or a persona's mailbox): words, "phrases", prefix*, s: f: t: b:, OR, -word
+    Search(search::SearchArgs),
     /// Add, remove or list a persona's tags on a message
     #[command(subcommand)]
     Tag(mark::TagCommand),
@@ -72,6 +75,7 @@ pub fn run(ctx: &Context, cmd: MailCommand) -> anyhow::Result<i32> {
         MailCommand::Show(a) => show::show(ctx, &repo, a),
         MailCommand::Sent(a) => list::sent(ctx, &repo, a),
         MailCommand::Thread(a) => show::thread(ctx, &repo, a),
+        MailCommand::Search(a) => search::run(ctx, &repo, a),
         MailCommand::Tag(c) => mark::tag(ctx, &repo, c),
         MailCommand::Unread(a) => mark::mark(ctx, &repo, a, mark::Simple::Unread),
         MailCommand::Trash(a) => mark::mark(ctx, &repo, a, mark::Simple::Trash),

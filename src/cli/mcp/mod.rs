@@ -2,7 +2,8 @@
 //!
 //! The server is a thin adapter, like the rest of `src/cli/`: every tool is a CLI command run in-process
 //! with `--json` and its output captured ([`tools`]), so a tool shares the command's logic, checks, error
-//! messages, hints and JSON shape, and costs no process start. The session's persona (`--persona` or
+//! messages, hints and JSON shape, and costs no process start; `mail_search` instead calls the library
+//! with typed arguments ([`search`]), the way new tools should. The session's persona (`--persona` or
 //! `JULES_PERSONA`) is fixed when the server starts; no tool takes a persona argument, so a persona acts
 //! only as itself. The inbox is a resource, `jules://mail/inbox`, and clients that subscribe to it are sent
 //! `notifications/resources/updated` when new mail arrives, from a local send, a sync or a plain
@@ -13,6 +14,7 @@
 //! client (the Python and TypeScript SDKs, the agent CLIs) speaks.
 
 mod lease_tools;
+mod search;
 mod tools;
 mod watch;
 
@@ -198,13 +200,14 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.tools
-                .iter()
-                .map(tools::Spec::tool)
-                .chain(lease_tools::tools())
-                .collect(),
-        ))
+        let mut all: Vec<_> = self
+            .tools
+            .iter()
+            .map(tools::Spec::tool)
+            .chain(lease_tools::tools())
+            .collect();
+        all.push(search::tool());
+        Ok(ListToolsResult::with_all_items(all))
     }
 
     async fn call_tool(
@@ -212,6 +215,16 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == search::NAME {
+            // Typed: the library answers directly (see `search`).
+            let (dir, persona) = (self.dir.clone(), self.persona.clone());
+            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+            let result =
+                tokio::task::spawn_blocking(move || search::call(&dir, &persona, arguments))
+                    .await
+                    .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+            return Ok(result.into());
+        }
         if lease_tools::NAMES.contains(&&*request.name) {
             let (dir, persona) = (self.dir.clone(), self.persona.clone());
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
