@@ -310,6 +310,67 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     );
     s.run("series status", &["series", "status"]);
     s.run("series list", &["series", "list"]);
+    // Series versions (issue 26): two versions of alice/feat, then the reads that compare them.
+    s.run(
+        "series version",
+        &["series", "version", "--persona", "alice"],
+    );
+    s.r.write("c.txt", "c\n");
+    s.run_code(
+        "series commit",
+        &[
+            "series",
+            "commit",
+            "--summary",
+            "Add c",
+            "--rationale",
+            "c too",
+        ],
+        0,
+        &[],
+    );
+    s.run(
+        "series version",
+        &["series", "version", "--persona", "alice"],
+    );
+    s.run("series show", &["series", "show", "alice/feat@v1"]);
+    s.run(
+        "series range-diff",
+        &["series", "range-diff", "alice/feat", "v1", "v2"],
+    );
+    s.run(
+        "series interdiff",
+        &["series", "interdiff", "alice/feat", "v1", "v2"],
+    );
+    // A lease (issue 25), as `lease renew` prints it.
+    let held: Value = serde_json::from_str(&s.r.jules_ok([
+        "--json",
+        "lease",
+        "acquire",
+        "src/",
+        "--persona",
+        "alice",
+        "--ttl",
+        "1h",
+        "--reason",
+        "r",
+        "--task",
+        "t-1",
+    ]))
+    .unwrap();
+    let lease_id = held["lease"]["id"].as_str().expect("lease.id").to_owned();
+    s.run(
+        "lease",
+        &[
+            "lease",
+            "renew",
+            &lease_id,
+            "--persona",
+            "alice",
+            "--ttl",
+            "2h",
+        ],
+    );
     s.run("verify", &["verify", "--cmd", "true"]);
 
     // A failure with --json: the error object.
