@@ -458,7 +458,7 @@ async fn two_servers_in_two_clones_exchange_mail_through_mail_sync() {
 
 /// The Python of the virtual environment that `./test.sh` (.ci/setup.d/mcp.sh) makes under the target
 /// directory, `test-venv` beside the binary under test's profile directory.
-fn test_venv_python() -> std::path::PathBuf {
+pub(crate) fn test_venv_python() -> std::path::PathBuf {
     let bin = crate::harness::bin();
     bin.ancestors()
         .map(|dir| dir.join("test-venv/bin/python3"))

@@ -421,7 +421,8 @@ fn mcp_mail_search_through_the_python_sdk() {
     let [a, b, ..] = corpus(&r);
     let script =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_python/search.py");
-    let mut cmd = std::process::Command::new("python3");
+    // The SDK lives in the virtual environment ./test.sh makes (target/test-venv), not the system's Python.
+    let mut cmd = std::process::Command::new(crate::mcp::test_venv_python());
     r.env.apply(&mut cmd);
     let out = cmd
         .arg(script)
@@ -431,7 +432,7 @@ fn mcp_mail_search_through_the_python_sdk() {
         .arg(&b)
         .current_dir(r.path())
         .output()
-        .expect("python3 runs");
+        .expect("the test-venv's python3 runs");
     assert!(
         out.status.success(),
         "the Python MCP client failed:\n{}\n{}",
