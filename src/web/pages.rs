@@ -268,14 +268,17 @@ fn search(shared: &Shared, r: &Req) -> Result<Reply> {
         tag: r.param("tag").map(str::to_owned),
         since: r.param("since").map(str::to_owned),
     };
-    let answer = if query.q.is_empty() {
+    let answer = if query.q.trim().is_empty() {
         Ok(serde_json::Value::Null)
     } else {
-        super::search::search(&repo(shared)?, &query)
+        super::search::search(&repo(shared)?, &query).and_then(|out| value(&out))
     };
+    // A query that does not parse is shown on the page (position and what was expected), not a failure.
     let (results, unavailable) = match answer {
         Ok(v) => (v, None),
-        Err(Error::Refused(m)) => (serde_json::Value::Null, Some(m)),
+        Err(e @ (Error::Usage(_) | Error::Refused(_))) => {
+            (serde_json::Value::Null, Some(e.to_string()))
+        }
         Err(e) => return Err(e),
     };
     Ok(Reply::Page {

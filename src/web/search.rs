@@ -1,10 +1,11 @@
-//! The slot for mail search (`git jules mail search`, its own issue): the search page and `/api/search`
-//! call [`search`], which answers "not available" until the library's search lands. Wiring it is one
-//! change here: call the search function with [`Query`] and return its serialisable result.
+//! The search page and `/api/search`: the box and its filters go to the one mail search every frontend calls
+//! (`mail::search::search`, the same call as `git jules mail search` and the MCP tool `mail_search`), and its
+//! typed answer is what the page renders and the API serves.
 
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::mail::search::{SearchInput, SearchOutput};
 
 /// What the search box and its filters send (`/search?q=…&persona=…&from=…&tag=…&since=…`).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -16,9 +17,25 @@ pub struct Query {
     pub since: Option<String>,
 }
 
-/// The search's answer, as `/api/search` serves it. Placeholder shape until the mail search lands.
-pub fn search(_repo: &gix::Repository, _query: &Query) -> Result<serde_json::Value> {
-    Err(Error::Refused(
-        "mail search is not available in this build yet".into(),
-    ))
+/// Search the mail as the box asks; empty filters are no filters. A query that does not parse is bad input
+/// (the page shows the position and what was expected).
+pub fn search(repo: &gix::Repository, query: &Query) -> Result<SearchOutput> {
+    let given = |v: &Option<String>| {
+        v.as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    };
+    let input = SearchInput {
+        query: query.q.clone(),
+        persona: given(&query.persona),
+        from: given(&query.from),
+        msg_type: None,
+        tag: given(&query.tag),
+        since: given(&query.since),
+        until: None,
+        limit: None,
+        all_folders: false,
+    };
+    crate::mail::search::search(repo, &input)
 }

@@ -177,7 +177,17 @@ fn appendix_a_conflict_is_mailed_with_its_counterpart_and_applies_after_a_rebase
     assert_eq!(keys(c), keys(&doc_input));
     assert_eq!(keys(&c["mail"]), keys(&doc_input["mail"]));
     let (conflict, doc_conflict) = (&c["conflicts"][0], &doc_input["conflicts"][0]);
-    assert_eq!(keys(conflict), keys(doc_conflict));
+    // `"key?"` in the doc: left out when empty; it counts only when printed.
+    let doc_keys = |doc: &Value, got: &Value| -> Vec<String> {
+        keys(doc)
+            .into_iter()
+            .filter_map(|k| match k.strip_suffix('?') {
+                Some(opt) => got.get(opt).map(|_| opt.to_owned()),
+                None => Some(k),
+            })
+            .collect()
+    };
+    assert_eq!(keys(conflict), doc_keys(doc_conflict, conflict));
     assert_eq!(keys(&conflict["hunks"][0]), keys(&doc_conflict["hunks"][0]));
     assert_eq!(
         keys(&conflict["hunks"][0]["counterparts"][0]),

@@ -755,3 +755,54 @@ fn weave_page_shows_woven_commits_and_the_conflict_mail() {
     );
     b.screenshot("weave");
 }
+
+/// Issue 30 in the web view: the search page and `/api/search` answer with the same call as
+/// `git jules mail search` (the same hits, in the same order), and a query that does not parse is shown on the
+/// page with its position instead of failing the request.
+#[test]
+fn the_search_box_answers_as_mail_search_does() {
+    let r = seeded();
+    let server = Server::start(&r, &[]);
+    let cookie = format!(
+        "jules_web_{}={}",
+        server.addr.rsplit(':').next().unwrap(),
+        server.token
+    );
+    let get = |path: &str, accept: &str| {
+        http(
+            &server.addr,
+            "GET",
+            path,
+            &[("Cookie", &cookie), ("Accept", accept)],
+            "",
+        )
+    };
+    let cli: Value =
+        serde_json::from_str(&r.jules_ok(["mail", "search", "parser", "--json"])).unwrap();
+    let ids = |v: &Value| -> Vec<String> {
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(
+        !ids(&cli).is_empty(),
+        "the seeded mail speaks of a parser: {cli}"
+    );
+    let api = get("/api/search?q=parser", "*/*");
+    assert_eq!(api.status, 200, "{}", api.text());
+    assert_eq!(ids(&api.json()["results"]), ids(&cli));
+    let page = get("/search?q=parser", "text/html");
+    assert_eq!(page.status, 200);
+    assert_eq!(
+        page.text().matches("class=\"hit\"").count(),
+        ids(&cli).len(),
+        "{}",
+        page.text()
+    );
+    let bad = get("/search?q=%22unclosed", "text/html");
+    assert_eq!(bad.status, 200, "{}", bad.text());
+    assert!(bad.text().contains("class=\"error\""), "{}", bad.text());
+}

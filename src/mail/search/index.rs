@@ -166,11 +166,17 @@ fn open_untimed(log: &Log<'_>, lock: &CacheLock) -> Result<Opened> {
         return build_in_ram(log, &tips);
     }
     let dir = dir(log);
-    match try_incremental(log, &dir, &tips) {
-        Ok(Some(opened)) => return Ok(opened),
-        Ok(None) => {}
+    // tantivy asserts on some damaged files (a truncated slice) instead of returning an error: a panic while
+    // reading the stored index is one more way of finding it unusable, and the log rebuilds it. Nothing of
+    // the stored index is used after a panic (it is dropped with the unwind).
+    let stored = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        try_incremental(log, &dir, &tips)
+    }));
+    match stored {
+        Ok(Ok(Some(opened))) => return Ok(opened),
+        Ok(Ok(None)) => {}
         // A store we cannot use (damaged files, a tantivy error): rebuilt below; the log decides.
-        Err(_) => {}
+        Ok(Err(_)) | Err(_) => {}
     }
     match rebuild(log, &dir, &tips) {
         Ok(opened) => Ok(opened),
