@@ -45,7 +45,7 @@ pub fn init_coordination(repo: &mut gix::Repository, remote: &str) -> Result<Vec
         let mut tx = repo
             .config_file_mut(&path)
             .context(|| format!("locking {}", path.display()))?;
-        tx.set_raw_value(&"jules.remote", remote)
+        tx.set_raw_value("jules.remote", remote)
             .map_err(|e| Error::Other(format!("setting jules.remote: {e}")))?;
         tx.commit()
             .context(|| format!("writing {}", path.display()))?;

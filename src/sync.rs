@@ -202,7 +202,7 @@ impl SyncReport {
 pub fn default_remote(repo: &gix::Repository) -> Result<String> {
     if let Some(name) = repo.config_snapshot().string("jules.remote") {
         let name = name.to_string();
-        if !repo.remote_names().iter().any(|n| n.to_string() == name) {
+        if !repo.remote_names().iter().any(|n| *n == name) {
             return Err(Error::usage(format!(
                 "jules.remote names {name:?}, which is not a configured remote (`git remote -v` lists them)"
             )));
@@ -410,7 +410,7 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
 /// the news), the sync fetches and joins but pushes nothing, and says when it may.
 pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Result<SyncReport> {
     // Before the name reaches a ref path (refs/remotes/<remote>/…), where gix refuses it as an internal error.
-    if !repo.remote_names().iter().any(|n| n.to_string() == remote) {
+    if !repo.remote_names().iter().any(|n| *n == remote) {
         return Err(Error::not_found("remote", remote));
     }
     // Series versions (refs/jules/series/*, issue 26) are not logs: one persona writes each ref, so they are

@@ -218,7 +218,8 @@ pub fn holds_log_history(repo: &gix::Repository, tip: ObjectId) -> bool {
     }
     let memo = crate::repo::jules_dir(repo).join("not-logs");
     let known = std::fs::read_to_string(&memo).unwrap_or_default();
-    if known.lines().any(|l| l == tip.to_string()) {
+    let hex = tip.to_string();
+    if known.lines().any(|l| l == hex) {
         return false;
     }
     let Ok(walk) = repo.rev_walk([tip]).all() else {
@@ -239,8 +240,7 @@ pub fn holds_log_history(repo: &gix::Repository, tip: ObjectId) -> bool {
         // Keep the memo small: a clone meets a handful of such branches.
         let mut lines: Vec<&str> = known.lines().rev().take(255).collect();
         lines.reverse();
-        let tip = tip.to_string();
-        lines.push(&tip);
+        lines.push(&hex);
         let _ = std::fs::create_dir_all(crate::repo::jules_dir(repo));
         let _ = std::fs::write(&memo, lines.join("\n") + "\n");
     }
