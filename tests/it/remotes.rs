@@ -10,6 +10,19 @@ use std::time::{Duration, Instant};
 
 use crate::harness::{bin, json_items, stderr, stdout, Guarded, Repo};
 
+/// A git credential helper that answers alice:secret, the smart-HTTP server's one user.
+pub(crate) const ALICE_HELPER: &str =
+    "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
+
+/// The environment that gives every git in a clone [`ALICE_HELPER`].
+pub(crate) fn alice_auth() -> [(&'static str, &'static str); 3] {
+    [
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "credential.helper"),
+        ("GIT_CONFIG_VALUE_0", ALICE_HELPER),
+    ]
+}
+
 /// A server: its process group is killed when dropped (`Guarded`), also when it never came up.
 pub(crate) struct Server {
     _process: Guarded,
@@ -286,12 +299,7 @@ fn smart_http_with_basic_auth_through_a_credential_helper() {
     let (origin, _bare) = remote_in(root.path());
     let server = http_server(root.path());
     let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
-    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
-    let good = [
-        ("GIT_CONFIG_COUNT", "1"),
-        ("GIT_CONFIG_KEY_0", "credential.helper"),
-        ("GIT_CONFIG_VALUE_0", helper),
-    ];
+    let good = alice_auth();
     let a = Clone::new(&origin, &url, &good);
     let b = Clone::new(&origin, &url, &good);
     exchange_and_claim(&a, &b);
@@ -617,12 +625,7 @@ fn smart_http_sync_keeps_the_events_under_garbage_on_the_remote_log() {
     let (origin, bare) = remote_in(root.path());
     let server = http_server(root.path());
     let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
-    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
-    let auth = [
-        ("GIT_CONFIG_COUNT", "1"),
-        ("GIT_CONFIG_KEY_0", "credential.helper"),
-        ("GIT_CONFIG_VALUE_0", helper),
-    ];
+    let auth = alice_auth();
     let a = Clone::new(&origin, &url, &auth);
     a.ok(
         "alice",
@@ -728,17 +731,12 @@ fn a_coordination_remote_and_a_push_budget_on_a_simulated_forge() {
     assert!(!pull.status.success(), "the forge refuses refs/pull/*");
     let server = http_server(root.path());
     let url = |name: &str| format!("http://127.0.0.1:{}/git/{name}.git", server.port);
-    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
-    let auth = [
-        ("GIT_CONFIG_COUNT", "1"),
-        ("GIT_CONFIG_KEY_0", "credential.helper"),
-        ("GIT_CONFIG_VALUE_0", helper),
-    ];
+    let auth = alice_auth();
     let a = Clone::new(&origin, &url("code"), &auth);
     let b = Clone::new(&origin, &url("code"), &auth);
     for c in [&a, &b] {
         c.repo.git(["remote", "add", "coord", &url("coord")]);
-        c.repo.git(["config", "credential.helper", helper]);
+        c.repo.git(["config", "credential.helper", ALICE_HELPER]);
         c.ok("x", &["init", "--remote", "coord"]);
         assert_eq!(c.repo.git(["config", "jules.remote"]), "coord");
         let origin_push = c
@@ -886,12 +884,7 @@ fn lease_acquire_sync_through_smart_http_has_one_winner() {
     let (origin, _bare) = remote_in(root.path());
     let server = http_server(root.path());
     let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
-    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
-    let good = [
-        ("GIT_CONFIG_COUNT", "1"),
-        ("GIT_CONFIG_KEY_0", "credential.helper"),
-        ("GIT_CONFIG_VALUE_0", helper),
-    ];
+    let good = alice_auth();
     let a = Clone::new(&origin, &url, &good);
     let b = Clone::new(&origin, &url, &good);
     let spawn = |c: &Clone, who: &str, path: &str| {

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::harness::{json_items, stderr, stdout, with_stdin, Repo};
-use crate::remotes::{http_server, remote_in, Clone};
+use crate::remotes::{alice_auth, http_server, remote_in, Clone};
 
 fn json(out: &str) -> Value {
     serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"))
@@ -65,12 +65,7 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
     let (origin, _bare) = remote_in(root.path());
     let server = http_server(root.path());
     let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
-    let helper = "!f() { test \"$1\" = get && echo username=alice && echo password=secret; }; f";
-    let auth = [
-        ("GIT_CONFIG_COUNT", "1"),
-        ("GIT_CONFIG_KEY_0", "credential.helper"),
-        ("GIT_CONFIG_VALUE_0", helper),
-    ];
+    let auth = alice_auth();
     let a = Clone::new(&origin, &url, &auth);
     let b = Clone::new(&origin, &url, &auth);
 

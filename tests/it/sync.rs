@@ -428,31 +428,7 @@ fn an_event_beyond_the_lamport_bound_is_skipped_and_never_blocks_writers() {
     append(&cs[0], "a", 1);
     cs[0].jules_ok(["sync"]);
     // A well-formed event commit whose clock is u64::MAX, pushed straight onto the remote log.
-    let tip = bare.git(["rev-parse", "refs/jules/mail"]);
-    let raw = bare.git(["cat-file", "commit", &tip]);
-    let message = raw.split_once("\n\n").unwrap().1;
-    let forged: String = message
-        .lines()
-        .map(|l| {
-            if l.starts_with("Jules-Lamport:") {
-                "Jules-Lamport: 18446744073709551615".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let f = bare.path().join("msg");
-    std::fs::write(&f, format!("{forged}\n")).unwrap();
-    let hostile = bare.git([
-        "commit-tree",
-        &format!("{tip}^{{tree}}"),
-        "-p",
-        &tip,
-        "-F",
-        f.to_str().unwrap(),
-    ]);
-    bare.git(["update-ref", "refs/jules/mail", &hostile]);
+    let hostile = garbage_on_top(&bare, "refs/jules/mail", None, "18446744073709551615");
     let out = cs[1].jules(["sync"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
