@@ -6,7 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}/install-check
-bin=$(RUSTFLAGS= CARGO_TERM_QUIET=true sh ./install.sh --build --profile dev --target-dir "$target_dir")
+# RUSTFLAGS is unset, not emptied: cargo takes an empty RUSTFLAGS over the config rustflags install.sh passes.
+bin=$(env -u RUSTFLAGS -u CARGO_ENCODED_RUSTFLAGS CARGO_TERM_QUIET=true sh ./install.sh --build --profile dev --target-dir "$target_dir")
 [ -x "$bin" ] || { echo "static-install: install.sh printed $bin, not an executable" >&2; exit 1; }
 
 # Whether the ELF executable names a program interpreter (PT_INTERP, the dynamic loader); Python reads the
