@@ -754,6 +754,8 @@ fn check_no_loss(
     updates: &[Update],
     fetched_shared: &dyn Fn(&str) -> Option<ObjectId>,
 ) -> Result<()> {
+    // What each update replaces and with what: (name, old, the log or notes ref, the value that must keep it).
+    let mut checks = Vec::new();
     for (name, new, old) in updates {
         let Some(old) = *old else { continue };
         if object_kind(repo, old) != Some(gix::object::Kind::Commit) {
@@ -770,7 +772,33 @@ fn check_no_loss(
                 .or_else(|| fetched_shared(shared)),
             (None, None) => None,
         };
-        let log_name = shared.as_deref().unwrap_or(name);
+        let log_name = shared.unwrap_or_else(|| name.clone());
+        checks.push((name, old, log_name, target));
+    }
+    // A fold deletes up to one writer ref per clone, all kept by the same new value: one walk over all of
+    // them answers the common case (nothing missing); only a group with something missing is looked at
+    // ref by ref.
+    let mut clean: BTreeSet<(String, ObjectId)> = BTreeSet::new();
+    let mut groups: BTreeMap<(String, ObjectId), Vec<ObjectId>> = BTreeMap::new();
+    for (_, old, log_name, target) in &checks {
+        if let (Some(target), false) = (target, log_name.starts_with("refs/notes/jules/")) {
+            groups
+                .entry((log_name.clone(), *target))
+                .or_default()
+                .push(*old);
+        }
+    }
+    for ((log_name, target), olds) in groups {
+        let log = Log::open(repo, &log_name)?;
+        if log.scan(&olds, &[target], false)?.events.is_empty() {
+            clean.insert((log_name, target));
+        }
+    }
+    for (name, old, log_name, target) in checks {
+        if target.is_some_and(|t| clean.contains(&(log_name.clone(), t))) {
+            continue;
+        }
+        let log_name = log_name.as_str();
         let refuse = |what: String| {
             Err(Error::Refused(format!(
                 "refusing to push {name}: its value on the remote ({old}) holds {what}; nothing was pushed \
