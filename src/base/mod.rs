@@ -111,7 +111,7 @@ pub fn resolve(
         }
     }
     defaults(repo)?.ok_or_else(|| {
-        Error::usage("no base branch: there is no main, master, origin/main or origin/master; pass --base BRANCH")
+        Error::usage("no base branch: there is no main, master, origin/main or origin/master; name the base branch")
     })
 }
 

@@ -185,10 +185,32 @@ fn library_hints(e: &Error) -> Vec<String> {
             "run or session" => hint("list the runs with `git jules state show`"),
             _ => Vec::new(),
         },
+        Error::Persona { problem, .. } => persona_hints(problem),
         Error::GitCommand { .. } | Error::Git { .. } | Error::Io { .. } | Error::Corrupt { .. } => {
             Vec::new()
         }
         _ => Vec::new(),
+    }
+}
+
+/// What to do about a name that is not a persona (also the words of the warning when it is not an error).
+pub fn persona_hints(problem: &git_jules::NameProblem) -> Vec<String> {
+    match problem {
+        git_jules::NameProblem::Group { members } => {
+            vec![format!("name one of its members: {}", members.join(", "))]
+        }
+        git_jules::NameProblem::Unknown { suggestion, strict } => {
+            let mut hints = vec![match suggestion {
+                Some(s) => format!("did you mean {s}?"),
+                None => "the personas are listed in .jules/schedules.toml".to_owned(),
+            }];
+            if *strict {
+                hints.push(
+                    "--strict (or jules.strictPersonas) makes unknown personas errors".to_owned(),
+                );
+            }
+            hints
+        }
     }
 }
 

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use git_jules::exchange::{self, AddRequest};
 use git_jules::Error;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]
@@ -210,7 +211,11 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             } else {
                 ui::out(format!("lost {issue}: taken by {}", r.winner));
             }
-            return Ok(if r.won { 0 } else { super::EXIT_CONFLICT });
+            return Ok(if r.won {
+                0
+            } else {
+                crate::cli::context::EXIT_CONFLICT
+            });
         }
         ExchangeCommand::Close {
             workstream,

@@ -8,7 +8,8 @@ use git_jules::abbrev;
 use git_jules::eventlog::{self, cache::Refresh, stats::LogStats, Event, Log, NewEvent};
 use serde::Serialize;
 
-use super::{ui, Context, EXIT_CHECK_FAILED};
+use super::ui;
+use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]

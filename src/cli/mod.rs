@@ -6,6 +6,7 @@
 //! 130 interrupted. The table is in docs/cli.md.
 
 mod completions;
+pub mod context;
 mod demo;
 pub mod error;
 mod exchange;
@@ -36,8 +37,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use lean::Lean;
 
-use error::{CliError, Kind};
-pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
+use context::Context;
+use error::{CliError, Kind, EXIT_OK, EXIT_USAGE};
 
 /// The name of the root command.
 const ROOT: &str = "git-jules";
@@ -162,19 +163,6 @@ impl Command {
     }
 }
 
-pub struct Context {
-    pub ui: ui::Ui,
-    pub dir: PathBuf,
-    /// `--strict`: unknown persona names are errors.
-    pub strict: bool,
-}
-
-impl Context {
-    pub fn open(&self) -> git_jules::Result<gix::Repository> {
-        git_jules::repo::open(&self.dir)
-    }
-}
-
 pub fn run() -> i32 {
     run_from(std::env::args_os().collect())
 }
@@ -183,16 +171,11 @@ pub fn run() -> i32 {
 pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
     let args = mail::jules_mail_args(args);
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
-    let cli = match lean::parse::<Cli>(ROOT, &args, ui::capturing()) {
+    let cli = match lean::parse::<Cli>(ROOT, &args, false) {
         Ok(cli) => cli,
         Err(e) => {
-            // Inside the MCP server clap's text must be captured, not written to the protocol's stdout.
             let print = |e: &clap::Error| {
-                if ui::capturing() {
-                    ui::err(e.render().to_string().trim_end());
-                } else {
-                    let _ = e.print();
-                }
+                let _ = e.print();
             };
             if !e.use_stderr() {
                 print(&e);

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use git_jules::state::{stats::sprint_stats, RecordArgs, State};
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 /// Who writes state events when no persona is named: the scheduler.
 const DEFAULT_ACTOR: &str = "scheduler";
@@ -331,19 +332,19 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
             }
         }
         TaskCommand::Done { id, actor } => {
-            let id = state.task_resolve(&actor, &id, true)?;
-            match git_jules::lease::release_after_done(&repo, &actor, &id) {
-                Ok(released) if !released.is_empty() => ui::status(format!(
+            let done = git_jules::tasks::done(&ctx.workspace_of(repo.clone()), &actor, &id)?;
+            match &done.release_error {
+                Some(e) => ui::warn(format!("the task's leases were not released: {e}")),
+                None if !done.released.is_empty() => ui::status(format!(
                     "released {} lease(s) acquired for the task",
-                    released.len()
+                    done.released.len()
                 )),
-                Ok(_) => {}
-                Err(e) => ui::warn(format!("the task's leases were not released: {e}")),
+                None => {}
             }
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "task": id, "state": "done" }));
+                ui::json(&done);
             } else {
-                ui::status(format!("task {} done", &id[..7]));
+                ui::status(format!("task {} done", &done.task[..7]));
             }
         }
         TaskCommand::Cancel { id, actor } => {
@@ -358,13 +359,11 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
             state: wanted,
             persona,
         } => {
-            let view = state.view()?.view;
-            let tasks: Vec<_> = view
-                .tasks
-                .iter()
-                .filter(|t| wanted.as_ref().is_none_or(|w| &t.state == w))
-                .filter(|t| persona.is_none() || t.persona == persona)
-                .collect();
+            let query = git_jules::tasks::TaskQuery {
+                state: wanted,
+                persona,
+            };
+            let tasks = git_jules::tasks::list(&ctx.workspace_of(repo.clone()), &query)?;
             if ctx.ui.json {
                 ui::json(&tasks);
             } else {

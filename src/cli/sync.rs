@@ -2,7 +2,8 @@
 
 use git_jules::sync;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -16,13 +17,8 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let remote = match args.remote {
-        Some(r) => r,
-        None => sync::default_remote(&repo)?,
-    };
-    let mut policy = sync::PushPolicy::from_config(&repo)?;
-    policy.now = args.now;
-    let report = sync::sync_with(&repo, &remote, &policy)?;
+    let report = sync::sync_configured(&repo, args.remote.as_deref(), args.now)?;
+    let remote = &report.remote;
     for s in &report.skipped {
         ui::warn(format!("skipped {}: {}", s.name, s.reason));
     }

@@ -13,7 +13,8 @@ use git_jules::state::tick::{self, Plan, TickInput};
 use git_jules::state::State;
 use serde::Serialize;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct TickArgs {
