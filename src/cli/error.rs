@@ -182,6 +182,7 @@ fn library_hints(e: &Error) -> Vec<String> {
             "series" => hint("list the series with `git jules series list`"),
             "remote" => hint("list the remotes with `git remote -v`"),
             "task" => hint("list the tasks with `git jules task ls`"),
+            "base branch" => hint("name the base: pass --base BRANCH"),
             "run or session" => hint("list the runs with `git jules state show`"),
             _ => Vec::new(),
         },

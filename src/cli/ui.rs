@@ -196,6 +196,21 @@ pub fn json<T: serde::Serialize>(value: &T) {
     }
 }
 
+/// The document [`json`] prints, as a value (for the MCP server's structured results): `"version"` added
+/// to an object that lacks it, a list as `{"version", "items"}`, anything else as `{"version", "value"}`.
+pub fn versioned_value<T: serde::Serialize>(value: &T) -> serde_json::Result<serde_json::Value> {
+    Ok(match serde_json::to_value(value)? {
+        serde_json::Value::Object(mut m) => {
+            m.entry("version").or_insert(JSON_VERSION.into());
+            serde_json::Value::Object(m)
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::json!({ "version": JSON_VERSION, "items": items })
+        }
+        other => serde_json::json!({ "version": JSON_VERSION, "value": other }),
+    })
+}
+
 /// The document [`json`] prints.
 pub fn versioned<T: serde::Serialize>(value: &T) -> serde_json::Result<String> {
     let v = serde_json::to_value(value)?;

@@ -71,17 +71,13 @@ fn parse<T: DeserializeOwned>(name: &str, arguments: Value) -> anyhow::Result<T>
         .map_err(|e| Error::usage(format!("{name}: bad arguments: {e}")).into())
 }
 
+/// A success with the document `--json` prints for `v` (see `ui::versioned_value`).
 fn ok(v: impl Serialize) -> anyhow::Result<Answer> {
-    Ok((true, serde_json::to_value(v)?))
+    Ok((true, doc(v)?))
 }
 
-/// A document with `"version": 1` added, for values that do not carry it themselves.
-fn versioned(v: impl Serialize) -> anyhow::Result<Value> {
-    let mut v = serde_json::to_value(v)?;
-    if let Value::Object(m) = &mut v {
-        m.insert("version".into(), super::super::ui::JSON_VERSION.into());
-    }
-    Ok(v)
+fn doc(v: impl Serialize) -> anyhow::Result<Value> {
+    Ok(super::super::ui::versioned_value(&v)?)
 }
 
 macro_rules! spec {
@@ -302,9 +298,7 @@ pub fn inbox(s: &Session, a: MailList) -> anyhow::Result<Value> {
             .transpose()?,
         limit: a.limit.map(|l| l as usize),
     };
-    Ok(serde_json::to_value(mail::inbox(
-        &s.ws, &s.persona, &filter,
-    )?)?)
+    doc(mail::inbox(&s.ws, &s.persona, &filter)?)
 }
 
 fn mark(s: &Session, id: &str, m: Mark) -> anyhow::Result<Answer> {
@@ -324,7 +318,7 @@ fn prompt(s: &Session) -> anyhow::Result<Answer> {
         now: None,
     };
     let rendered = git_jules::prompt::render(&s.ws.repo(), &s.persona, &opts)?;
-    Ok((true, versioned(rendered)?))
+    ok(rendered)
 }
 
 /// Every tool, in the order `tools/list` shows them.
@@ -358,7 +352,7 @@ pub fn all() -> Vec<Spec> {
             "Claim a group message for this persona; exactly one recipient wins (with sync: across clones).",
             |s, a| {
                 let claimed = mail::claim(&s.ws, &a.id, &s.persona, a.sync, a.remote.as_deref())?;
-                Ok((claimed.won(), serde_json::to_value(&claimed)?))
+                Ok((claimed.won(), doc(&claimed)?))
             }),
         spec!("mail_sync", MailSync, false,
             "Fetch, join and push every jules log and notes ref with the remote (the mail of other sandboxes arrives).",
@@ -400,7 +394,7 @@ pub fn all() -> Vec<Spec> {
                 // Nothing interrupts a tool call but the client going away, which ends the session.
                 let never = AtomicBool::new(false);
                 let verified = series::api::verify(&s.ws, &input, &never, &|_| {})?;
-                Ok((verified.report.passed, serde_json::to_value(&verified.report)?))
+                Ok((verified.report.passed, doc(&verified.report)?))
             }),
         spec!("weave_check", WeaveCheck, true,
             "What weaving these inputs would apply and conflict; writes nothing (no objects, refs or mail).",
@@ -413,7 +407,7 @@ pub fn all() -> Vec<Spec> {
                 let opts = git_jules::weave::Options::check_only(specs, a.branches, a.base, a.into);
                 let never = AtomicBool::new(false);
                 let report = git_jules::weave::weave(&s.ws.repo(), &opts, &never)?;
-                Ok((report.clean(), serde_json::to_value(&report)?))
+                Ok((report.clean(), doc(&report)?))
             }),
     ]
 }
