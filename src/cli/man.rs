@@ -346,7 +346,7 @@ mod tests {
         }
         let mut missing = Vec::new();
         walk(
-            &super::crate::cli::context::command(),
+            &crate::cli::context::command(),
             &mut Vec::new(),
             &mut missing,
         );

@@ -23,8 +23,10 @@ mod mcp;
 mod prompt;
 mod roles;
 mod series;
+mod sprint;
 mod state;
 mod sync;
+mod task;
 mod tick;
 pub mod ui;
 mod verify;
@@ -104,9 +106,9 @@ pub enum Command {
     /// The scheduler's cycle history and tracks on refs/jules/state
     State(Group<state::StateCommand>),
     /// Sprints: start, status, close, plan/feedback notes, metrics
-    Sprint(Group<state::SprintCommand>),
+    Sprint(Group<sprint::SprintCommand>),
     /// Sprint tasks: todo, done, canceled
-    Task(Group<state::TaskCommand>),
+    Task(Group<task::TaskCommand>),
     /// The personas' mailboxes on refs/jules/mail
     Mail(Group<mail::MailCommand>),
     /// Decide what runs now (sequential cycle, parallel batch, cron, mailbox consolidation) and record it
@@ -230,8 +232,8 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Web(args) => web::run(ctx, args),
         Command::Log(Group { cmd: Lean(cmd) }) => log::run(ctx, cmd),
         Command::State(Group { cmd: Lean(cmd) }) => state::run_state(ctx, cmd),
-        Command::Sprint(Group { cmd: Lean(cmd) }) => state::run_sprint(ctx, cmd),
-        Command::Task(Group { cmd: Lean(cmd) }) => state::run_task(ctx, cmd),
+        Command::Sprint(Group { cmd: Lean(cmd) }) => sprint::run_sprint(ctx, cmd),
+        Command::Task(Group { cmd: Lean(cmd) }) => task::run_task(ctx, cmd),
         Command::Mail(Group { cmd: Lean(cmd) }) => mail::run(ctx, cmd),
         Command::Tick(args) => tick::run_tick(ctx, args),
         Command::Prompt(args) => prompt::run(ctx, args),
