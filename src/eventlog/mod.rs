@@ -28,6 +28,7 @@ mod prop_tests;
 mod read;
 mod replay;
 pub mod stats;
+mod walk;
 pub mod warm;
 
 pub use append::{Appended, NewEvent};

@@ -6,7 +6,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use gix::objs::FindExt;
 use gix::ObjectId;
 
-use super::event::{decode_event, parse_message, Event, EventId, Framed, Invalid};
+use super::event::{decode_event, decode_json, parse_message, Event, EventId, Framed, Invalid};
+use super::walk::{classify, commit_message, parallel_walk, Classified};
 use super::Log;
 use crate::error::Result;
 
@@ -85,32 +86,6 @@ impl Hasher for IdHasher {
     }
 }
 
-/// Commits are decoded in batches of this many, handed from the walking thread to the decoders.
-const BATCH: usize = 2048;
-
-/// Hand `items` to the decoding threads in batches of [`BATCH`]; stops early when they are gone (one
-/// failed, and its error is what the caller reports).
-pub(super) fn send_batches<T>(
-    tx: &std::sync::mpsc::SyncSender<Vec<T>>,
-    items: impl Iterator<Item = Result<T>>,
-) -> Result<()> {
-    let mut batch = Vec::with_capacity(BATCH);
-    for item in items {
-        batch.push(item?);
-        if batch.len() == BATCH
-            && tx
-                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
-                .is_err()
-        {
-            return Ok(());
-        }
-    }
-    if !batch.is_empty() {
-        let _ = tx.send(batch);
-    }
-    Ok(())
-}
-
 impl Log<'_> {
     /// Walk every commit reachable from `tips` but not from `hidden`, in no particular order.
     /// `strict` additionally checks the canonical form and the parent structure (fsck).
@@ -122,66 +97,37 @@ impl Log<'_> {
         if tips.is_empty() {
             return Ok(scan);
         }
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8);
-        let shared = self.repo.clone().into_sync();
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(ObjectId, usize)>>(workers * 2);
-        let rx = std::sync::Mutex::new(rx);
-        let walked: Result<()> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|_| {
-                    let rx = &rx;
-                    let shared = &shared;
-                    s.spawn(move || -> Result<Scan> {
-                        let repo = shared.to_thread_local();
-                        let mut part = Scan::default();
-                        let mut buf = Vec::new();
-                        loop {
-                            let batch = match rx.lock().map(|r| r.recv()) {
-                                Ok(Ok(batch)) => batch,
-                                _ => break,
-                            };
-                            for (id, parents) in batch {
-                                decode_commit(&repo, id, parents, strict, &mut buf, &mut part)?;
-                            }
-                        }
-                        Ok(part)
-                    })
-                })
-                .collect();
-            let walk_result = (|| -> Result<()> {
-                let walk = self
-                    .repo
-                    .rev_walk(tips.iter().copied())
-                    .with_hidden(hidden.iter().copied())
-                    .all()?;
-                send_batches(
-                    &tx,
-                    walk.map(|info| {
-                        let info = info?;
-                        scan.commits += 1;
-                        for p in info.parent_ids.iter() {
-                            if hidden.contains(p) && !scan.hidden_reached.contains(p) {
-                                scan.hidden_reached.push(*p);
-                            }
-                        }
-                        Ok((info.id, info.parent_ids.len()))
-                    }),
-                )
-            })();
-            drop(tx);
-            for h in handles {
-                let part = h
-                    .join()
-                    .map_err(|_| crate::Error::Other("a log decoding thread panicked".into()))??;
-                scan.events.extend(part.events);
-                scan.invalid.extend(part.invalid);
-                scan.merges += part.merges;
-            }
-            walk_result
-        });
-        walked?;
+        let (mut commits, mut hidden_reached) = (0, Vec::new());
+        let parts = parallel_walk(
+            self.repo,
+            tips,
+            hidden,
+            |_, parents| {
+                commits += 1;
+                for p in parents {
+                    if hidden.contains(p) && !hidden_reached.contains(p) {
+                        hidden_reached.push(*p);
+                    }
+                }
+            },
+            |_, repo, batches| -> Result<Scan> {
+                let mut part = Scan::default();
+                let mut buf = Vec::new();
+                while let Some(batch) = batches.next() {
+                    for (id, parents) in batch {
+                        decode_commit(&repo, id, parents, strict, &mut buf, &mut part)?;
+                    }
+                }
+                Ok(part)
+            },
+        )?;
+        scan.commits = commits;
+        scan.hidden_reached = hidden_reached;
+        for part in parts {
+            scan.events.extend(part.events);
+            scan.invalid.extend(part.invalid);
+            scan.merges += part.merges;
+        }
         scan.invalid.sort_by_key(|a| a.commit);
         Ok(scan)
     }
@@ -233,23 +179,17 @@ fn decode_commit(
     out: &mut Scan,
 ) -> Result<()> {
     let message = commit_message(repo, &id, buf)?;
-    let reason = match parse_message(message) {
-        Ok(Framed::Merge { .. }) if strict && parents < 2 => {
-            Invalid::NotAnEvent("merge commit with fewer than two parents".into())
-        }
-        Ok(Framed::Merge { .. }) => {
+    let reason = match classify(message, strict.then_some(parents)) {
+        Classified::Merge => {
             out.merges += 1;
             return Ok(());
         }
-        Ok(Framed::Event { .. }) if strict && parents > 1 => {
-            Invalid::NotAnEvent(format!("event commit with {parents} parents"))
-        }
-        Ok(Framed::Event {
+        Classified::Event {
             json,
             lamport,
-            claimed_id,
-        }) => match decode_event(json, claimed_id, strict) {
-            Ok((eid, event)) => {
+            id: eid,
+        } => match decode_json(json, strict) {
+            Ok(event) => {
                 out.events.push(LoggedEvent {
                     id: eid,
                     lamport,
@@ -260,37 +200,8 @@ fn decode_commit(
             }
             Err(reason) => reason,
         },
-        Err(reason) => reason,
+        Classified::Invalid(reason) => reason,
     };
     out.invalid.push(InvalidCommit { commit: id, reason });
     Ok(())
-}
-
-/// The message of a commit, without decoding its headers: it starts after the first empty line.
-pub(crate) fn commit_message<'b>(
-    repo: &gix::Repository,
-    id: &ObjectId,
-    buf: &'b mut Vec<u8>,
-) -> Result<&'b [u8]> {
-    use gix::objs::Find;
-    let data = match repo.objects.try_find(id, buf) {
-        Ok(Some(d)) if d.kind == gix::objs::Kind::Commit => d.data,
-        Ok(Some(d)) => {
-            return Err(crate::Error::Other(format!(
-                "{id} is a {}, not a commit",
-                d.kind
-            )))
-        }
-        Ok(None) => return Err(crate::Error::Other(format!("commit {id} is missing"))),
-        Err(e) => return Err(crate::Error::Other(format!("reading commit {id}: {e}"))),
-    };
-    // A plain byte loop: `windows(2).position(|w| w == b"\n\n")` may call memcmp once per header byte.
-    let mut i = 0;
-    while i + 1 < data.len() {
-        if data[i] == b'\n' && data[i + 1] == b'\n' {
-            return Ok(&data[i + 2..]);
-        }
-        i += 1;
-    }
-    Ok(&data[data.len()..])
 }

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::event::{decode_event, decode_json, parse_message, EventId, Framed, Invalid};
-use super::read::{commit_message, send_batches, IdSet, InvalidCommit, LoggedEvent};
+use super::event::{decode_json, EventId};
+use super::read::{IdSet, InvalidCommit, LoggedEvent};
+use super::walk::{classify, commit_message, parallel_walk, Batches, Classified};
 use super::Log;
 use crate::error::{Error, Result, ResultExt};
 
@@ -207,50 +208,36 @@ impl Log<'_> {
         if tips.is_empty() {
             return Ok(out);
         }
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 8);
-        let shared = self.repo.clone().into_sync();
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<ObjectId>>(workers * 2);
-        let rx = std::sync::Mutex::new(rx);
         // Each decoding thread's keys stay in their own vector (sorted there, merged while folding): one
         // vector of all keys would need a second copy of them while it is assembled.
         let mut runs: Vec<Vec<Key>> = Vec::new();
         let mut spills: Vec<Spill> = Vec::new();
-        let walked: Result<()> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..workers)
-                .map(|w| {
-                    let rx = &rx;
-                    let shared = &shared;
-                    let spill = Spill::new(spill_dir.clone(), spill_at);
-                    s.spawn(move || read_commits(shared, rx, w as u8, spill))
-                })
-                .collect();
-            let walk_result = (|| -> Result<()> {
-                let walk = self.repo.rev_walk(tips.iter().copied()).all()?;
-                send_batches(
-                    &tx,
-                    walk.map(|info| {
-                        out.commits += 1;
-                        Ok(info?.id)
-                    }),
+        let mut commits = 0;
+        let reads = parallel_walk(
+            self.repo,
+            tips,
+            &[],
+            |_, _| commits += 1,
+            |w, repo, batches| {
+                read_commits(
+                    repo,
+                    batches,
+                    w as u8,
+                    Spill::new(spill_dir.clone(), spill_at),
                 )
-            })();
-            drop(tx);
-            for h in handles {
-                let read = h
-                    .join()
-                    .map_err(|_| Error::Other("a log decoding thread panicked".into()))??;
-                let mut keys = read.keys;
-                keys.shrink_to_fit();
-                runs.push(keys);
-                out.invalid.extend(read.invalid);
-                out.merges += read.merges;
-                spills.push(read.spill);
-            }
-            walk_result
-        });
-        walked?;
+            },
+        )?;
+        out.commits = commits;
+        // The events are parsed on as many threads as decoded them.
+        let workers = reads.len().max(1);
+        for read in reads {
+            let mut keys = read.keys;
+            keys.shrink_to_fit();
+            runs.push(keys);
+            out.invalid.extend(read.invalid);
+            out.merges += read.merges;
+            spills.push(read.spill);
+        }
         out.spilled = spills.iter().map(|s| s.flushed).sum();
         for run in &mut runs {
             run.sort_unstable_by_key(Key::order);
@@ -322,59 +309,41 @@ struct Read {
     spill: Spill,
 }
 
-/// Decode the commits of the batches on `rx`: keys for events whose id checks out, their JSON to `spill`.
+/// Decode the commits of the batches: keys for events whose id checks out, their JSON to `spill`.
 fn read_commits(
-    shared: &gix::ThreadSafeRepository,
-    rx: &std::sync::Mutex<std::sync::mpsc::Receiver<Vec<ObjectId>>>,
+    mut repo: gix::Repository,
+    batches: Batches<'_>,
     worker: u8,
     mut spill: Spill,
 ) -> Result<Read> {
-    let mut repo = shared.to_thread_local();
     // Every commit is read once: a cache of objects would only hold memory.
     repo.object_cache_size(0);
     let (mut keys, mut invalid, mut merges) = (Vec::new(), Vec::new(), 0);
     let mut buf = Vec::new();
-    loop {
-        let batch = match rx.lock().map(|r| r.recv()) {
-            Ok(Ok(batch)) => batch,
-            _ => break,
-        };
-        for id in batch {
+    while let Some(batch) = batches.next() {
+        for (id, _parents) in batch {
             let message = commit_message(&repo, &id, &mut buf)?;
-            let reason = match parse_message(message) {
-                Ok(Framed::Merge { .. }) => {
-                    merges += 1;
-                    continue;
-                }
-                Ok(Framed::Event {
+            // The id is checked here (the order and the duplicates depend on it); the JSON is parsed when
+            // it is folded.
+            match classify(message, None) {
+                Classified::Merge => merges += 1,
+                Classified::Event {
                     json,
                     lamport,
-                    claimed_id,
-                }) => {
-                    // The id is checked here (the order and the duplicates depend on it); the JSON is
-                    // parsed when it is folded.
-                    match EventId::from_hex(claimed_id) {
-                        Some(eid) if EventId::of(json) == eid => {
-                            let at = spill.push(json, &id)?;
-                            if at >> OFFSET_BITS != 0 {
-                                return Err(Error::Other("a replay spill over 64 PiB".into()));
-                            }
-                            keys.push(Key {
-                                lamport,
-                                id: eid,
-                                place: (u64::from(worker) << OFFSET_BITS) | at,
-                            });
-                            continue;
-                        }
-                        _ => match decode_event(json, claimed_id, false) {
-                            Err(reason) => reason,
-                            Ok(_) => Invalid::NotAnEvent("bad id".into()),
-                        },
+                    id: eid,
+                } => {
+                    let at = spill.push(json, &id)?;
+                    if at >> OFFSET_BITS != 0 {
+                        return Err(Error::Other("a replay spill over 64 PiB".into()));
                     }
+                    keys.push(Key {
+                        lamport,
+                        id: eid,
+                        place: (u64::from(worker) << OFFSET_BITS) | at,
+                    });
                 }
-                Err(reason) => reason,
-            };
-            invalid.push(InvalidCommit { commit: id, reason });
+                Classified::Invalid(reason) => invalid.push(InvalidCommit { commit: id, reason }),
+            }
         }
     }
     Ok(Read {
