@@ -6,6 +6,9 @@
 //! two concurrent calls with different options never see each other's: there is no process-wide switch.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::eventlog::warm::WarmViews;
 
 use crate::Result;
 
@@ -19,6 +22,8 @@ pub struct Workspace {
     /// Where scratch files and verify's worktrees may go when nothing is configured (the frontend's
     /// temporary directory; the library reads no environment). Default: `.git/jules/tmp`.
     pub temp_dir: Option<PathBuf>,
+    /// The views kept in memory between calls, for a frontend that makes many (`keep_warm`).
+    warm: Option<Arc<WarmViews>>,
 }
 
 impl Workspace {
@@ -35,7 +40,19 @@ impl Workspace {
             repo: repo.into_sync(),
             strict_personas: false,
             temp_dir: None,
+            warm: None,
         }
+    }
+
+    /// Keep the views of the logs' current tips in memory between this workspace's calls (the MCP server and
+    /// the web view: many calls, one process). A one-shot command does not: nothing would read them again.
+    pub fn keep_warm(&mut self) {
+        self.warm = Some(Arc::new(WarmViews::new()));
+    }
+
+    /// The warm views, when kept (hand them to the logs a use case opens: `Log::with_warm`).
+    pub fn warm(&self) -> Option<Arc<WarmViews>> {
+        self.warm.clone()
     }
 
     /// A handle on the repository for this thread (cheap: the object store and caches are shared).

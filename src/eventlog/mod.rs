@@ -49,9 +49,22 @@ pub const LOG_REF_PREFIX: &str = "refs/jules/";
 pub struct Log<'r> {
     pub(crate) repo: &'r gix::Repository,
     pub(crate) name: String,
+    /// The views its frontend keeps warm between calls (none in one-shot commands).
+    warm: Option<std::sync::Arc<warm::WarmViews>>,
 }
 
 impl<'r> Log<'r> {
+    /// This log with the views its frontend keeps warm (see [`warm::WarmViews`]).
+    pub fn with_warm(mut self, warm: Option<std::sync::Arc<warm::WarmViews>>) -> Self {
+        self.warm = warm;
+        self
+    }
+
+    /// The warm views, when its frontend keeps any.
+    pub fn warm(&self) -> Option<&warm::WarmViews> {
+        self.warm.as_deref()
+    }
+
     /// Open the log `name`: a full ref (`refs/jules/mail`) or a short one (`mail`).
     pub fn open(repo: &'r gix::Repository, name: &str) -> Result<Self> {
         let full = if name.starts_with("refs/") {
@@ -68,7 +81,11 @@ impl<'r> Log<'r> {
                 "{full}: `writers/` holds the per-writer refs of the sync layout, not a log"
             )));
         }
-        Ok(Log { repo, name: full })
+        Ok(Log {
+            repo,
+            name: full,
+            warm: None,
+        })
     }
 
     pub fn name(&self) -> &str {

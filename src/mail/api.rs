@@ -60,7 +60,7 @@ pub fn check_names(
         if matches!(verdict, PersonaCheck::Unknown { .. }) && !seen_loaded {
             // The log is only read when the declarations do not settle it; senders only: a recipient on
             // the log may be the very typo being checked.
-            let log = ops::log(repo)?;
+            let log = ops::log(repo)?.with_warm(ws.warm());
             let seen = ops::with_view(&log, |v| {
                 Ok(v.all_headers()?
                     .into_iter()
@@ -231,7 +231,7 @@ fn finish(ws: &Workspace, repo: &gix::Repository, req: SendRequest) -> Result<Se
     let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
     let groups = Groups::load(repo)?;
     let warnings = check_names(ws, repo, &groups, &names, true)?;
-    let log = ops::log(repo)?;
+    let log = ops::log(repo)?.with_warm(ws.warm());
     let appended = ops::send(&log, req, &groups)?;
     Ok(Sent {
         version: JSON_VERSION,
@@ -255,7 +255,7 @@ pub fn send(ws: &Workspace, input: SendInput) -> Result<Sent> {
     };
     let thread_is_id = input.thread.as_deref().is_some_and(looks_like_id);
     if input.reply_to.is_some() || thread_is_id {
-        let log = ops::log(&repo)?;
+        let log = ops::log(&repo)?.with_warm(ws.warm());
         ops::with_view(&log, |view| {
             if let Some(r) = &input.reply_to {
                 let parent = ops::find(&log, view, r)?;
@@ -292,7 +292,7 @@ pub fn send(ws: &Workspace, input: SendInput) -> Result<Sent> {
 pub fn reply(ws: &Workspace, input: ReplyInput) -> Result<Sent> {
     let repo = ws.repo();
     message::validate_persona(&input.from)?;
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let parent = ops::with_view(&log, |view| ops::find(&log, view, &input.id))?;
     let mut to: Vec<String> = vec![parent.event.actor.clone()];
     if input.all {
@@ -331,7 +331,7 @@ pub struct Listing {
 pub fn inbox(ws: &Workspace, persona: &str, filter: &Filter) -> Result<Listing> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let now = Utc::now();
     let list = ops::with_view(&log, |view| out::inbox(view, persona, filter, now))?;
     Ok(Listing { list, warnings })
@@ -341,7 +341,7 @@ pub fn inbox(ws: &Workspace, persona: &str, filter: &Filter) -> Result<Listing> 
 pub fn sent(ws: &Workspace, persona: &str, limit: Option<usize>) -> Result<Listing> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let list = ops::with_view(&log, |view| out::sent(view, persona, limit, Utc::now()))?;
     Ok(Listing { list, warnings })
 }
@@ -362,7 +362,7 @@ pub fn show(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<One> {
         Some(p) => check_persona(ws, &repo, p)?,
         None => Vec::new(),
     };
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let now = Utc::now();
     let message = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
@@ -379,7 +379,7 @@ pub fn show(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<One> {
 pub fn read(ws: &Workspace, id: &str, persona: &str) -> Result<One> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let now = Utc::now();
     let message = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
@@ -407,7 +407,7 @@ pub fn thread(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<Listing
         Some(p) => check_persona(ws, &repo, p)?,
         None => Vec::new(),
     };
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let now = Utc::now();
     let messages = ops::with_view(&log, |view| out::thread(&log, view, id, persona, now))?;
     Ok(Listing {
@@ -441,7 +441,7 @@ pub fn mark(ws: &Workspace, id: &str, persona: &str, mark: Mark) -> Result<Marke
     if let Mark::Tag(t) | Mark::Untag(t) = &mark {
         crate::names::validate_name("tag", t)?;
     }
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let (full, changed) = ops::with_view(&log, |view| {
         let full = ops::find(&log, view, id)?.id;
         let changed = ops::set_mark(&log, view, persona, &full, mark.clone())?.is_some();
@@ -478,7 +478,7 @@ pub fn tags(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<Tags> {
         Some(p) => check_persona(ws, &repo, p)?,
         None => Vec::new(),
     };
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
         let tags = match persona {
@@ -524,7 +524,7 @@ pub fn claim(
 ) -> Result<Claimed> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(ws.warm());
     let report = if sync {
         let remote = match remote {
             Some(r) => r.to_owned(),

@@ -48,25 +48,26 @@ fn clear_cache(log: &Log<'_>) {
 /// Run `f` on the view, holding the cache lock; when a cache partition turns out unreadable, rebuild
 /// once and run again. Do not call it from inside `f`.
 ///
-/// In a long-running process that keeps views warm (`eventlog::warm`, the MCP server), the view of the
+/// When the log carries warm views (`Log::with_warm`: the MCP server, the web view), the view of the
 /// current tips is reused from memory when there is one, and kept after a successful call.
 pub fn with_view<T>(log: &Log<'_>, mut f: impl FnMut(&mut MailView) -> Result<T>) -> Result<T> {
-    use crate::eventlog::warm;
     // The view loads its partitions lazily, so the lock spans the whole of `f`.
     let lock = log.lock_cache(<MailView as crate::eventlog::cache::Projection>::NAME);
-    let warm_tips = if warm::enabled() && lock.is_held() && !crate::eventlog::cache::full_replay() {
-        Some(log.tips()?)
-    } else {
-        None
+    let warm = log
+        .warm()
+        .filter(|_| lock.is_held() && !crate::eventlog::cache::full_replay());
+    let warm_tips = match warm {
+        Some(_) => Some(log.tips()?),
+        None => None,
     };
-    if let Some(tips) = &warm_tips {
-        if let Some(mut view) = warm::take::<MailView>(&cache_dir(log), tips) {
+    if let (Some(warm), Some(tips)) = (warm, &warm_tips) {
+        if let Some(mut view) = warm.take::<MailView>(&cache_dir(log), tips) {
             match f(&mut view) {
                 // A partition it had not loaded yet turned out damaged: answer the cold way below.
                 Err(Error::Corrupt { .. }) => {}
                 other => {
                     if other.is_ok() {
-                        warm::put(cache_dir(log), tips.clone(), view);
+                        warm.put(cache_dir(log), tips.clone(), view);
                     }
                     return other;
                 }
@@ -77,9 +78,9 @@ pub fn with_view<T>(log: &Log<'_>, mut f: impl FnMut(&mut MailView) -> Result<T>
     match f(&mut loaded.view) {
         Ok(value) => {
             // Kept only if the tips did not move while the view was folded and read.
-            if let Some(tips) = warm_tips {
+            if let (Some(warm), Some(tips)) = (warm, warm_tips) {
                 if log.tips().ok().as_ref() == Some(&tips) {
-                    warm::put(cache_dir(log), tips, loaded.view);
+                    warm.put(cache_dir(log), tips, loaded.view);
                 }
             }
             Ok(value)

@@ -47,6 +47,8 @@ pub(crate) struct Shared {
     pub secrets: auth::Secrets,
     pub env: minijinja::Environment<'static>,
     pub live: Arc<live::Live>,
+    /// The mail views of the current tips, kept between requests.
+    pub warm: Arc<crate::eventlog::warm::WarmViews>,
 }
 
 impl Shared {
@@ -83,8 +85,6 @@ impl Server {
             let live = live.clone();
             crate::refwatch::watch(&common, move || live.bump())?
         };
-        // A long-running reader: keep the mail view of the current tips in memory between requests.
-        crate::eventlog::warm::keep_warm(true);
         Ok(Server {
             http,
             shared: Arc::new(Shared {
@@ -94,6 +94,8 @@ impl Server {
                 secrets: auth::Secrets::new()?,
                 env: render::environment(),
                 live,
+                // A long-running reader: keep the mail view of the current tips in memory between requests.
+                warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
             }),
             _watcher: watcher,
         })

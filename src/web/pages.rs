@@ -80,10 +80,11 @@ fn fleet(shared: &Shared) -> Result<Reply> {
 
 /// The mail log, or `None` when nothing was ever sent (no log to open a view of).
 fn with_mail<T>(
+    shared: &Shared,
     repo: &gix::Repository,
     f: impl FnMut(&crate::eventlog::Log<'_>, &mut crate::mail::MailView) -> Result<T>,
 ) -> Result<Option<T>> {
-    let log = ops::log(repo)?;
+    let log = ops::log(repo)?.with_warm(Some(shared.warm.clone()));
     if log.tips()?.is_empty() {
         return Ok(None);
     }
@@ -97,7 +98,7 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
     let now = Utc::now();
     let folder = r.param("folder").unwrap_or("inbox");
     let doc = if folder == "sent" {
-        with_mail(&repo, |_, view| out::sent(view, persona, None, now))?
+        with_mail(shared, &repo, |_, view| out::sent(view, persona, None, now))?
     } else {
         let filter = Filter {
             folder: match folder {
@@ -115,7 +116,9 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
             since: None,
             limit: r.param("limit").and_then(|l| l.parse().ok()),
         };
-        with_mail(&repo, |_, view| out::inbox(view, persona, &filter, now))?
+        with_mail(shared, &repo, |_, view| {
+            out::inbox(view, persona, &filter, now)
+        })?
     };
     let doc = doc.unwrap_or(out::ListOut {
         version: out::JSON_VERSION,
@@ -138,8 +141,10 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         crate::mail::message::validate_persona(p)?;
     }
     let now = Utc::now();
-    let messages = with_mail(&repo, |log, view| out::thread(log, view, id, persona, now))?
-        .ok_or_else(|| Error::not_found("message", id))?;
+    let messages = with_mail(shared, &repo, |log, view| {
+        out::thread(log, view, id, persona, now)
+    })?
+    .ok_or_else(|| Error::not_found("message", id))?;
     let mut data = value(out::ListOut {
         version: out::JSON_VERSION,
         persona: persona.map(str::to_owned),
@@ -153,15 +158,15 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
     })
 }
 
-fn find(repo: &gix::Repository, id: &str) -> Result<ops::Message> {
-    with_mail(repo, |log, view| ops::find(log, view, id))?
+fn find(shared: &Shared, repo: &gix::Repository, id: &str) -> Result<ops::Message> {
+    with_mail(shared, repo, |log, view| ops::find(log, view, id))?
         .ok_or_else(|| Error::not_found("message", id))
 }
 
 /// The whole body as plain text: the browser shows it, never renders or sniffs it.
 fn raw(shared: &Shared, id: &str) -> Result<Reply> {
     let repo = repo(shared)?;
-    let msg = find(&repo, id)?;
+    let msg = find(shared, &repo, id)?;
     Ok(Reply::Bytes {
         content_type: "text/plain; charset=utf-8",
         disposition: "inline".into(),
@@ -171,7 +176,7 @@ fn raw(shared: &Shared, id: &str) -> Result<Reply> {
 
 fn attachment(shared: &Shared, id: &str, name: &str) -> Result<Reply> {
     let repo = repo(shared)?;
-    let msg = find(&repo, id)?;
+    let msg = find(shared, &repo, id)?;
     let bytes = ops::attachment(&repo, &msg, name)?;
     // The file name goes into a header: keep only characters that cannot end or bend it.
     let safe: String = name
@@ -303,7 +308,7 @@ fn send(shared: &Shared, r: &Req) -> Result<Reply> {
     let log = ops::log(&repo)?;
     let (to, subject, in_reply_to, thread) = match r.param("reply_to") {
         Some(parent) => {
-            let parent = find(&repo, parent)?;
+            let parent = find(shared, &repo, parent)?;
             let to = if parent.event.actor == from {
                 parent.data.to.clone()
             } else {
@@ -314,7 +319,7 @@ fn send(shared: &Shared, r: &Req) -> Result<Reply> {
             } else {
                 format!("Re: {}", parent.data.subject)
             };
-            let thread = with_mail(&repo, |_, view| view.thread_of(&parent.id.to_hex()))?;
+            let thread = with_mail(shared, &repo, |_, view| view.thread_of(&parent.id.to_hex()))?;
             (to, subject, Some(parent.id.to_hex()), thread)
         }
         None => (
@@ -359,7 +364,7 @@ fn send(shared: &Shared, r: &Req) -> Result<Reply> {
 fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
     let persona = shared.opts.as_persona.clone().expect("writes need --as");
     let repo = repo(shared)?;
-    let log = ops::log(&repo)?;
+    let log = ops::log(&repo)?.with_warm(Some(shared.warm.clone()));
     let id = r.param("id").ok_or_else(|| Error::usage("no message id"))?;
     let m = match r.param("action").unwrap_or_default() {
         "read" => Mark::Read,
@@ -380,7 +385,7 @@ fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
         ),
         other => return Err(Error::usage(format!("unknown action {other:?}"))),
     };
-    let msg = find(&repo, id)?;
+    let msg = find(shared, &repo, id)?;
     let eid: EventId = msg.id;
     ops::with_view(&log, |view| {
         ops::set_mark(&log, view, &persona, &eid, m.clone())

@@ -283,3 +283,37 @@ fn weave_use_case_checks_inputs_without_writing_anything() {
     assert_eq!(r.git(["for-each-ref"]), refs_before);
     assert_eq!(r.git(["count-objects", "-v"]), objects_before);
 }
+
+/// A workspace that keeps views warm hands the mail view of the current tips from one call to the next,
+/// and never an answer for tips that moved; one that does not keeps nothing.
+#[test]
+fn a_warm_workspace_reuses_the_view_only_at_the_same_tips() {
+    let r = Repo::new();
+    let cold = workspace(&r);
+    send(&cold, "bob", &["alice"], "one");
+    api::inbox(&cold, "alice", &Filter::default()).unwrap();
+    assert!(cold.warm().is_none());
+    let mut ws = workspace(&r);
+    ws.keep_warm();
+    let warm = ws.warm().unwrap();
+    assert!(warm.is_empty());
+    let first = api::inbox(&ws, "alice", &Filter::default()).unwrap();
+    assert_eq!(warm.len(), 1, "the view is kept after the call");
+    assert_eq!(first.list.messages.len(), 1);
+    // Another process appends: the kept view (older tips) is not used; the answer has the new mail.
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "carol",
+        "--to",
+        "alice",
+        "--subject",
+        "two",
+        "--body",
+        "b",
+    ]);
+    let second = api::inbox(&ws, "alice", &Filter::default()).unwrap();
+    assert_eq!(second.list.messages.len(), 2);
+    assert_eq!(warm.len(), 1);
+}

@@ -55,9 +55,10 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let common_dir = repo.common_dir().to_owned();
     // Calls follow each other in this process: keep the mail view of the current tips in memory between
     // them instead of decoding its cache files on every call (the library decides when it may be reused).
-    git_jules::eventlog::warm::keep_warm(true);
+    let mut ws = ctx.workspace_of(repo);
+    ws.keep_warm();
     let session = Arc::new(tools::Session {
-        ws: ctx.workspace_of(repo),
+        ws,
         persona: persona.clone(),
     });
     let server = Server {
