@@ -540,3 +540,10 @@ pub fn claim(
         warnings,
     })
 }
+
+/// Messages and unread messages per persona, and the oldest unanswered request (`mail stats`).
+pub fn stats(ws: &Workspace) -> Result<ops::Stats> {
+    let repo = ws.repo();
+    let log = ops::log(&repo)?.with_warm(ws.warm());
+    ops::with_view(&log, |view| ops::stats(view, Utc::now()))
+}

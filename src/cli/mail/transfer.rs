@@ -59,9 +59,7 @@ fn versioned<T: Serialize>(inner: &T) -> Versioned<'_, T> {
 }
 
 pub fn stats(ctx: &Context, repo: &gix::Repository) -> anyhow::Result<i32> {
-    let log = ops::log(repo)?;
-    let now = chrono::Utc::now();
-    let s = ops::with_view(&log, |view| ops::stats(view, now))?;
+    let s = git_jules::mail::api::stats(&ctx.workspace_of(repo.clone()))?;
     if ctx.ui.json {
         ui::json(&versioned(&s));
         return Ok(0);
