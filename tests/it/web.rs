@@ -76,9 +76,20 @@ impl Server {
 
     /// `GET path` with the token's cookie.
     pub(crate) fn get(&self, path: &str) -> Resp {
+        self.get_as(path, "*/*")
+    }
+
+    /// `GET path` with the token's cookie, accepting `accept`.
+    fn get_as(&self, path: &str, accept: &str) -> Resp {
         let port = self.addr.rsplit(':').next().unwrap();
         let cookie = format!("jules_web_{port}={}", self.token);
-        http(&self.addr, "GET", path, &[("Cookie", &cookie)], "")
+        http(
+            &self.addr,
+            "GET",
+            path,
+            &[("Cookie", &cookie), ("Accept", accept)],
+            "",
+        )
     }
 
     /// `path` with the token in the query.
@@ -389,20 +400,7 @@ fn pages_load_with_the_seeded_data_in_a_browser() {
 fn json_api_serves_the_cli_shapes() {
     let r = seeded();
     let server = Server::start(&r, &[]);
-    let cookie = format!(
-        "jules_web_{}={}",
-        server.addr.rsplit(':').next().unwrap(),
-        server.token
-    );
-    let get = |path: &str, accept: &str| {
-        http(
-            &server.addr,
-            "GET",
-            path,
-            &[("Cookie", &cookie), ("Accept", accept)],
-            "",
-        )
-    };
+    let get = |path: &str, accept: &str| server.get_as(path, accept);
     let api = get("/api/mail/bob", "*/*");
     assert_eq!(api.status, 200, "{}", api.text());
     assert!(api.head.contains("content-type: application/json"));
@@ -702,16 +700,7 @@ fn series_page_shows_rationale_verify_results_and_reviews() {
     r.jules_ok(["series", "review", "--from-file", file.to_str().unwrap()]);
 
     let server = Server::start(&r, &["--read-only"]);
-    let port = server.addr.rsplit(':').next().unwrap();
-    let cookie = format!("jules_web_{port}={}", server.token);
-    let doc = http(
-        &server.addr,
-        "GET",
-        "/api/series",
-        &[("Cookie", &cookie)],
-        "",
-    )
-    .json();
+    let doc = server.get("/api/series").json();
     let patches = doc["series"][0]["patches"].as_array().unwrap().clone();
     assert_eq!(patches.len(), 2);
     assert_eq!(patches[0]["verify"], "pass");
@@ -742,16 +731,7 @@ fn weave_page_shows_woven_commits_and_the_conflict_mail() {
     let out = r.jules(["weave"].iter().chain(crate::weave::THREE.iter()));
     assert_eq!(out.status.code(), Some(1), "one input conflicts");
     let server = Server::start(&r, &[]);
-    let port = server.addr.rsplit(':').next().unwrap();
-    let cookie = format!("jules_web_{port}={}", server.token);
-    let doc = http(
-        &server.addr,
-        "GET",
-        "/api/weave",
-        &[("Cookie", &cookie)],
-        "",
-    )
-    .json();
+    let doc = server.get("/api/weave").json();
     let inputs: Vec<&str> = doc["branches"][0]["woven"]
         .as_array()
         .unwrap()
@@ -797,16 +777,7 @@ fn weave_page_shows_the_last_reports_synced_from_another_clone() {
     assert_eq!(other.rev("refs/heads/jules/integration/weave"), None);
 
     let server = Server::start(&other, &[]);
-    let port = server.addr.rsplit(':').next().unwrap();
-    let cookie = format!("jules_web_{port}={}", server.token);
-    let doc = http(
-        &server.addr,
-        "GET",
-        "/api/weave",
-        &[("Cookie", &cookie)],
-        "",
-    )
-    .json();
+    let doc = server.get("/api/weave").json();
     let reports = doc["reports"].as_array().unwrap();
     assert_eq!(reports.len(), 1, "the --check run is not recorded: {doc}");
     let w = &reports[0];
@@ -889,16 +860,7 @@ fn fleet_page_shows_live_leases() {
     at(&["lease", "release", &gone, "--persona", "alice"]);
 
     let server = Server::start_at(&r, T0, &[]);
-    let port = server.addr.rsplit(':').next().unwrap();
-    let cookie = format!("jules_web_{port}={}", server.token);
-    let fleet = http(
-        &server.addr,
-        "GET",
-        "/api/fleet",
-        &[("Cookie", &cookie)],
-        "",
-    )
-    .json();
+    let fleet = server.get("/api/fleet").json();
     let leases_of = |p: &str| -> Vec<Value> {
         fleet["personas"]
             .as_array()
@@ -955,20 +917,7 @@ fn fleet_page_shows_live_leases() {
 fn the_search_box_answers_as_mail_search_does() {
     let r = seeded();
     let server = Server::start(&r, &[]);
-    let cookie = format!(
-        "jules_web_{}={}",
-        server.addr.rsplit(':').next().unwrap(),
-        server.token
-    );
-    let get = |path: &str, accept: &str| {
-        http(
-            &server.addr,
-            "GET",
-            path,
-            &[("Cookie", &cookie), ("Accept", accept)],
-            "",
-        )
-    };
+    let get = |path: &str, accept: &str| server.get_as(path, accept);
     let cli: Value =
         serde_json::from_str(&r.jules_ok(["mail", "search", "parser", "--json"])).unwrap();
     let ids = |v: &Value| -> Vec<String> {
