@@ -4,8 +4,8 @@
 # A repository with MESSAGES messages (default 100,000) to PERSONAS personas (default 100), through the same
 # seed-000 import as bench/mcp.sh; then, in the same run:
 #   1. server time of the fleet page and an inbox page (HTML), p50/p95, warm, measured by a client on the same
-#      machine (bench/web_latency.py), beside `mail inbox --json` and `mail stats --json` as whole processes
-#      (hyperfine);                                             targets: inbox page p95 <= 20 ms;
+#      machine (bench/web_latency.py), a connection per request and on one kept-alive connection, beside
+#      `mail inbox --json` and `mail stats --json` as whole processes (hyperfine); target: inbox page p95 <= 20 ms;
 #   2. the first inbox page in a fresh clone that fetched a checkpoint;       target: <= 300 ms;
 #   3. the server's peak RSS against `mail inbox`'s;                          target: <= 1.5x;
 #   4. a message sent from a second clone, synced, then `git fetch` in the served clone: from the end of the
@@ -30,6 +30,7 @@ git -C "$REPO" config gc.auto 0
 git -C "$REPO" repack -adq
 "$JULES" -C "$REPO" sync >/dev/null
 echo "binary: $("$JULES" --version), $MESSAGES messages, $PERSONAS personas, $RUNS requests per page"
+echo "machine: $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 INBOX=persona-03
 # Warm the CLI's cache the same way the server's first request does.
@@ -80,3 +81,5 @@ git clone -q "$REMOTE" "$FRESH"
 "$JULES" -C "$FRESH" sync >/dev/null
 serve "$FRESH"
 python3 "$ROOT/bench/web_latency.py" "$URL" first "/mail/$INBOX"
+kill $SERVER
+echo "machine: load after: $(cut -d' ' -f1-3 /proc/loadavg)"
