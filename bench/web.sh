@@ -24,7 +24,7 @@ git -C "$REPO" commit -q --allow-empty -m initial
 git -C "$REPO" remote add origin "$REMOTE"
 python3 "$ROOT/bench/gen_seed000.py" "$SCRATCH/events.jsonl" "$MESSAGES" "$PERSONAS"
 git -C "$REPO" config gc.auto 0
-"$JULES" -C "$REPO" init origin >/dev/null
+"$JULES" -C "$REPO" init origin >/dev/null 2>&1
 "$JULES" -C "$REPO" mail import "$SCRATCH/events.jsonl" >/dev/null
 "$JULES" -C "$REPO" log checkpoint mail >/dev/null
 git -C "$REPO" repack -adq
@@ -44,8 +44,8 @@ CLI_RSS=$( { /usr/bin/time -f %M "$JULES" -C "$REPO" mail inbox --persona "$INBO
 
 # A second clone that will send while the page is open.
 OTHER=$SCRATCH/other
-git clone -q "$REMOTE" "$OTHER"
-"$JULES" -C "$OTHER" init origin >/dev/null
+git clone -q "$REMOTE" "$OTHER" 2>/dev/null
+"$JULES" -C "$OTHER" init origin >/dev/null 2>&1
 "$JULES" -C "$OTHER" sync >/dev/null
 
 # serve DIR: start `git jules web` in DIR; sets SERVER (its pid) and URL (its first line).
@@ -76,8 +76,8 @@ kill $SERVER
 
 # The first page in a fresh clone that fetched the checkpoint.
 FRESH=$SCRATCH/fresh
-git clone -q "$REMOTE" "$FRESH"
-"$JULES" -C "$FRESH" init origin >/dev/null
+git clone -q "$REMOTE" "$FRESH" 2>/dev/null
+"$JULES" -C "$FRESH" init origin >/dev/null 2>&1
 "$JULES" -C "$FRESH" sync >/dev/null
 serve "$FRESH"
 python3 "$ROOT/bench/web_latency.py" "$URL" first "/mail/$INBOX"
