@@ -1,9 +1,10 @@
 # Shared by the bench scripts: build the release binary as ./install.sh installs it (statically linked on
-# Linux with glibc), find hyperfine, make scratch space.
+# Linux with glibc) unless JULES_BIN names one, find hyperfine, make scratch space.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}
-JULES=$(cd "$ROOT" && CARGO_TERM_QUIET=true ./install.sh --build)
+# JULES_BIN: a binary built beforehand (on a shared machine, `flock /work/release.lock nice cargo build --release`).
+JULES=${JULES_BIN:-$(cd "$ROOT" && CARGO_TERM_QUIET=true ./install.sh --build)}
 case $JULES in /*) ;; *) JULES=$ROOT/$JULES ;; esac
 export PATH="$(dirname "$JULES"):$PATH"
 if ! command -v hyperfine >/dev/null; then

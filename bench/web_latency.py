@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Client side of bench/web.sh. Usage:
-  web_latency.py URL RUNS PATH...   warm p50/p95 of each page (first request dropped), with the cookie
+  web_latency.py URL RUNS PATH...   warm p50/p95 of each page (first request dropped), with the cookie: one
+                                    connection per request (`Connection: close`) and one kept-alive connection
   web_latency.py URL first PATH     the time of the very first request for PATH
   web_latency.py URL live FILE      subscribe to /events (then create FILE.ready), wait for one `refs` event,
                                     write its arrival time to FILE
@@ -16,12 +17,15 @@ token = urllib.parse.parse_qs(url.query)["token"][0]
 cookie = f"jules_web_{url.port}={token}"
 
 
-def get(path):
-    # A connection per request, as a browser's first load and curl do; on a kept-alive connection the
-    # client's delayed ACKs and Nagle's algorithm add 40 ms to a response written in two pieces.
-    conn = http.client.HTTPConnection(url.hostname, url.port)
+def get(path, conn=None):
+    # Without `conn`: a connection per request, as a browser's first load and curl do. With one: a kept-alive
+    # connection, as a browser's later requests; before the server set TCP_NODELAY, Nagle's algorithm and the
+    # client's delayed ACK added ~40 ms there to a response written in two pieces.
+    keep = conn is not None
+    if not keep:
+        conn = http.client.HTTPConnection(url.hostname, url.port)
     t = time.perf_counter()
-    conn.request("GET", path, headers={"Cookie": cookie, "Connection": "close"})
+    conn.request("GET", path, headers={"Cookie": cookie} if keep else {"Cookie": cookie, "Connection": "close"})
     r = conn.getresponse()
     body = r.read()
     assert r.status == 200, (path, r.status, body[:200])
@@ -57,4 +61,9 @@ else:
     for path in sys.argv[3:]:
         get(path)
         xs = [get(path) for _ in range(runs)]
-        print(f"web  {path}: p50 {1000 * pct(xs, 50):.2f} ms, p95 {1000 * pct(xs, 95):.2f} ms (HTML, warm)")
+        print(f"web  {path}: p50 {1000 * pct(xs, 50):.2f} ms, p95 {1000 * pct(xs, 95):.2f} ms (HTML, warm, connection: close)")
+        conn = http.client.HTTPConnection(url.hostname, url.port)
+        get(path, conn)
+        xs = [get(path, conn) for _ in range(runs)]
+        conn.close()
+        print(f"web  {path}: p50 {1000 * pct(xs, 50):.2f} ms, p95 {1000 * pct(xs, 95):.2f} ms (HTML, warm, keep-alive)")

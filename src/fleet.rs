@@ -1,5 +1,6 @@
 //! The fleet at a glance: every persona (declared in `.jules/`, or seen on the mail log) with its mail
-//! counts, last activity, open claims and current task, and the sprint's progress. One typed,
+//! counts, last activity, open claims, current task and live path leases (`src/lease/`), and the sprint's
+//! progress. One typed,
 //! serialisable read over the mail and state views, for `git jules web`'s fleet page and `/api/fleet`.
 
 use std::collections::BTreeMap;
@@ -56,6 +57,27 @@ pub struct PersonaRow {
     pub current_task: Option<String>,
     /// The status of its newest run (`running`, `ok`, `failed`).
     pub last_run: Option<String>,
+    /// Its live leases (`refs/jules/lease`), in the log's order, as `lease list --json` lists them: paths,
+    /// exclusive or shared, seconds left, reason.
+    pub leases: Vec<crate::lease::Listed>,
+}
+
+impl PersonaRow {
+    fn empty(persona: &str, declared: bool) -> PersonaRow {
+        PersonaRow {
+            persona: persona.to_owned(),
+            declared,
+            received: 0,
+            unread: 0,
+            needs_response: 0,
+            sent: 0,
+            last_activity: None,
+            open_claims: Vec::new(),
+            current_task: None,
+            last_run: None,
+            leases: Vec::new(),
+        }
+    }
 }
 
 /// Read the fleet of `repo` (its work tree's `.jules/` and its logs) as of `now`.
@@ -96,6 +118,7 @@ pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Fleet> {
                             .collect(),
                         current_task: None,
                         last_run: None,
+                        leases: Vec::new(),
                     },
                 );
             }
@@ -106,18 +129,21 @@ pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Fleet> {
         if p == BROADCAST {
             continue;
         }
-        rows.entry(p.clone()).or_insert_with(|| PersonaRow {
-            persona: p.clone(),
-            declared: true,
-            received: 0,
-            unread: 0,
-            needs_response: 0,
-            sent: 0,
-            last_activity: None,
-            open_claims: Vec::new(),
-            current_task: None,
-            last_run: None,
-        });
+        rows.entry(p.clone())
+            .or_insert_with(|| PersonaRow::empty(p, true));
+    }
+    // Leases are timed by the lease clock (`lease::now`: the committer time), as `lease list` times them.
+    let lease_log = crate::lease::open(repo)?;
+    let leases = crate::lease::view(&lease_log)?;
+    for l in crate::lease::list(
+        &leases,
+        crate::lease::now(repo),
+        &crate::lease::Filter::default(),
+    )? {
+        rows.entry(l.lease.persona.clone())
+            .or_insert_with(|| PersonaRow::empty(&l.lease.persona, false))
+            .leases
+            .push(l);
     }
     let state = State::open(repo)?.view()?.view;
     let sprint = sprint_status(&state);

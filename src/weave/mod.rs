@@ -13,7 +13,8 @@
 //! Inputs: [`input`] (what can be woven), [`mbox`] and [`patch`] (patch files), [`persona`] (who wrote
 //! it). Applying: [`engine`], [`apply`] (exact-context hunks with offsets), [`binary`] (`GIT binary patch`),
 //! [`trailers`] (`Woven-from`/`Woven-id`), [`footprint`] (who changed which lines, for conflict reports).
-//! Output: [`report`]; [`recent`] (what outlives a run: woven commits on the integration branches, weave mails).
+//! Output: [`report`]; [`record`] (every report that wrote something, kept on `refs/jules/weave`); [`recent`]
+//! (what else outlives a run: woven commits on the integration branches, weave mails).
 
 pub mod apply;
 pub mod binary;
@@ -29,6 +30,7 @@ pub mod order;
 pub mod patch;
 pub mod persona;
 pub mod recent;
+pub mod record;
 pub mod report;
 pub mod store;
 pub mod trailers;
@@ -447,6 +449,16 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
             Status::Error => report.failed.push(r),
             Status::Skipped => report.skipped.push(r),
         }
+    }
+    if !opts.check {
+        // Kept on `refs/jules/weave` so that every clone sees what this run did after a sync. The actor is
+        // the mails' sender; with `--no-mail` that name was never checked, and a bad one records as `weaver`.
+        let actor = if crate::mail::message::validate_persona(&opts.from).is_ok() {
+            opts.from.as_str()
+        } else {
+            "weaver"
+        };
+        record::record(repo, actor, &report)?;
     }
     Ok(report)
 }

@@ -1,8 +1,8 @@
-//! What the last weaves did, as far as the repository keeps it: the woven commits on each integration branch
-//! (`jules/integration/*`, newest first, with their `Woven-from` input) and the mails weave sent (tagged
-//! `weave`: a `conflict` mail names the files, hunks and counterpart inputs; an `alert` a dropped input).
-//! A run's full report is printed, not stored; this is the part that outlives it (`git jules web`'s weave
-//! page).
+//! What the last weaves did, as the repository keeps it (`git jules web`'s weave page): the last reports
+//! recorded on `refs/jules/weave` ([`super::record`]: what applied, what conflicted, with files, hunks and
+//! counterparts), the woven commits on each integration branch (`jules/integration/*`, newest first, with their
+//! `Woven-from` input) and the mails weave sent (tagged `weave`: a `conflict` mail names the files, hunks and
+//! counterpart inputs; an `alert` a dropped input).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -16,10 +16,14 @@ const COMMITS: usize = 50;
 const WALK: usize = 1000;
 /// Weave mails shown.
 const MAILS: usize = 50;
+/// Recorded reports shown.
+pub const REPORTS: usize = 10;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Recent {
     pub version: u32,
+    /// The last [`REPORTS`] recorded weaves, newest first.
+    pub reports: Vec<super::record::Recorded>,
     pub branches: Vec<Branch>,
     /// The weave mails, newest first.
     pub mails: Vec<MessageOut>,
@@ -103,6 +107,7 @@ pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Recent> {
     };
     Ok(Recent {
         version: 1,
+        reports: super::record::last(repo, REPORTS)?,
         branches,
         mails,
     })

@@ -1,7 +1,7 @@
 //! `git jules web`: the operator's window on the fleet, over HTTP on loopback.
 //!
 //! Pages are rendered on the server from the library's typed reads (`fleet::read`, `mail::out`,
-//! `state::status`, `series`, `weave::report`), never from the CLI; each page's data is also served as
+//! `state::status`, `series`, `weave::recent`, `lease`), never from the CLI; each page's data is also served as
 //! JSON (`/api/…` or `Accept: application/json`) in the shapes of docs/json.md. `auth` admits requests,
 //! `render` makes untrusted text inert, `pages` answers the routes, `live` streams ref changes to open
 //! pages (`GET /events`), `search` is the slot for the mail search.
@@ -74,7 +74,7 @@ impl Server {
         let repo = crate::repo::open(&dir)?;
         let common = repo.common_dir().to_path_buf();
         drop(repo);
-        let http = tiny_http::Server::http(opts.listen)
+        let http = tiny_http::Server::from_listener(listen(opts.listen)?, None)
             .map_err(|e| Error::usage(format!("cannot listen on {}: {e}", opts.listen)))?;
         let addr = http
             .server_addr()
@@ -122,6 +122,18 @@ impl Server {
             std::thread::spawn(move || handle(&shared, req));
         }
     }
+}
+
+/// The listening socket, with `TCP_NODELAY` set so that every accepted connection has it (Linux copies it to
+/// them): tiny_http writes a response's head and body separately, and with Nagle's algorithm the body then
+/// waits for the client's delayed ACK (~40 ms) on a kept-alive connection.
+fn listen(addr: SocketAddr) -> Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(addr)
+        .map_err(|e| Error::usage(format!("cannot listen on {addr}: {e}")))?;
+    socket2::SockRef::from(&listener)
+        .set_tcp_nodelay(true)
+        .map_err(|e| Error::io(format!("setting TCP_NODELAY on {addr}"), e))?;
+    Ok(listener)
 }
 
 /// A request split into what the handlers need.
@@ -374,4 +386,16 @@ fn page(
         max_body => render::MAX_BODY,
     })
     .map_err(|e| format!("rendering {template}: {e:#}"))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every connection the server accepts has TCP_NODELAY, inherited from the listening socket.
+    #[test]
+    fn accepted_connections_have_nodelay() {
+        let listener = super::listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        assert!(accepted.nodelay().unwrap());
+    }
 }

@@ -42,7 +42,19 @@ pub fn environment() -> Environment<'static> {
         form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
     });
     env.add_filter("short", |s: String| s.chars().take(12).collect::<String>());
+    env.add_filter("left", left);
     env
+}
+
+/// Seconds left as the largest units that say it (`1h 05m`, `4m 10s`, `9s`).
+pub fn left(secs: i64) -> String {
+    let s = secs.max(0);
+    match (s / 86_400, s / 3600 % 24, s / 60 % 60, s % 60) {
+        (d, h, _, _) if d > 0 => format!("{d}d {h:02}h"),
+        (_, h, m, _) if h > 0 => format!("{h}h {m:02}m"),
+        (_, _, m, sec) if m > 0 => format!("{m}m {sec:02}s"),
+        (_, _, _, sec) => format!("{sec}s"),
+    }
 }
 
 /// `s` with every control character and bidirectional formatting character shown as `\u{…}`, cut to
@@ -119,6 +131,15 @@ mod tests {
     fn names_show_controls_and_overrides() {
         assert_eq!(visible("ab\u{202e}cd\u{7}", 80), "ab\\u{202e}cd\\u{7}");
         assert_eq!(visible("abcdef", 3), "abc…");
+    }
+
+    #[test]
+    fn time_left_in_its_largest_units() {
+        assert_eq!(left(9), "9s");
+        assert_eq!(left(250), "4m 10s");
+        assert_eq!(left(3900), "1h 05m");
+        assert_eq!(left(90_000), "1d 01h");
+        assert_eq!(left(-5), "0s");
     }
 
     #[test]

@@ -373,6 +373,24 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     );
     s.run("verify", &["verify", "--cmd", "true"]);
 
+    // The web pages' JSON (docs/web.md) after a weave with one applied and one conflicting input: the fleet
+    // (alice holds the lease above) and the weave page with the recorded report.
+    let here = s.r.git(["rev-parse", "--abbrev-ref", "HEAD"]);
+    for (branch, text) in [("jules/alice/one", "one\n"), ("jules/bob/two", "two\n")] {
+        s.r.git(["switch", "-q", "-c", branch, "main"]);
+        s.r.write("a.txt", text);
+        s.r.git(["commit", "-qam", branch]);
+        s.r.git(["switch", "-q", here.trim()]);
+    }
+    let woven = s.r.jules(["weave", "jules/alice/one", "jules/bob/two"]);
+    assert_eq!(woven.status.code(), Some(1), "bob's input conflicts");
+    let server = crate::web::Server::start(&s.r, &[]);
+    for page in ["fleet", "weave"] {
+        let got = server.get(&format!("/api/{page}"));
+        assert_eq!(got.status, 200, "{}", got.text());
+        s.outputs.push((format!("web /api/{page}"), got.text()));
+    }
+
     // A failure with --json: the error object.
     s.run_code("error", &["task", "done", "zzzz"], 2, &[]);
 

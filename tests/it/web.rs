@@ -32,7 +32,7 @@ impl Drop for Group {
 }
 
 /// A running `git jules web`.
-struct Server {
+pub(crate) struct Server {
     _child: Group,
     /// `http://127.0.0.1:PORT/?token=…`
     url: String,
@@ -41,8 +41,18 @@ struct Server {
 }
 
 impl Server {
-    fn start(r: &Repo, args: &[&str]) -> Server {
+    pub(crate) fn start(r: &Repo, args: &[&str]) -> Server {
+        Server::spawn(r.jules_cmd(["web"]), args)
+    }
+
+    /// The server with the lease clock pinned (`GIT_COMMITTER_DATE`), as `jules_at` pins a command's.
+    fn start_at(r: &Repo, date: &str, args: &[&str]) -> Server {
         let mut cmd = r.jules_cmd(["web"]);
+        cmd.env("GIT_COMMITTER_DATE", date);
+        Server::spawn(cmd, args)
+    }
+
+    fn spawn(mut cmd: Command, args: &[&str]) -> Server {
         cmd.args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -64,6 +74,24 @@ impl Server {
         }
     }
 
+    /// `GET path` with the token's cookie.
+    pub(crate) fn get(&self, path: &str) -> Resp {
+        self.get_as(path, "*/*")
+    }
+
+    /// `GET path` with the token's cookie, accepting `accept`.
+    fn get_as(&self, path: &str, accept: &str) -> Resp {
+        let port = self.addr.rsplit(':').next().unwrap();
+        let cookie = format!("jules_web_{port}={}", self.token);
+        http(
+            &self.addr,
+            "GET",
+            path,
+            &[("Cookie", &cookie), ("Accept", accept)],
+            "",
+        )
+    }
+
     /// `path` with the token in the query.
     fn with_token(&self, path: &str) -> String {
         let sep = if path.contains('?') { '&' } else { '?' };
@@ -72,14 +100,14 @@ impl Server {
 }
 
 /// A raw HTTP/1.1 exchange: the status, the head (lower-cased) and the body.
-struct Resp {
-    status: u16,
+pub(crate) struct Resp {
+    pub(crate) status: u16,
     head: String,
     body: Vec<u8>,
 }
 
 impl Resp {
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
     fn json(&self) -> Value {
@@ -372,20 +400,7 @@ fn pages_load_with_the_seeded_data_in_a_browser() {
 fn json_api_serves_the_cli_shapes() {
     let r = seeded();
     let server = Server::start(&r, &[]);
-    let cookie = format!(
-        "jules_web_{}={}",
-        server.addr.rsplit(':').next().unwrap(),
-        server.token
-    );
-    let get = |path: &str, accept: &str| {
-        http(
-            &server.addr,
-            "GET",
-            path,
-            &[("Cookie", &cookie), ("Accept", accept)],
-            "",
-        )
-    };
+    let get = |path: &str, accept: &str| server.get_as(path, accept);
     let api = get("/api/mail/bob", "*/*");
     assert_eq!(api.status, 200, "{}", api.text());
     assert!(api.head.contains("content-type: application/json"));
@@ -685,16 +700,7 @@ fn series_page_shows_rationale_verify_results_and_reviews() {
     r.jules_ok(["series", "review", "--from-file", file.to_str().unwrap()]);
 
     let server = Server::start(&r, &["--read-only"]);
-    let port = server.addr.rsplit(':').next().unwrap();
-    let cookie = format!("jules_web_{port}={}", server.token);
-    let doc = http(
-        &server.addr,
-        "GET",
-        "/api/series",
-        &[("Cookie", &cookie)],
-        "",
-    )
-    .json();
+    let doc = server.get("/api/series").json();
     let patches = doc["series"][0]["patches"].as_array().unwrap().clone();
     assert_eq!(patches.len(), 2);
     assert_eq!(patches[0]["verify"], "pass");
@@ -725,16 +731,7 @@ fn weave_page_shows_woven_commits_and_the_conflict_mail() {
     let out = r.jules(["weave"].iter().chain(crate::weave::THREE.iter()));
     assert_eq!(out.status.code(), Some(1), "one input conflicts");
     let server = Server::start(&r, &[]);
-    let port = server.addr.rsplit(':').next().unwrap();
-    let cookie = format!("jules_web_{port}={}", server.token);
-    let doc = http(
-        &server.addr,
-        "GET",
-        "/api/weave",
-        &[("Cookie", &cookie)],
-        "",
-    )
-    .json();
+    let doc = server.get("/api/weave").json();
     let inputs: Vec<&str> = doc["branches"][0]["woven"]
         .as_array()
         .unwrap()
@@ -756,6 +753,163 @@ fn weave_page_shows_woven_commits_and_the_conflict_mail() {
     b.screenshot("weave");
 }
 
+/// A weave's report outlives the run and the clone: one applied and one conflicting input woven in one clone,
+/// synced, and the other clone's weave page (which has neither the persona branches nor the integration
+/// branch, only the logs) names the conflicting file, its author and the counterpart.
+#[test]
+fn weave_page_shows_the_last_reports_synced_from_another_clone() {
+    let weaver = crate::weave::project();
+    let remote = weaver.bare_sibling();
+    weaver.git(["remote", "add", "origin", remote.path().to_str().unwrap()]);
+    weaver.git(["push", "-q", "origin", "main"]);
+    weaver.jules_ok(["init"]);
+    crate::weave::appendix_a(&weaver);
+    let out = weaver.jules(["weave", "jules/curator/tidy", "jules/refactor/rename"]);
+    assert_eq!(out.status.code(), Some(1), "one input conflicts");
+    // --check writes nothing, so it records nothing either.
+    let out = weaver.jules(["weave", "--check", "jules/visionary/docs"]);
+    assert_eq!(out.status.code(), Some(0));
+    weaver.jules_ok(["sync"]);
+    let other = weaver.clone_of(remote.path());
+    other.jules_ok(["init"]);
+    other.jules_ok(["sync"]);
+    assert_eq!(other.rev("refs/heads/jules/refactor/rename"), None);
+    assert_eq!(other.rev("refs/heads/jules/integration/weave"), None);
+
+    let server = Server::start(&other, &[]);
+    let doc = server.get("/api/weave").json();
+    let reports = doc["reports"].as_array().unwrap();
+    assert_eq!(reports.len(), 1, "the --check run is not recorded: {doc}");
+    let w = &reports[0];
+    assert_eq!(w["actor"], "weaver");
+    assert_eq!(
+        (
+            w["summary"]["applied"].clone(),
+            w["summary"]["conflicted"].clone()
+        ),
+        (json!(1), json!(1))
+    );
+    let rep = &w["report"];
+    assert_eq!(rep["applied"][0]["input"], "jules/curator/tidy");
+    let c = &rep["conflicted"][0];
+    assert_eq!(
+        (c["input"].clone(), c["persona"].clone()),
+        (json!("jules/refactor/rename"), json!("refactor"))
+    );
+    assert_eq!(c["conflicts"][0]["path"], "src/x.rs");
+    assert_eq!(
+        c["conflicts"][0]["hunks"][0]["counterparts"][0]["persona"],
+        "curator"
+    );
+
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/weave"));
+    let conflict = b
+        .eval("document.querySelector('.weave-report .conflict').innerText")
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        conflict.contains("src/x.rs")
+            && conflict.contains("jules/refactor/rename")
+            && conflict.contains("(refactor)")
+            && conflict.contains("conflicts with curator's change"),
+        "the conflicting file, its author and the counterpart: {conflict}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('.weave-report tr.status-applied td.persona').textContent"),
+        json!("curator")
+    );
+    b.screenshot("weave-report");
+}
+
+/// The fleet page lists each persona's live leases (paths, exclusive or shared, time left, reason), from the
+/// lease view, in the page and in `/api/fleet`; a released lease is gone.
+#[test]
+fn fleet_page_shows_live_leases() {
+    let r = seeded();
+    const T0: &str = "2030-01-01T10:00:00Z";
+    let at = |args: &[&str]| {
+        let o = r.jules_at(T0, args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            crate::harness::stderr(&o)
+        );
+        crate::harness::stdout(&o)
+    };
+    let lease = |persona: &str, args: &[&str]| -> String {
+        let mut all = vec!["--json", "lease", "acquire", "--persona", persona];
+        all.extend_from_slice(args);
+        let v: Value = serde_json::from_str(&at(&all)).unwrap();
+        assert_eq!(v["held"], true, "{v}");
+        v["lease"]["id"].as_str().unwrap().to_owned()
+    };
+    lease(
+        "bob",
+        &[
+            "src/parser/",
+            "--ttl",
+            "2h",
+            "--reason",
+            "<b>parser</b> rewrite",
+        ],
+    );
+    lease("alice", &["docs/", "--shared", "--ttl", "30m"]);
+    let gone = lease("alice", &["tmp/", "--ttl", "1h"]);
+    at(&["lease", "release", &gone, "--persona", "alice"]);
+
+    let server = Server::start_at(&r, T0, &[]);
+    let fleet = server.get("/api/fleet").json();
+    let leases_of = |p: &str| -> Vec<Value> {
+        fleet["personas"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|row| row["persona"] == p)
+            .unwrap()["leases"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let bob = leases_of("bob");
+    assert_eq!(bob.len(), 1, "{bob:?}");
+    assert_eq!(
+        (
+            bob[0]["paths"].clone(),
+            bob[0]["exclusive"].clone(),
+            bob[0]["reason"].clone(),
+            bob[0]["expires_in"].clone()
+        ),
+        (
+            json!(["src/parser/"]),
+            json!(true),
+            json!("<b>parser</b> rewrite"),
+            json!(7200)
+        )
+    );
+    let alice = leases_of("alice");
+    assert_eq!(alice.len(), 1, "the released lease is gone: {alice:?}");
+    assert_eq!(alice[0]["exclusive"], false);
+
+    let mut b = Browser::start();
+    b.goto(&server.url);
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=bob] td.leases').innerText"),
+        json!("src/parser/ (exclusive, 2h 00m left): <b>parser</b> rewrite")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=alice] td.leases').innerText"),
+        json!("docs/ (shared, 30m 00s left)")
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('td.leases b').length"),
+        json!(0),
+        "a reason is text, never markup"
+    );
+    b.screenshot("fleet-leases");
+}
+
 /// Issue 30 in the web view: the search page and `/api/search` answer with the same call as
 /// `git jules mail search` (the same hits, in the same order), and a query that does not parse is shown on the
 /// page with its position instead of failing the request.
@@ -763,20 +917,7 @@ fn weave_page_shows_woven_commits_and_the_conflict_mail() {
 fn the_search_box_answers_as_mail_search_does() {
     let r = seeded();
     let server = Server::start(&r, &[]);
-    let cookie = format!(
-        "jules_web_{}={}",
-        server.addr.rsplit(':').next().unwrap(),
-        server.token
-    );
-    let get = |path: &str, accept: &str| {
-        http(
-            &server.addr,
-            "GET",
-            path,
-            &[("Cookie", &cookie), ("Accept", accept)],
-            "",
-        )
-    };
+    let get = |path: &str, accept: &str| server.get_as(path, accept);
     let cli: Value =
         serde_json::from_str(&r.jules_ok(["mail", "search", "parser", "--json"])).unwrap();
     let ids = |v: &Value| -> Vec<String> {
