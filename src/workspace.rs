@@ -50,6 +50,11 @@ impl Workspace {
         self.warm = Some(Arc::new(WarmViews::new()));
     }
 
+    /// Share views another owner keeps warm (a server that makes a workspace per request).
+    pub fn share_warm(&mut self, warm: Arc<WarmViews>) {
+        self.warm = Some(warm);
+    }
+
     /// The warm views, when kept (hand them to the logs a use case opens: `Log::with_warm`).
     pub fn warm(&self) -> Option<Arc<WarmViews>> {
         self.warm.clone()

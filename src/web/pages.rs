@@ -9,11 +9,11 @@ use tiny_http::{Method, StatusCode};
 use super::render;
 use super::{Reply, Req, Shared};
 use crate::error::{Error, ErrorKind, Result};
-use crate::eventlog::EventId;
 use crate::mail::ops::{self, Mark};
 use crate::mail::out;
 use crate::mail::view::{Filter, Folder};
-use crate::mail::{Priority, SendRequest};
+use crate::mail::{api, Priority};
+use crate::workspace::Workspace;
 
 pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
     let segs: Vec<String> = r
@@ -301,61 +301,57 @@ fn back(r: &Req) -> String {
         .to_owned()
 }
 
+/// The request's workspace: the repository, with the server's warm views.
+fn workspace(shared: &Shared) -> Result<Workspace> {
+    let mut ws = Workspace::from_repo(&shared.dir, repo(shared)?);
+    ws.share_warm(shared.warm.clone());
+    Ok(ws)
+}
+
+/// Send (or, with `reply_to`, answer) as the `--as` persona: the mail use cases the CLI's `mail send`
+/// and `mail reply` call, with their checks, reply subjects and threads.
 fn send(shared: &Shared, r: &Req) -> Result<Reply> {
     let from = shared.opts.as_persona.clone().expect("writes need --as");
-    let repo = repo(shared)?;
-    let groups = crate::mail::recipients::Groups::load(&repo)?;
-    let log = ops::log(&repo)?;
-    let (to, subject, in_reply_to, thread) = match r.param("reply_to") {
-        Some(parent) => {
-            let parent = find(shared, &repo, parent)?;
-            let to = if parent.event.actor == from {
-                parent.data.to.clone()
-            } else {
-                vec![parent.event.actor.clone()]
-            };
-            let subject = if parent.data.subject.starts_with("Re: ") {
-                parent.data.subject.clone()
-            } else {
-                format!("Re: {}", parent.data.subject)
-            };
-            let thread = with_mail(shared, &repo, |_, view| view.thread_of(&parent.id.to_hex()))?;
-            (to, subject, Some(parent.id.to_hex()), thread)
-        }
-        None => (
-            r.param("to")
-                .unwrap_or_default()
-                .split(',')
-                .map(|s| s.trim().to_owned())
-                .filter(|s| !s.is_empty())
-                .collect(),
-            r.param("subject").unwrap_or_default().to_owned(),
-            None,
-            None,
-        ),
-    };
-    let req = SendRequest {
-        from,
-        to,
-        subject,
+    let ws = workspace(shared)?;
+    let compose = api::Compose {
         body: r.param("body").unwrap_or_default().replace("\r\n", "\n"),
-        // The CLI's defaults: `mail send` is a status, `mail reply` a response; the form may name another.
-        msg_type: match (r.param("type"), &in_reply_to) {
-            (Some(t), _) => t.to_owned(),
-            (None, Some(_)) => "response".into(),
-            (None, None) => "status".into(),
-        },
+        // The CLI's defaults (`mail send`: status, `mail reply`: response) unless the form names another.
+        msg_type: r.param("type").map(str::to_owned),
         needs_response: r.param("needs_response").is_some(),
-        in_reply_to,
-        thread,
-        ..SendRequest::default()
+        ..api::Compose::default()
     };
-    let appended = ops::send(&log, req, &groups)?;
+    let sent = match r.param("reply_to") {
+        Some(parent) => api::reply(
+            &ws,
+            api::ReplyInput {
+                from,
+                id: parent.to_owned(),
+                compose,
+                ..api::ReplyInput::default()
+            },
+        )?,
+        None => api::send(
+            &ws,
+            api::SendInput {
+                from,
+                to: r
+                    .param("to")
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect(),
+                subject: Some(r.param("subject").unwrap_or_default().to_owned()),
+                compose,
+                ..api::SendInput::default()
+            },
+        )?,
+    };
     if r.json {
         return Ok(Reply::Page {
             template: "error.html",
             title: "sent".into(),
-            data: json!({ "version": 1, "id": appended.id.to_hex() }),
+            data: json!({ "version": 1, "id": sent.id }),
         });
     }
     Ok(Reply::Redirect(back(r)))
@@ -363,8 +359,6 @@ fn send(shared: &Shared, r: &Req) -> Result<Reply> {
 
 fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
     let persona = shared.opts.as_persona.clone().expect("writes need --as");
-    let repo = repo(shared)?;
-    let log = ops::log(&repo)?.with_warm(Some(shared.warm.clone()));
     let id = r.param("id").ok_or_else(|| Error::usage("no message id"))?;
     let m = match r.param("action").unwrap_or_default() {
         "read" => Mark::Read,
@@ -385,16 +379,12 @@ fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
         ),
         other => return Err(Error::usage(format!("unknown action {other:?}"))),
     };
-    let msg = find(shared, &repo, id)?;
-    let eid: EventId = msg.id;
-    ops::with_view(&log, |view| {
-        ops::set_mark(&log, view, &persona, &eid, m.clone())
-    })?;
+    let marked = api::mark(&workspace(shared)?, id, &persona, m)?;
     if r.json {
         return Ok(Reply::Page {
             template: "error.html",
             title: "marked".into(),
-            data: json!({ "version": 1, "id": eid.to_hex() }),
+            data: json!({ "version": 1, "id": marked.message }),
         });
     }
     Ok(Reply::Redirect(back(r)))
