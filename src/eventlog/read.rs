@@ -208,6 +208,7 @@ impl Log<'_> {
                 json,
                 lamport,
                 claimed_id,
+                ..
             }) => decode_event(json, claimed_id, false).ok().map(|_| lamport),
             Ok(Framed::Merge { lamport }) => Some(lamport),
             Err(_) => None,
@@ -248,6 +249,7 @@ fn decode_commit(
             json,
             lamport,
             claimed_id,
+            ..
         }) => match decode_event(json, claimed_id, strict) {
             Ok((eid, event)) => {
                 out.events.push(LoggedEvent {

@@ -350,6 +350,7 @@ fn read_commits(
                     json,
                     lamport,
                     claimed_id,
+                    ..
                 }) => {
                     // The id is checked here (the order and the duplicates depend on it); the JSON is
                     // parsed when it is folded.

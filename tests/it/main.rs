@@ -22,6 +22,7 @@ mod reroll;
 mod review;
 mod roles;
 mod search;
+mod sign;
 mod series;
 mod series_versions;
 mod state;

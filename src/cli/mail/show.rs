@@ -40,18 +40,29 @@ struct OneOut {
 }
 
 fn detail(
+    repo: &gix::Repository,
     view: &mut MailView,
     msg: &ops::Message,
     persona: Option<&str>,
     now: chrono::DateTime<chrono::Utc>,
 ) -> git_jules::Result<MessageOut> {
-    out::detail(view, msg, persona, now)
+    let mut m = out::detail(view, msg, persona, now)?;
+    out::sign_messages(repo, view, std::slice::from_mut(&mut m))?;
+    Ok(m)
 }
 
 fn print(ctx: &Context, m: &MessageOut) {
     let line = |k: &str, v: &str| ui::out(format!("{:<18} {v}", format!("{k}:")));
     ui::out(ctx.ui.yellow(&format!("message {}", m.id)));
     line("From", &m.from);
+    match &m.signature {
+        Some(s) if s.is_verified() => line("Signature", &s.describe()),
+        Some(s) => line(
+            "Signature",
+            &ctx.ui.red(&format!("NOT VERIFIED: {}", s.describe())),
+        ),
+        None => {}
+    }
     let mut to = Vec::new();
     for r in &m.to {
         match m.groups.get(r) {
@@ -122,7 +133,7 @@ pub fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Resul
     let now = chrono::Utc::now();
     let out = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, &a.id)?;
-        detail(view, &msg, persona.as_deref(), now)
+        detail(repo, view, &msg, persona.as_deref(), now)
     })?;
     emit(ctx, out);
     Ok(0)
@@ -146,7 +157,7 @@ pub fn read(ctx: &Context, repo: &gix::Repository, a: ReadArgs) -> anyhow::Resul
     let out = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, &a.id)?;
         // Show the state as it is after reading.
-        let mut out = detail(view, &msg, Some(&persona), now)?;
+        let mut out = detail(repo, view, &msg, Some(&persona), now)?;
         ops::set_mark(&log, view, &persona, &msg.id, Mark::Read)?;
         if let Some(s) = &mut out.state {
             if s.unread {
@@ -165,7 +176,9 @@ pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::R
     let log = ops::log(repo)?;
     let now = chrono::Utc::now();
     let messages = ops::with_view(&log, |view| {
-        out::thread(&log, view, &a.id, persona.as_deref(), now)
+        let mut messages = out::thread(&log, view, &a.id, persona.as_deref(), now)?;
+        out::sign_messages(repo, view, &mut messages)?;
+        Ok(messages)
     })?;
     if ctx.ui.json {
         ui::json(&ListOut {
