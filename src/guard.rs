@@ -92,8 +92,8 @@ pub fn remote_trust(git_dir: &Path) -> Result<Option<crate::sign::AllowedSigners
     if !out.status.success() {
         return Ok(None);
     }
-    let text = String::from_utf8(out.stdout)
-        .map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
+    let text =
+        String::from_utf8(out.stdout).map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
     Ok(Some(crate::sign::AllowedSigners::parse(&text, &spec)?))
 }
 

@@ -32,8 +32,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input)?;
     let updates = guard::parse_updates(&input)?;
-    let require_signed =
-        args.require_signed || git_jules::sign::verify::require_signed(&repo);
+    let require_signed = args.require_signed || git_jules::sign::verify::require_signed(&repo);
     let opts = guard::Options {
         require_signed,
         trust: if require_signed {

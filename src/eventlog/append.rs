@@ -153,7 +153,13 @@ impl Log<'_> {
         let mut out = Vec::with_capacity(prepared.len());
         for (i, p) in prepared.iter().enumerate() {
             let lamport = base_lamport + 1 + i as u64;
-            let message = event_message(&p.kind, &p.canonical, &p.id, lamport, p.signature.as_deref());
+            let message = event_message(
+                &p.kind,
+                &p.canonical,
+                &p.id,
+                lamport,
+                p.signature.as_deref(),
+            );
             let author = crate::repo::persona_signature(&p.actor, committer.time);
             let commit = gix::objs::Commit {
                 tree: p.tree,

@@ -166,11 +166,13 @@ fn take_token(rest: &mut &str) -> std::result::Result<String, String> {
     let tok = &s[..end];
     *rest = &s[end..];
     // A quoted principals field: the quotes are not part of the names.
-    Ok(if tok.starts_with('"') && tok.ends_with('"') && tok.len() >= 2 && !tok.contains('=') {
-        tok[1..tok.len() - 1].to_owned()
-    } else {
-        tok.to_owned()
-    })
+    Ok(
+        if tok.starts_with('"') && tok.ends_with('"') && tok.len() >= 2 && !tok.contains('=') {
+            tok[1..tok.len() - 1].to_owned()
+        } else {
+            tok.to_owned()
+        },
+    )
 }
 
 /// `a,b="x,y",c` → `a`, `b="x,y"`, `c`.
@@ -249,7 +251,8 @@ fn glob(p: &[u8], s: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    const KEY: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDgLsVFv1tu9aeoUqP9w+QQHvpZnNBXxSsgyAXy8O5oz";
+    const KEY: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIDgLsVFv1tu9aeoUqP9w+QQHvpZnNBXxSsgyAXy8O5oz";
 
     #[test]
     fn parses_what_git_documents() {

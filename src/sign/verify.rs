@@ -227,7 +227,9 @@ impl<'r> Verifier<'r> {
 
     /// The state of the event in `commit` (cached); `None` when the commit is not a valid event.
     pub fn state(&mut self, commit: ObjectId) -> Result<Option<State>> {
-        let cache = self.cache.get_or_insert_with(|| load_cache(&self.cache_path));
+        let cache = self
+            .cache
+            .get_or_insert_with(|| load_cache(&self.cache_path));
         if let Some(s) = cache.get(&commit) {
             return Ok(Some(s.clone()));
         }
@@ -345,7 +347,13 @@ mod tests {
             .to_pem(LineEnding::LF)
             .unwrap();
         assert_eq!(
-            check_signature(Some(&trust), "alice", time, json, &crate::sign::compact(&foreign)),
+            check_signature(
+                Some(&trust),
+                "alice",
+                time,
+                json,
+                &crate::sign::compact(&foreign)
+            ),
             State::BadSignature
         );
         // Revoked before the event's time.

@@ -151,7 +151,7 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         out::sign_messages(log.repo(), view, &mut messages)?;
         Ok(messages)
     })?
-        .ok_or_else(|| Error::not_found("message", id))?;
+    .ok_or_else(|| Error::not_found("message", id))?;
     let mut data = value(out::ListOut {
         version: out::JSON_VERSION,
         persona: persona.map(str::to_owned),

@@ -14,7 +14,8 @@ use crate::remotes::{alice_auth, http_server, remote_in, Clone};
 fn new_key(r: &Repo, dir: &Path, persona: &str) -> (PathBuf, String) {
     let path = dir.join(persona);
     let line = r.jules_ok(["keys", "new", persona, "--out", path.to_str().unwrap()]);
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions());
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions());
     assert_eq!(mode & 0o777, 0o600, "a private key is its persona's alone");
     (path, line.trim().to_owned())
 }
@@ -45,7 +46,16 @@ fn by_subject<'a>(msgs: &'a [serde_json::Value], subject: &str) -> &'a serde_jso
 
 fn send_with_key(r: &Repo, key: Option<&Path>, from: &str, to: &str, subject: &str) -> String {
     let mut cmd = r.jules_cmd([
-        "mail", "send", "--from", from, "--to", to, "--subject", subject, "--body", "do it",
+        "mail",
+        "send",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--subject",
+        subject,
+        "--body",
+        "do it",
     ]);
     if let Some(k) = key {
         cmd.env("JULES_SIGNING_KEY", k);
@@ -126,8 +136,16 @@ fn signed_mail_is_verified_in_the_other_clone_after_sync() {
     origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
     let a = origin.clone_of(bare.path());
     let b = origin.clone_of(bare.path());
-    a.git(["config", "jules.persona.alice.signingKey", alice_key.to_str().unwrap()]);
-    b.git(["config", "jules.persona.bob.signingKey", bob_key.to_str().unwrap()]);
+    a.git([
+        "config",
+        "jules.persona.alice.signingKey",
+        alice_key.to_str().unwrap(),
+    ]);
+    b.git([
+        "config",
+        "jules.persona.bob.signingKey",
+        bob_key.to_str().unwrap(),
+    ]);
     a.jules_ok(["keys", "check", "alice"]);
     // bob's key is not configured in a: the check says so (exit 1).
     assert_eq!(a.jules(["keys", "check", "bob"]).status.code(), Some(1));
@@ -139,7 +157,10 @@ fn signed_mail_is_verified_in_the_other_clone_after_sync() {
     a.jules_ok(["sync"]);
 
     let fp = |r: &Repo, p: &str| {
-        let o = r.jules_cmd(["keys", "check", p, "--json"]).output().unwrap();
+        let o = r
+            .jules_cmd(["keys", "check", p, "--json"])
+            .output()
+            .unwrap();
         serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()["fingerprint"].clone()
     };
     let in_b = inbox(&b, "bob", &[]);
@@ -148,7 +169,10 @@ fn signed_mail_is_verified_in_the_other_clone_after_sync() {
     assert_eq!(m["signature"]["persona"], "alice");
     assert_eq!(m["signature"]["key"], fp(&a, "alice"));
     let in_a = inbox(&a, "alice", &[]);
-    assert_eq!(by_subject(&in_a, "from bob")["signature"]["state"], "verified");
+    assert_eq!(
+        by_subject(&in_a, "from bob")["signature"]["state"],
+        "verified"
+    );
     assert_eq!(by_subject(&in_a, "from bob")["signature"]["persona"], "bob");
     let shown = b.jules_ok(["mail", "show", m["id"].as_str().unwrap()]);
     assert!(shown.contains("verified: alice's key"), "{shown}");
@@ -180,7 +204,11 @@ fn forgeries_are_detected_with_the_right_state_with_and_without_require_signed()
     let by_id = |id: &str| msgs.iter().find(|m| m["id"] == id).unwrap().clone();
     // The forgery is a copy of "signed" with another actor: tell them apart by id.
     assert_eq!(by_id(&good)["signature"]["state"], "verified");
-    assert_eq!(state("before trust"), "unsigned", "an old, unsigned log reads as unsigned");
+    assert_eq!(
+        state("before trust"),
+        "unsigned",
+        "an old, unsigned log reads as unsigned"
+    );
     assert_eq!(state("unsigned"), "unsigned");
     assert_eq!(state("bob's key as alice"), "key_not_allowed");
     assert_eq!(state("revoked key"), "key_not_allowed");
@@ -204,12 +232,16 @@ fn forgeries_are_detected_with_the_right_state_with_and_without_require_signed()
     // bob marks the signed message read, without a key: the mark counts, for now.
     r.jules_ok(["mail", "read", &good, "--persona", "bob"]);
     let read = inbox(&r, "bob", &[]);
-    let good_of = |v: &[serde_json::Value]| v.iter().find(|m| m["id"] == good.as_str()).unwrap().clone();
+    let good_of =
+        |v: &[serde_json::Value]| v.iter().find(|m| m["id"] == good.as_str()).unwrap().clone();
     assert_eq!(good_of(&read)["state"]["unread"], false);
 
     r.git(["config", "jules.requireSigned", "true"]);
     let listed = inbox(&r, "bob", &[]);
-    let subjects: Vec<&str> = listed.iter().map(|m| m["subject"].as_str().unwrap()).collect();
+    let subjects: Vec<&str> = listed
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap())
+        .collect();
     assert_eq!(subjects, ["signed"], "only verified mail carries authority");
     assert_eq!(listed[0]["id"], good.as_str());
     assert_eq!(
@@ -217,11 +249,23 @@ fn forgeries_are_detected_with_the_right_state_with_and_without_require_signed()
         "an unsigned mark counts for nothing under requireSigned"
     );
     let hidden = r.jules(["mail", "show", &unsigned]);
-    assert_eq!(hidden.status.code(), Some(2), "not mail from its sender: {}", stderr(&hidden));
+    assert_eq!(
+        hidden.status.code(),
+        Some(2),
+        "not mail from its sender: {}",
+        stderr(&hidden)
+    );
     let fsck = r.jules(["log", "fsck", "mail"]);
     assert_eq!(fsck.status.code(), Some(1), "{}", stderr(&fsck));
     let text = stdout(&fsck);
-    let mark = r.git(["log", "-1", "--format=%(trailers:key=Jules-Event-Id,valueonly)", "refs/jules/mail", "--grep", "jules-event mail.read"]);
+    let mark = r.git([
+        "log",
+        "-1",
+        "--format=%(trailers:key=Jules-Event-Id,valueonly)",
+        "refs/jules/mail",
+        "--grep",
+        "jules-event mail.read",
+    ]);
     for id in [&early, &unsigned, &other_key, &by_revoked, &forged, &mark] {
         assert!(text.contains(&id[..12]), "fsck names {id}: {text}");
     }
@@ -239,12 +283,27 @@ fn a_misconfigured_key_fails_the_write_instead_of_writing_unsigned() {
     let (key, _) = new_key(&r, dir.path(), "alice");
     std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
     let out = r
-        .jules_cmd(["mail", "send", "--from", "alice", "--to", "bob", "--subject", "s", "--body", "b"])
+        .jules_cmd([
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ])
         .env("JULES_SIGNING_KEY", &key)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("readable by others"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("readable by others"),
+        "{}",
+        stderr(&out)
+    );
     assert!(r.rev("refs/jules/mail").is_none());
 }
 
@@ -283,12 +342,21 @@ fn ssh_keygen_verifies_event_signatures() {
             .spawn()
             .expect("ssh-keygen is required (CI installs it with .ci/setup.d/ssh-keygen.sh)");
         use std::io::Write;
-        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     };
     let ok = verify(json);
     assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
-    assert!(stdout(&ok).contains("Good \"git-jules-event\" signature for alice"), "{}", stdout(&ok));
+    assert!(
+        stdout(&ok).contains("Good \"git-jules-event\" signature for alice"),
+        "{}",
+        stdout(&ok)
+    );
     let bad = verify(&json.replace("interop", "intercep"));
     assert!(!bad.status.success(), "{}", stdout(&bad));
 }
@@ -303,7 +371,14 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
     let (alice_key, alice_line) = new_key(&origin, keys.path(), "alice");
     trust(&origin, &[&alice_line]);
     origin.git(["push", "-q", bare.to_str().unwrap(), "main"]);
-    let installed = origin.jules_cmd(["-C", bare.to_str().unwrap(), "guard", "--install", "--require-signed"])
+    let installed = origin
+        .jules_cmd([
+            "-C",
+            bare.to_str().unwrap(),
+            "guard",
+            "--install",
+            "--require-signed",
+        ])
         .output()
         .unwrap();
     assert!(installed.status.success(), "{}", stderr(&installed));
@@ -313,31 +388,68 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
     let a = Clone::new(&origin, &url, &auth);
     let key = alice_key.to_str().unwrap();
     let sent = a
-        .cmd("alice", &["mail", "send", "--to", "bob", "--subject", "signed", "--body", "x"])
+        .cmd(
+            "alice",
+            &[
+                "mail",
+                "send",
+                "--to",
+                "bob",
+                "--subject",
+                "signed",
+                "--body",
+                "x",
+            ],
+        )
         .env("JULES_SIGNING_KEY", key)
         .output()
         .unwrap();
     assert!(sent.status.success(), "{}", stderr(&sent));
     a.ok("alice", &["sync"]);
-    let remote_tip = |r: &Repo| r.git(["-C", bare.to_str().unwrap(), "rev-parse", "refs/jules/mail"]);
+    let remote_tip =
+        |r: &Repo| r.git(["-C", bare.to_str().unwrap(), "rev-parse", "refs/jules/mail"]);
     let before = remote_tip(&origin);
 
     // A clone that writes as the orchestrator: unsigned, then with alice's key.
     let f = Clone::new(&origin, &url, &auth);
     let unsigned = f.ok(
         "orchestrator",
-        &["mail", "send", "--to", "bob", "--subject", "obey", "--body", "rm -rf"],
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            "obey",
+            "--body",
+            "rm -rf",
+        ],
     );
     let out = f.run("orchestrator", &["sync"]);
     assert!(!out.status.success(), "a forged sync must fail");
     let err = stderr(&out);
-    assert!(err.contains(&unsigned.trim()[..12]), "names the event: {err}");
+    assert!(
+        err.contains(&unsigned.trim()[..12]),
+        "names the event: {err}"
+    );
     assert!(err.contains("unsigned"), "{err}");
     assert_eq!(remote_tip(&origin), before, "nothing of the forgery landed");
 
     let g = Clone::new(&origin, &url, &auth);
     let stolen = g
-        .cmd("orchestrator", &["mail", "send", "--to", "bob", "--subject", "obey", "--body", "x"])
+        .cmd(
+            "orchestrator",
+            &[
+                "mail",
+                "send",
+                "--to",
+                "bob",
+                "--subject",
+                "obey",
+                "--body",
+                "x",
+            ],
+        )
         .env("JULES_SIGNING_KEY", key)
         .output()
         .unwrap();
@@ -350,7 +462,19 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
 
     // alice signs again and syncs: passes, and a fresh clone verifies it.
     let again = a
-        .cmd("alice", &["mail", "send", "--to", "bob", "--subject", "again", "--body", "x"])
+        .cmd(
+            "alice",
+            &[
+                "mail",
+                "send",
+                "--to",
+                "bob",
+                "--subject",
+                "again",
+                "--body",
+                "x",
+            ],
+        )
         .env("JULES_SIGNING_KEY", key)
         .output()
         .unwrap();

@@ -92,8 +92,14 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
         let ids: Vec<&str> = items.iter().map(|i| i.header.id.as_str()).collect();
         let mut sigs = out::signatures(repo, view, &ids)?;
         // Under jules.requireSigned what is not verified is not listed (as `--json` does).
-        if let Some(states) = sigs.as_mut().filter(|_| git_jules::sign::verify::require_signed(repo)) {
-            let keep: Vec<bool> = states.iter().map(|s| s.as_ref().is_some_and(|s| s.is_verified())).collect();
+        if let Some(states) = sigs
+            .as_mut()
+            .filter(|_| git_jules::sign::verify::require_signed(repo))
+        {
+            let keep: Vec<bool> = states
+                .iter()
+                .map(|s| s.as_ref().is_some_and(|s| s.is_verified()))
+                .collect();
             let mut k = keep.iter();
             items.retain(|_| *k.next().unwrap_or(&false));
             states.retain(|s| s.as_ref().is_some_and(|s| s.is_verified()));
