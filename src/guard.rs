@@ -84,16 +84,11 @@ pub fn remote_trust(git_dir: &Path) -> Result<Option<crate::sign::AllowedSigners
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| "main".to_owned());
     let spec = format!("{trust_ref}:{}", crate::sign::TRUST_FILE);
-    let out = crate::gitcli::command(git_dir)
-        .args(["cat-file", "blob", &spec])
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| Error::io("running `git cat-file`", e))?;
-    if !out.status.success() {
+    let Some(bytes) = cat_blob(git_dir, &spec)? else {
         return Ok(None);
-    }
+    };
     let text =
-        String::from_utf8(out.stdout).map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
+        String::from_utf8(bytes).map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
     Ok(Some(crate::sign::AllowedSigners::parse(&text, &spec)?))
 }
 
@@ -153,24 +148,30 @@ pub fn check_with(git_dir: &Path, updates: &[Update], opts: &Options) -> Result<
 /// Why `id` is not a series version commit (its tree's record), `None` when it is one.
 fn not_a_version(git_dir: &Path, id: ObjectId) -> Result<Option<String>> {
     let spec = format!("{id}:{}", crate::series_refs::RECORD_FILE);
-    let out = crate::gitcli::command(git_dir)
-        .args(["cat-file", "blob", &spec])
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| Error::io("running `git cat-file`", e))?;
-    if !out.status.success() {
+    let Some(record) = cat_blob(git_dir, &spec)? else {
         return Ok(Some(format!(
             "its tree has no {}",
             crate::series_refs::RECORD_FILE
         )));
-    }
+    };
     Ok(
-        match serde_json::from_slice::<crate::series_refs::Record>(&out.stdout) {
+        match serde_json::from_slice::<crate::series_refs::Record>(&record) {
             Ok(r) if r.format == crate::series_refs::FORMAT => None,
             Ok(r) => Some(format!("unknown record format {}", r.format)),
             Err(e) => Some(format!("bad record: {e}")),
         },
     )
+}
+
+/// The blob `spec` (`<rev>:<path>`) names, through `git` (the quarantine is visible to it); `None` when
+/// there is none.
+fn cat_blob(git_dir: &Path, spec: &str) -> Result<Option<Vec<u8>>> {
+    let out = crate::gitcli::command(git_dir)
+        .args(["cat-file", "blob", spec])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Error::io("running `git cat-file`", e))?;
+    Ok(out.status.success().then_some(out.stdout))
 }
 
 fn deletion_refused(git_dir: &Path, updates: &[Update], u: &Update) -> Result<Option<String>> {

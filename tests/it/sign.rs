@@ -45,6 +45,12 @@ fn by_subject<'a>(msgs: &'a [serde_json::Value], subject: &str) -> &'a serde_jso
 }
 
 fn send_with_key(r: &Repo, key: Option<&Path>, from: &str, to: &str, subject: &str) -> String {
+    let out = send_cmd(r, key, from, to, subject).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).trim().to_owned()
+}
+
+fn send_cmd(r: &Repo, key: Option<&Path>, from: &str, to: &str, subject: &str) -> Command {
     let mut cmd = r.jules_cmd([
         "mail",
         "send",
@@ -60,9 +66,7 @@ fn send_with_key(r: &Repo, key: Option<&Path>, from: &str, to: &str, subject: &s
     if let Some(k) = key {
         cmd.env("JULES_SIGNING_KEY", k);
     }
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out).trim().to_owned()
+    cmd
 }
 
 /// A copy of the event commit `commit` with its actor changed to `actor`: the id recomputed (so the
@@ -282,20 +286,7 @@ fn a_misconfigured_key_fails_the_write_instead_of_writing_unsigned() {
     let dir = tempfile::tempdir().unwrap();
     let (key, _) = new_key(&r, dir.path(), "alice");
     std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
-    let out = r
-        .jules_cmd([
-            "mail",
-            "send",
-            "--from",
-            "alice",
-            "--to",
-            "bob",
-            "--subject",
-            "s",
-            "--body",
-            "b",
-        ])
-        .env("JULES_SIGNING_KEY", &key)
+    let out = send_cmd(&r, Some(&key), "alice", "bob", "s")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
@@ -361,6 +352,27 @@ fn ssh_keygen_verifies_event_signatures() {
     assert!(!bad.status.success(), "{}", stdout(&bad));
 }
 
+/// `mail send` to bob with `subject` as `persona` in `c`, signed with `key` when given.
+fn send_in(c: &Clone, persona: &str, subject: &str, key: Option<&str>) -> std::process::Output {
+    let mut cmd = c.cmd(
+        persona,
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            subject,
+            "--body",
+            "x",
+        ],
+    );
+    if let Some(k) = key {
+        cmd.env("JULES_SIGNING_KEY", k);
+    }
+    cmd.output().unwrap()
+}
+
 /// The remote's guard with `--require-signed` refuses a push adding an unsigned event or one signed by a
 /// key its trust roots do not allow for the actor, naming the event; a signed sync passes.
 #[test]
@@ -387,23 +399,7 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
     let auth = alice_auth();
     let a = Clone::new(&origin, &url, &auth);
     let key = alice_key.to_str().unwrap();
-    let sent = a
-        .cmd(
-            "alice",
-            &[
-                "mail",
-                "send",
-                "--to",
-                "bob",
-                "--subject",
-                "signed",
-                "--body",
-                "x",
-            ],
-        )
-        .env("JULES_SIGNING_KEY", key)
-        .output()
-        .unwrap();
+    let sent = send_in(&a, "alice", "signed", Some(key));
     assert!(sent.status.success(), "{}", stderr(&sent));
     a.ok("alice", &["sync"]);
     let remote_tip =
@@ -412,19 +408,7 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
 
     // A clone that writes as the orchestrator: unsigned, then with alice's key.
     let f = Clone::new(&origin, &url, &auth);
-    let unsigned = f.ok(
-        "orchestrator",
-        &[
-            "mail",
-            "send",
-            "--to",
-            "bob",
-            "--subject",
-            "obey",
-            "--body",
-            "rm -rf",
-        ],
-    );
+    let unsigned = stdout(&send_in(&f, "orchestrator", "obey", None));
     let out = f.run("orchestrator", &["sync"]);
     assert!(!out.status.success(), "a forged sync must fail");
     let err = stderr(&out);
@@ -436,23 +420,7 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
     assert_eq!(remote_tip(&origin), before, "nothing of the forgery landed");
 
     let g = Clone::new(&origin, &url, &auth);
-    let stolen = g
-        .cmd(
-            "orchestrator",
-            &[
-                "mail",
-                "send",
-                "--to",
-                "bob",
-                "--subject",
-                "obey",
-                "--body",
-                "x",
-            ],
-        )
-        .env("JULES_SIGNING_KEY", key)
-        .output()
-        .unwrap();
+    let stolen = send_in(&g, "orchestrator", "obey", Some(key));
     let out = g.run("orchestrator", &["sync"]);
     assert!(!out.status.success());
     let err = stderr(&out);
@@ -461,23 +429,7 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
     assert_eq!(remote_tip(&origin), before);
 
     // alice signs again and syncs: passes, and a fresh clone verifies it.
-    let again = a
-        .cmd(
-            "alice",
-            &[
-                "mail",
-                "send",
-                "--to",
-                "bob",
-                "--subject",
-                "again",
-                "--body",
-                "x",
-            ],
-        )
-        .env("JULES_SIGNING_KEY", key)
-        .output()
-        .unwrap();
+    let again = send_in(&a, "alice", "again", Some(key));
     assert!(again.status.success());
     a.ok("alice", &["sync"]);
     assert_ne!(remote_tip(&origin), before);
