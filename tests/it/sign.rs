@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use sha2::Digest;
 
-use crate::harness::{stderr, stdout, Repo};
+use crate::harness::{output_within, stderr, stdout, Repo};
 use crate::remotes::{alice_auth, http_server, remote_in, Clone};
 
 /// `git jules keys new PERSONA --out DIR/PERSONA` in `r`; the key's path and its allowed_signers line.
@@ -437,4 +437,31 @@ fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
     fresh.ok("bob", &["sync"]);
     let msgs = inbox(&fresh.repo, "bob", &auth);
     assert_eq!(by_subject(&msgs, "again")["signature"]["state"], "verified");
+}
+
+/// The MCP server and `web --as` act as one persona and sign with its key only: a key they cannot use
+/// stops them before they serve anything (exit 2), instead of writing unsigned events.
+#[test]
+fn mcp_and_web_as_check_their_persona_key_before_serving() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, _) = new_key(&r, dir.path(), "alice");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    r.git([
+        "config",
+        "jules.persona.alice.signingKey",
+        key.to_str().unwrap(),
+    ]);
+    for args in [
+        &["mcp", "--persona", "alice"][..],
+        &["web", "--as", "alice", "--listen", "127.0.0.1:0"][..],
+    ] {
+        let out = output_within(&mut r.jules_cmd(args), std::time::Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("readable by others"),
+            "{}",
+            stderr(&out)
+        );
+    }
 }
