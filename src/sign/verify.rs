@@ -190,8 +190,28 @@ pub struct Verifier<'r> {
     trust: Option<AllowedSigners>,
     require: bool,
     cache_path: PathBuf,
-    cache: Option<HashMap<ObjectId, State>>,
+    cache: Option<Cache>,
     fresh: Vec<(ObjectId, State)>,
+}
+
+/// The cache file as read: its text and where each commit's state is in it (a state is decoded only when
+/// asked for, so a large cache costs one read and one pass of hex decoding), plus what was added since.
+#[derive(Default)]
+struct Cache {
+    text: String,
+    index: HashMap<ObjectId, std::ops::Range<usize>>,
+    added: HashMap<ObjectId, State>,
+}
+
+impl Cache {
+    fn get(&self, commit: &ObjectId) -> Option<State> {
+        if let Some(s) = self.added.get(commit) {
+            return Some(s.clone());
+        }
+        self.index
+            .get(commit)
+            .and_then(|r| State::decode(&self.text[r.clone()]))
+    }
 }
 
 impl<'r> Verifier<'r> {
@@ -242,7 +262,7 @@ impl<'r> Verifier<'r> {
             .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
         let state = check(self.trust.as_ref(), msg);
         if let Some(s) = &state {
-            cache.insert(commit, s.clone());
+            cache.added.insert(commit, s.clone());
             self.fresh.push((commit, s.clone()));
         }
         Ok(state)
@@ -287,14 +307,27 @@ impl Drop for Verifier<'_> {
 }
 
 /// The cache file: `<commit> <state>` per line; lines that do not parse (a torn write) are ignored.
-fn load_cache(path: &std::path::Path) -> HashMap<ObjectId, State> {
+fn load_cache(path: &std::path::Path) -> Cache {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| {
-            let (c, s) = l.split_once(' ')?;
-            Some((ObjectId::from_hex(c.as_bytes()).ok()?, State::decode(s)?))
-        })
-        .collect()
+    let mut index = HashMap::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let Some(body) = line.strip_suffix('\n') else {
+            continue;
+        };
+        if let Some((c, _)) = body.split_once(' ') {
+            if let Ok(id) = ObjectId::from_hex(c.as_bytes()) {
+                index.insert(id, start + c.len() + 1..start + body.len());
+            }
+        }
+    }
+    Cache {
+        text,
+        index,
+        added: HashMap::new(),
+    }
 }
 
 #[cfg(test)]
@@ -380,5 +413,16 @@ mod tests {
             assert_eq!(State::decode(&s.encode()), Some(s));
         }
         assert_eq!(State::decode("v onlykey"), None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c");
+        let (a, b) = (
+            ObjectId::from_hex(&[b'a'; 40]).unwrap(),
+            ObjectId::from_hex(&[b'b'; 40]).unwrap(),
+        );
+        // The last line was torn by a crash: ignored.
+        std::fs::write(&path, format!("{a} v SHA256:x alice\n{b} u\n{b} ")).unwrap();
+        let cache = load_cache(&path);
+        assert_eq!(cache.get(&b), Some(State::Unsigned));
+        assert!(cache.get(&a).unwrap().is_verified());
     }
 }
