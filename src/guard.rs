@@ -275,7 +275,7 @@ fn invalid_commits(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec<(St
                 .position(|w| w == b"\n\n")
                 .map_or(&body[..0], |at| &body[at + 2..]);
             if let Some((eid, actor, state)) =
-                crate::sign::verify::check_event(opts.trust.as_ref(), message)
+                crate::eventlog::signed::check_event(opts.trust.as_ref(), message)
             {
                 if !state.is_verified() {
                     bad.push((

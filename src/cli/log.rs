@@ -265,7 +265,7 @@ fn signature_states(
     repo: &gix::Repository,
     events: &[&eventlog::LoggedEvent],
 ) -> git_jules::Result<Vec<Option<git_jules::sign::State>>> {
-    let Some(mut verifier) = git_jules::sign::Verifier::open(repo)? else {
+    let Some(mut verifier) = eventlog::Verifier::open(repo)? else {
         return Ok(vec![None; events.len()]);
     };
     events.iter().map(|e| verifier.state(e.commit)).collect()

@@ -258,14 +258,14 @@ impl Log<'_> {
 /// Which events a fold may apply: all of them, or under `jules.requireSigned` only those verified for their
 /// actor (docs/format.md, "Signed events"): an unverified mark, claim, lease or state change counts for
 /// nothing, and an unverified message is not mail from its sender.
-struct Authority<'r>(Option<crate::sign::Verifier<'r>>);
+struct Authority<'r>(Option<super::Verifier<'r>>);
 
 impl<'r> Authority<'r> {
     fn of(repo: &'r gix::Repository) -> Result<Self> {
         if !crate::sign::verify::require_signed(repo) {
             return Ok(Authority(None));
         }
-        Ok(Authority(crate::sign::Verifier::open(repo)?))
+        Ok(Authority(super::Verifier::open(repo)?))
     }
 
     fn allows(&mut self, e: &LoggedEvent) -> bool {

@@ -161,7 +161,7 @@ pub fn signatures(
     if ids.is_empty() {
         return Ok(None);
     }
-    let Some(mut verifier) = crate::sign::Verifier::open(repo)? else {
+    let Some(mut verifier) = crate::eventlog::Verifier::open(repo)? else {
         return Ok(None);
     };
     let mut out = Vec::with_capacity(ids.len());

@@ -7,7 +7,10 @@
 //!
 //! - [`keys`]: finding a persona's key (configuration, or the key the frontend was handed), making one.
 //! - [`trust`]: the allowed-signers file that says which key speaks for which persona.
-//! - [`verify`]: the verification state of an event, and its cache under `.git/jules/signatures/`.
+//! - [`verify`]: the verification state of a signature, the trust roots of a repository.
+//!
+//! Below the event log (`eventlog::signed` verifies event commits with it): this module knows keys, trust
+//! files and SSHSIG, not commits.
 
 pub mod keys;
 pub mod trust;
@@ -15,7 +18,7 @@ pub mod verify;
 
 pub use keys::{sign_event, KeySource};
 pub use trust::AllowedSigners;
-pub use verify::{State, Verifier};
+pub use verify::State;
 
 /// The SSHSIG namespace of event signatures.
 pub const NAMESPACE: &str = "git-jules-event";
