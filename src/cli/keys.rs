@@ -20,7 +20,8 @@ pub enum KeysCommand {
 pub struct NewArgs {
     pub persona: String,
     /// Where to write the private key (the public key goes beside it as PATH.pub); default
-    /// .git/jules/keys/PERSONA, which is not in the work tree and not pushed
+    /// .git/jules-keys/PERSONA: not in the work tree, never pushed, and not under .git/jules/, which holds
+    /// only derived data that may be deleted
     #[arg(long, value_name = "PATH")]
     pub out: Option<PathBuf>,
     /// Also record the key for PERSONA in this repository's config (jules.persona.PERSONA.signingKey)
@@ -47,9 +48,7 @@ fn new(ctx: &Context, a: NewArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     let path = match a.out {
         Some(p) => p,
-        None => git_jules::repo::jules_dir(&repo)
-            .join("keys")
-            .join(&a.persona),
+        None => repo.common_dir().join("jules-keys").join(&a.persona),
     };
     let made = keys::generate(&a.persona, &path)?;
     let path = std::path::absolute(&made.path).unwrap_or(made.path.clone());

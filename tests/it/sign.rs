@@ -465,3 +465,36 @@ fn mcp_and_web_as_check_their_persona_key_before_serving() {
         );
     }
 }
+
+/// `keys new --configure` puts the key outside the work tree and `.git/jules/` (derived data), records it
+/// for the persona, never overwrites a key; the persona's next event is signed with it.
+#[test]
+fn keys_new_configures_the_persona_and_never_overwrites() {
+    let r = Repo::new();
+    let line = r.jules_ok(["keys", "new", "carol", "--configure"]);
+    let path = r.path().join(".git/jules-keys/carol");
+    assert!(path.exists() && path.with_extension("pub").exists());
+    let configured = r.git(["config", "jules.persona.carol.signingKey"]);
+    assert_eq!(
+        Path::new(&configured),
+        std::fs::canonicalize(&path).unwrap()
+    );
+    let again = r.jules(["keys", "new", "carol"]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("not overwriting"),
+        "{}",
+        stderr(&again)
+    );
+    trust(&r, &[line.trim()]);
+    r.jules_ok(["keys", "check", "carol"]);
+    let id = r.send_mail("carol", "bob", "configured", "x", &[]);
+    let msgs = inbox(&r, "bob", &[]);
+    assert_eq!(
+        by_subject(&msgs, "configured")["signature"]["persona"],
+        "carol"
+    );
+    assert!(r
+        .git(["cat-file", "commit", &commit_of_message(&r, &id)])
+        .contains("\nJules-Signature: "));
+}
