@@ -498,3 +498,32 @@ fn keys_new_configures_the_persona_and_never_overwrites() {
         .git(["cat-file", "commit", &commit_of_message(&r, &id)])
         .contains("\nJules-Signature: "));
 }
+
+/// Under requireSigned the search finds no unverified message, with or without a persona.
+#[test]
+fn search_under_require_signed_finds_only_verified_mail() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, line) = new_key(&r, dir.path(), "alice");
+    trust(&r, &[&line]);
+    send_with_key(&r, Some(&key), "alice", "bob", "zebra signed");
+    send_with_key(&r, None, "mallory", "bob", "zebra forged");
+    let subjects = |args: &[&str]| {
+        let out = r.jules_ok(args);
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut s: Vec<String> = doc["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["subject"].as_str().unwrap().to_owned())
+            .collect();
+        s.sort();
+        s
+    };
+    let all = ["mail", "search", "zebra", "--json"];
+    let bob = ["mail", "search", "zebra", "--persona", "bob", "--json"];
+    assert_eq!(subjects(&all).len(), 2);
+    r.git(["config", "jules.requireSigned", "true"]);
+    assert_eq!(subjects(&all), ["zebra signed"]);
+    assert_eq!(subjects(&bob), ["zebra signed"]);
+}
