@@ -64,6 +64,22 @@ impl Server {
         }
     }
 
+    /// `GET path` with the session cookie and `Accept: accept`.
+    fn get(&self, path: &str, accept: &str) -> Resp {
+        let cookie = format!(
+            "jules_web_{}={}",
+            self.addr.rsplit(':').next().unwrap(),
+            self.token
+        );
+        http(
+            &self.addr,
+            "GET",
+            path,
+            &[("Cookie", &cookie), ("Accept", accept)],
+            "",
+        )
+    }
+
     /// `path` with the token in the query.
     fn with_token(&self, path: &str) -> String {
         let sep = if path.contains('?') { '&' } else { '?' };
@@ -372,20 +388,7 @@ fn pages_load_with_the_seeded_data_in_a_browser() {
 fn json_api_serves_the_cli_shapes() {
     let r = seeded();
     let server = Server::start(&r, &[]);
-    let cookie = format!(
-        "jules_web_{}={}",
-        server.addr.rsplit(':').next().unwrap(),
-        server.token
-    );
-    let get = |path: &str, accept: &str| {
-        http(
-            &server.addr,
-            "GET",
-            path,
-            &[("Cookie", &cookie), ("Accept", accept)],
-            "",
-        )
-    };
+    let get = |path: &str, accept: &str| server.get(path, accept);
     let api = get("/api/mail/bob", "*/*");
     assert_eq!(api.status, 200, "{}", api.text());
     assert!(api.head.contains("content-type: application/json"));
@@ -763,20 +766,7 @@ fn weave_page_shows_woven_commits_and_the_conflict_mail() {
 fn the_search_box_answers_as_mail_search_does() {
     let r = seeded();
     let server = Server::start(&r, &[]);
-    let cookie = format!(
-        "jules_web_{}={}",
-        server.addr.rsplit(':').next().unwrap(),
-        server.token
-    );
-    let get = |path: &str, accept: &str| {
-        http(
-            &server.addr,
-            "GET",
-            path,
-            &[("Cookie", &cookie), ("Accept", accept)],
-            "",
-        )
-    };
+    let get = |path: &str, accept: &str| server.get(path, accept);
     let cli: Value =
         serde_json::from_str(&r.jules_ok(["mail", "search", "parser", "--json"])).unwrap();
     let ids = |v: &Value| -> Vec<String> {
@@ -817,43 +807,15 @@ fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
     let line = r.jules_ok(["keys", "new", "alice", "--out", key.to_str().unwrap()]);
     r.write(".jules/allowed_signers", &line);
     r.commit_all("trust alice");
-    let signed = r
-        .jules_cmd([
-            "mail",
-            "send",
-            "--from",
-            "alice",
-            "--to",
-            "bob",
-            "--subject",
-            "signed one",
-            "--body",
-            "x",
-        ])
-        .env("JULES_SIGNING_KEY", &key)
-        .output()
-        .unwrap();
-    assert!(
-        signed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&signed.stderr)
-    );
+    r.git([
+        "config",
+        "jules.persona.alice.signingKey",
+        key.to_str().unwrap(),
+    ]);
+    send(&r, "alice", "bob", "signed one", "x", &[]);
     send(&r, "mallory", "bob", "forged one", "x", &[]);
     let server = Server::start(&r, &[]);
-    let cookie = format!(
-        "jules_web_{}={}",
-        server.addr.rsplit(':').next().unwrap(),
-        server.token
-    );
-    let get = |path: &str, accept: &str| {
-        http(
-            &server.addr,
-            "GET",
-            path,
-            &[("Cookie", &cookie), ("Accept", accept)],
-            "",
-        )
-    };
+    let get = |path: &str, accept: &str| server.get(path, accept);
     let page = get("/mail/bob", "text/html").text();
     assert_eq!(page.matches("not verified").count(), 1, "{page}");
     let row = page
