@@ -83,7 +83,7 @@ impl Log<'_> {
         }
         invalid.sort_by(|a, b| a.commit.cmp(&b.commit));
         let mut unverified = Vec::new();
-        if let Some(mut verifier) = super::Verifier::open(self.repo)? {
+        if let Some(mut verifier) = super::Verifier::open_log(self.repo)? {
             if verifier.require_signed() {
                 for e in &ordered {
                     match verifier.state(e.commit)? {

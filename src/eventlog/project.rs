@@ -265,7 +265,7 @@ impl<'r> Authority<'r> {
         if !crate::sign::verify::require_signed(repo) {
             return Ok(Authority(None));
         }
-        Ok(Authority(super::Verifier::open(repo)?))
+        Ok(Authority(super::Verifier::open_log(repo)?))
     }
 
     fn allows(&mut self, e: &LoggedEvent) -> bool {

@@ -3,7 +3,7 @@
 //!
 //! Verification runs only where it means something: a repository with no trust file and no
 //! `jules.requireSigned` has no verifier ([`Verifier::open`] gives `None`), and its reads cost what they
-//! did. Results are cached per commit under `.git/jules/signatures/<trust-file blob id>` (derived data:
+//! did. Results are cached per commit under `.git/jules/signatures/<trust-file blob id>/{shown,log}` (derived data:
 //! a new trust file starts a new cache; deleting the directory changes no answer).
 
 use std::collections::HashMap;
@@ -76,9 +76,21 @@ impl Cache {
 }
 
 impl<'r> Verifier<'r> {
-    /// `None` when the repository has no trust file and does not require signatures: nothing to verify
-    /// against, and reads stay as cheap as before.
+    /// A verifier for reads that show some events (listings, a message, a thread): `None` when the
+    /// repository has no trust file and does not require signatures (nothing to verify against, and reads
+    /// stay as cheap as before). Its cache holds only what reads showed, so a warm listing loads a cache
+    /// the size of what it lists, not of the log.
     pub fn open(repo: &'r gix::Repository) -> Result<Option<Self>> {
+        Self::open_in(repo, "shown")
+    }
+
+    /// A verifier for passes over a whole log (`log fsck`, folds under `jules.requireSigned`), with a cache
+    /// of its own.
+    pub fn open_log(repo: &'r gix::Repository) -> Result<Option<Self>> {
+        Self::open_in(repo, "log")
+    }
+
+    fn open_in(repo: &'r gix::Repository, cache: &str) -> Result<Option<Self>> {
         let require = require_signed(repo);
         let trust = load_trust(repo)?;
         if trust.is_none() && !require {
@@ -91,7 +103,10 @@ impl<'r> Verifier<'r> {
             repo,
             trust: trust.map(|(t, _)| t),
             require,
-            cache_path: crate::repo::jules_dir(repo).join("signatures").join(name),
+            cache_path: crate::repo::jules_dir(repo)
+                .join("signatures")
+                .join(name)
+                .join(cache),
             cache: None,
             fresh: Vec::new(),
         }))
