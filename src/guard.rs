@@ -7,7 +7,10 @@
 //! - move one to something that does not contain its old value (a force-push that drops history);
 //! - point one at an object that is not a commit;
 //! - add to a log (`refs/jules/*`) commits that are not valid events or merges (checked as strictly as
-//!   `git jules log fsck`).
+//!   `git jules log fsck`);
+//! - with `--require-signed`, add to a log an event that is not verified for its actor under the remote's
+//!   trust roots (`.jules/allowed_signers` at its `jules.trust.ref`, default `main`, as it stands before
+//!   the push): unsigned, a bad signature, or a key not allowed for that persona.
 //!
 //! Everything else passes: ordinary branches, and the fast-forwards, folds and writer-ref updates sync makes.
 //!
@@ -61,8 +64,41 @@ fn guarded(name: &str) -> bool {
     name.starts_with("refs/jules/") || name.starts_with("refs/notes/jules/")
 }
 
+/// What the guard demands beyond append-only, valid commits.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Every event a push adds must be verified for its actor; `trust` holds the remote's trust roots
+    /// (`None`: there are none, so no event can be verified).
+    pub require_signed: bool,
+    pub trust: Option<crate::sign::AllowedSigners>,
+}
+
+/// The remote's trust roots as the guard sees them: read through `git` (the hook runs with the pushed
+/// objects in quarantine), from the trust ref as it stands before the push.
+pub fn remote_trust(git_dir: &Path) -> Result<Option<crate::sign::AllowedSigners>> {
+    let trust_ref = crate::gitcli::command(git_dir)
+        .args(["config", "jules.trust.ref"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "main".to_owned());
+    let spec = format!("{trust_ref}:{}", crate::sign::TRUST_FILE);
+    let Some(bytes) = cat_blob(git_dir, &spec)? else {
+        return Ok(None);
+    };
+    let text =
+        String::from_utf8(bytes).map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
+    Ok(Some(crate::sign::AllowedSigners::parse(&text, &spec)?))
+}
+
 /// Why each refused update is refused (empty: the push passes). `git_dir` is the remote repository.
 pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
+    check_with(git_dir, updates, &Options::default())
+}
+
+/// [`check`] with [`Options`].
+pub fn check_with(git_dir: &Path, updates: &[Update], opts: &Options) -> Result<Vec<String>> {
     let mut refusals = Vec::new();
     for u in updates.iter().filter(|u| guarded(&u.name)) {
         if u.new.is_null() {
@@ -100,9 +136,9 @@ pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
         }
         if u.name.starts_with("refs/jules/") {
             refusals.extend(
-                invalid_commits(git_dir, u)?
+                invalid_commits(git_dir, u, opts)?
                     .into_iter()
-                    .map(|(c, why)| format!("{}: commit {c} is not a valid event: {why}", u.name)),
+                    .map(|(c, why)| format!("{}: commit {c} {why}", u.name)),
             );
         }
     }
@@ -112,24 +148,30 @@ pub fn check(git_dir: &Path, updates: &[Update]) -> Result<Vec<String>> {
 /// Why `id` is not a series version commit (its tree's record), `None` when it is one.
 fn not_a_version(git_dir: &Path, id: ObjectId) -> Result<Option<String>> {
     let spec = format!("{id}:{}", crate::series_refs::RECORD_FILE);
-    let out = crate::gitcli::command(git_dir)
-        .args(["cat-file", "blob", &spec])
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| Error::io("running `git cat-file`", e))?;
-    if !out.status.success() {
+    let Some(record) = cat_blob(git_dir, &spec)? else {
         return Ok(Some(format!(
             "its tree has no {}",
             crate::series_refs::RECORD_FILE
         )));
-    }
+    };
     Ok(
-        match serde_json::from_slice::<crate::series_refs::Record>(&out.stdout) {
+        match serde_json::from_slice::<crate::series_refs::Record>(&record) {
             Ok(r) if r.format == crate::series_refs::FORMAT => None,
             Ok(r) => Some(format!("unknown record format {}", r.format)),
             Err(e) => Some(format!("bad record: {e}")),
         },
     )
+}
+
+/// The blob `spec` (`<rev>:<path>`) names, through `git` (the quarantine is visible to it); `None` when
+/// there is none.
+fn cat_blob(git_dir: &Path, spec: &str) -> Result<Option<Vec<u8>>> {
+    let out = crate::gitcli::command(git_dir)
+        .args(["cat-file", "blob", spec])
+        .stderr(Stdio::null())
+        .output()
+        .map_err(|e| Error::io("running `git cat-file`", e))?;
+    Ok(out.status.success().then_some(out.stdout))
 }
 
 fn deletion_refused(git_dir: &Path, updates: &[Update], u: &Update) -> Result<Option<String>> {
@@ -189,7 +231,7 @@ fn git_text(git_dir: &Path, args: &[&str]) -> Result<String> {
 }
 
 /// The commits this update adds that no ref of the remote holds yet, each with why it is not a valid event.
-fn invalid_commits(git_dir: &Path, u: &Update) -> Result<Vec<(String, String)>> {
+fn invalid_commits(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec<(String, String)>> {
     let list = git_text(git_dir, &["rev-list", &u.new.to_string(), "--not", "--all"])?;
     let ids: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
     if ids.is_empty() {
@@ -226,7 +268,28 @@ fn invalid_commits(git_dir: &Path, u: &Update) -> Result<Vec<(String, String)>> 
         let body = &data[pos..(pos + size).min(data.len())];
         pos += size + 1;
         if let Err(why) = check_commit(body) {
-            bad.push((id.to_owned(), why));
+            bad.push((id.to_owned(), format!("is not a valid event: {why}")));
+        } else if opts.require_signed {
+            let message = body
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map_or(&body[..0], |at| &body[at + 2..]);
+            if let Some((eid, actor, state)) =
+                crate::eventlog::signed::check_event(opts.trust.as_ref(), message)
+            {
+                if !state.is_verified() {
+                    bad.push((
+                        id.to_owned(),
+                        format!(
+                            "holds event {} by {actor}, not verified for {actor}: {} \
+                             (the remote requires signed events; trust roots: {})",
+                            eid.short(12),
+                            state.describe(),
+                            crate::sign::TRUST_FILE
+                        ),
+                    ));
+                }
+            }
         }
     }
     Ok(bad)

@@ -222,6 +222,7 @@ fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i3
         .limit
         .map(|l| selected.len().saturating_sub(l))
         .unwrap_or(0);
+    let signatures = signature_states(repo, &selected[skip..])?;
     if ctx.ui.json {
         #[derive(Serialize)]
         struct Row<'a> {
@@ -229,21 +230,28 @@ fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i3
             lamport: u64,
             commit: String,
             event: &'a Event,
+            signature: Option<git_jules::sign::State>,
         }
         let rows: Vec<Row> = selected[skip..]
             .iter()
-            .map(|e| Row {
+            .zip(signatures)
+            .map(|(e, signature)| Row {
                 id: e.id.to_hex(),
                 lamport: e.lamport,
                 commit: e.commit.to_string(),
                 event: &e.event,
+                signature,
             })
             .collect();
         ui::json(&rows);
     } else {
-        for e in &selected[skip..] {
+        for (e, sig) in selected[skip..].iter().zip(signatures) {
+            let mark = match sig {
+                Some(s) if !s.is_verified() => format!("  (NOT VERIFIED: {})", s.describe()),
+                _ => String::new(),
+            };
             ui::out(format!(
-                "{} {:>6} {} {:<14} {} {}",
+                "{} {:>6} {} {:<14} {} {}{mark}",
                 ctx.ui.yellow(&e.id.short(width)),
                 e.lamport,
                 e.event.time,
@@ -254,6 +262,17 @@ fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i3
         }
     }
     Ok(0)
+}
+
+/// Each event's signature state; all `None` when the repository verifies nothing.
+fn signature_states(
+    repo: &gix::Repository,
+    events: &[&eventlog::LoggedEvent],
+) -> git_jules::Result<Vec<Option<git_jules::sign::State>>> {
+    let Some(mut verifier) = eventlog::Verifier::open(repo)? else {
+        return Ok(vec![None; events.len()]);
+    };
+    events.iter().map(|e| verifier.state(e.commit)).collect()
 }
 
 fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::Result<i32> {
@@ -267,16 +286,21 @@ fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::Result<i32>
         .iter()
         .find(|e| e.id.to_hex() == full)
         .expect("resolved ids come from these events");
+    let signature = signature_states(repo, std::slice::from_ref(&e))?.remove(0);
     if ctx.ui.json {
         ui::json(&serde_json::json!({
             "id": full,
             "lamport": e.lamport,
             "commit": e.commit.to_string(),
             "event": e.event,
+            "signature": signature,
         }));
     } else {
         ui::out(format!("event {}", ctx.ui.yellow(full)));
         ui::out(format!("commit {}", e.commit));
+        if let Some(s) = &signature {
+            ui::out(format!("signature {}", s.describe()));
+        }
         ui::out(format!("lamport {}", e.lamport));
         ui::out(format!("kind {}", e.event.kind));
         ui::out(format!("actor {}", e.event.actor));
@@ -366,6 +390,16 @@ fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow::Result<i3
                     ctx.ui.red("invalid"),
                     p.commit,
                     p.problem
+                ));
+            }
+            for u in &r.unverified {
+                ui::out(format!(
+                    "  {} event {} by {} (commit {}): {}; it carries no authority (jules.requireSigned)",
+                    ctx.ui.red("unverified"),
+                    &u.event[..12],
+                    u.actor,
+                    u.commit,
+                    u.signature.describe()
                 ));
             }
         }

@@ -291,6 +291,7 @@ fn examples(words: &str) -> &'static [&'static str] {
         "weave" => &["git jules weave --branches 'jules/*/sprint-5'"],
         "guard" => &[
             "git -C /srv/git/project.git jules guard --install   # the remote's pre-receive hook",
+            "git -C /srv/git/project.git jules guard --install --require-signed   # and refuse forged events",
         ],
         "mcp" => &[
             "claude mcp add jules -- git jules -C /path/to/repo mcp --persona curator",
@@ -322,6 +323,12 @@ fn examples(words: &str) -> &'static [&'static str] {
         "lease list" => &["git jules lease list --path src/lib.rs --all"],
         "lease check" => &["git jules lease check --staged", "git jules lease check --diff main..HEAD"],
         "lease remind" => &["git jules lease remind --lead 15m   # from cron"],
+        "keys" => &["git jules keys check"],
+        "keys new" => &[
+            "git jules keys new reviewer --configure   # then commit its line to .jules/allowed_signers on main",
+            "git jules keys new reviewer --out ~/.config/jules/reviewer",
+        ],
+        "keys check" => &["JULES_SIGNING_KEY=~/.config/jules/reviewer git jules keys check reviewer"],
         _ => &[],
     }
 }

@@ -14,6 +14,7 @@ mod guard;
 mod hooks;
 mod init;
 mod interrupt;
+mod keys;
 mod lean;
 mod lease;
 mod log;
@@ -127,6 +128,8 @@ pub enum Command {
     Series(Group<series::SeriesCommand>),
     /// Run a command on every commit of base..HEAD, in temporary worktrees, with a cache
     Verify(verify::Args),
+    /// Persona signing keys: make one, check a setup (signed events: docs/format.md)
+    Keys(Group<keys::KeysCommand>),
     /// Path leases on refs/jules/lease: say which files you are changing before you change them
     Lease(Group<lease::LeaseCommand>),
     /// Install the git hooks git-jules ships (pre-push: verify pushed series)
@@ -193,6 +196,10 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
     };
     let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
     git_jules::eventlog::cache::set_full_replay(cli.full);
+    // The one environment variable of signing, read here because the library reads none.
+    if let Some(key) = std::env::var_os("JULES_SIGNING_KEY").filter(|k| !k.is_empty()) {
+        git_jules::sign::keys::set_process_key(key.into());
+    }
     let ctx = Context {
         ui: ui::Ui::new(cli.json, cli.color, cli.quiet, &dir),
         dir,
@@ -245,6 +252,7 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Verify(args) => verify::run(ctx, args, cli.json),
         Command::Hooks(Group { cmd: Lean(cmd) }) => hooks::run(ctx, cmd),
         Command::Lease(Group { cmd: Lean(cmd) }) => lease::run(ctx, cmd),
+        Command::Keys(Group { cmd: Lean(cmd) }) => keys::run(ctx, cmd),
         Command::Weave(args) => weave::run(ctx, args, cli.json),
         Command::Completions(args) => completions::run(args),
     }

@@ -28,6 +28,10 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             args.listen
         ));
     }
+    if let Some(persona) = &args.as_persona {
+        // `--as` writes as one persona: with that persona's key only, checked before serving.
+        git_jules::sign::keys::pin_persona(&ctx.open()?, persona)?;
+    }
     let server = git_jules::web::Server::bind(
         ctx.dir.clone(),
         git_jules::web::Options {

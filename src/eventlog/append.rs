@@ -45,6 +45,8 @@ struct Prepared {
     id: EventId,
     tree: ObjectId,
     actor: String,
+    /// The actor's signature over `canonical`, made once: a retry rebuilds the commit with the same one.
+    signature: Option<String>,
 }
 
 impl Log<'_> {
@@ -151,7 +153,13 @@ impl Log<'_> {
         let mut out = Vec::with_capacity(prepared.len());
         for (i, p) in prepared.iter().enumerate() {
             let lamport = base_lamport + 1 + i as u64;
-            let message = event_message(&p.kind, &p.canonical, &p.id, lamport);
+            let message = event_message(
+                &p.kind,
+                &p.canonical,
+                &p.id,
+                lamport,
+                p.signature.as_deref(),
+            );
             let author = crate::repo::persona_signature(&p.actor, committer.time);
             let commit = gix::objs::Commit {
                 tree: p.tree,
@@ -198,7 +206,9 @@ impl Log<'_> {
         }
         let canonical = event.canonical()?;
         let id = EventId::of(&canonical);
+        let signature = crate::sign::sign_event(self.repo, &event.actor, &canonical)?;
         Ok(Prepared {
+            signature,
             kind: event.kind.clone(),
             actor: event.actor.clone(),
             canonical,

@@ -22,6 +22,7 @@ pub(crate) const EVENT_SUBJECT_PREFIX: &str = "jules-event ";
 pub(crate) const MERGE_SUBJECT: &str = "jules-merge";
 pub(crate) use crate::refs::LAMPORT_TRAILER;
 pub(crate) const ID_TRAILER: &str = "Jules-Event-Id: ";
+pub(crate) use crate::sign::SIGNATURE_TRAILER;
 
 /// The sha256 of an event's canonical JSON: the crate's one 32-byte id type.
 pub use crate::id::Id32 as EventId;
@@ -166,15 +167,23 @@ pub(crate) enum Framed<'a> {
         json: &'a [u8],
         lamport: u64,
         claimed_id: &'a str,
+        /// The `Jules-Signature` trailer's value (format 4), outside the hashed event.
+        signature: Option<&'a str>,
     },
     Merge {
         lamport: u64,
     },
 }
 
-/// Frame an event as a commit message.
-pub(crate) fn event_message(kind: &str, canonical: &[u8], id: &EventId, lamport: u64) -> Vec<u8> {
-    let mut m = Vec::with_capacity(canonical.len() + 160);
+/// Frame an event as a commit message; `signature` is the compacted SSHSIG over `canonical`, if signed.
+pub(crate) fn event_message(
+    kind: &str,
+    canonical: &[u8],
+    id: &EventId,
+    lamport: u64,
+    signature: Option<&str>,
+) -> Vec<u8> {
+    let mut m = Vec::with_capacity(canonical.len() + 160 + signature.map_or(0, |s| s.len() + 20));
     m.extend_from_slice(EVENT_SUBJECT_PREFIX.as_bytes());
     m.extend_from_slice(kind.as_bytes());
     m.push(b' ');
@@ -188,6 +197,11 @@ pub(crate) fn event_message(kind: &str, canonical: &[u8], id: &EventId, lamport:
     m.extend_from_slice(ID_TRAILER.as_bytes());
     m.extend_from_slice(id.to_hex().as_bytes());
     m.push(b'\n');
+    if let Some(sig) = signature {
+        m.extend_from_slice(SIGNATURE_TRAILER.as_bytes());
+        m.extend_from_slice(sig.as_bytes());
+        m.push(b'\n');
+    }
     m
 }
 
@@ -233,7 +247,7 @@ pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Inval
     if json.len() > MAX_EVENT_BYTES {
         return Err(Invalid::Oversized(json.len()));
     }
-    let (mut lamport, mut claimed_id) = (None, None);
+    let (mut lamport, mut claimed_id, mut signature) = (None, None, None);
     for line in lines {
         if let Some(rest) = line.strip_prefix(LAMPORT_TRAILER.as_bytes()) {
             lamport = std::str::from_utf8(rest)
@@ -241,6 +255,9 @@ pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Inval
                 .and_then(|s| s.trim().parse().ok());
         } else if let Some(rest) = line.strip_prefix(ID_TRAILER.as_bytes()) {
             claimed_id = std::str::from_utf8(rest).ok().map(str::trim);
+        } else if let Some(rest) = line.strip_prefix(SIGNATURE_TRAILER.as_bytes()) {
+            // Not UTF-8 cannot be base64: keep it, so verification calls it a bad signature.
+            signature = Some(std::str::from_utf8(rest).map_or("!", str::trim));
         }
     }
     match (lamport, claimed_id) {
@@ -251,6 +268,7 @@ pub(crate) fn parse_message(msg: &[u8]) -> std::result::Result<Framed<'_>, Inval
             json,
             lamport,
             claimed_id,
+            signature,
         }),
         _ => Err(Invalid::NotAnEvent(
             "missing Jules-Lamport or Jules-Event-Id trailer".into(),
@@ -319,6 +337,7 @@ pub fn decode_message(msg: &[u8], strict: bool) -> std::result::Result<Decoded, 
             json,
             lamport,
             claimed_id,
+            ..
         } => {
             let (id, event) = decode_event(json, claimed_id, strict)?;
             Ok(Decoded::Event { id, event, lamport })
@@ -370,11 +389,12 @@ mod tests {
         let ev = Event::new("t.x", "a", serde_json::json!({"n": 1}));
         let c = ev.canonical().unwrap();
         let id = EventId::of(&c);
-        let msg = event_message(&ev.kind, &c, &id, 42);
+        let msg = event_message(&ev.kind, &c, &id, 42, None);
         let Ok(Framed::Event {
             json,
             lamport,
             claimed_id,
+            ..
         }) = parse_message(&msg)
         else {
             panic!("not parsed")
@@ -406,7 +426,7 @@ mod tests {
     fn fsck_classes() {
         let frame = |json: &str| {
             let id = EventId::of(json.as_bytes());
-            event_message("t.x", json.as_bytes(), &id, 1)
+            event_message("t.x", json.as_bytes(), &id, 1, None)
         };
         let decode = |msg: &[u8]| match parse_message(msg) {
             Ok(Framed::Event {

@@ -16,6 +16,19 @@ pub struct FsckReport {
     /// Events appended more than once (same id in several commits): harmless, counted once by readers.
     pub duplicates: usize,
     pub invalid: Vec<FsckProblem>,
+    /// Under `jules.requireSigned`: every event not verified for its actor, which therefore carries no
+    /// authority (absent without `requireSigned`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unverified: Vec<FsckUnverified>,
+}
+
+/// An event that carries no authority under `jules.requireSigned`.
+#[derive(Debug, Serialize)]
+pub struct FsckUnverified {
+    pub commit: String,
+    pub event: String,
+    pub actor: String,
+    pub signature: crate::sign::State,
 }
 
 #[derive(Debug, Serialize)]
@@ -26,7 +39,7 @@ pub struct FsckProblem {
 
 impl FsckReport {
     pub fn is_clean(&self) -> bool {
-        self.invalid.is_empty()
+        self.invalid.is_empty() && self.unverified.is_empty()
     }
 }
 
@@ -69,7 +82,25 @@ impl Log<'_> {
             });
         }
         invalid.sort_by(|a, b| a.commit.cmp(&b.commit));
+        let mut unverified = Vec::new();
+        if let Some(mut verifier) = super::Verifier::open_log(self.repo)? {
+            if verifier.require_signed() {
+                for e in &ordered {
+                    match verifier.state(e.commit)? {
+                        Some(s) if s.is_verified() => {}
+                        Some(signature) => unverified.push(FsckUnverified {
+                            commit: e.commit.to_string(),
+                            event: e.id.to_hex(),
+                            actor: e.event.actor.clone(),
+                            signature,
+                        }),
+                        None => {}
+                    }
+                }
+            }
+        }
         Ok(FsckReport {
+            unverified,
             log: self.name.clone(),
             tip: tip.map(|t| t.to_string()),
             commits,

@@ -14,6 +14,7 @@
 //! - [`checkpoint`]: projection states stored on the log (notes), so a fresh clone replays only the tail.
 //! - `merge`: joining two divergent tips.
 //! - `fsck`: strict validation of every commit.
+//! - [`signed`]: the verification state of event commits under the trust roots, cached per commit.
 //! - [`stats`]: a small projection of any log.
 
 mod append;
@@ -27,6 +28,7 @@ mod project;
 mod prop_tests;
 mod read;
 mod replay;
+pub mod signed;
 pub mod stats;
 mod walk;
 pub mod warm;
@@ -37,6 +39,7 @@ pub use fsck::FsckReport;
 pub use merge::MergeOutcome;
 pub use read::{order, IdSet, InvalidCommit, LoggedEvent, Scan};
 pub use replay::{Replayed, SPILL_AT};
+pub use signed::Verifier;
 
 use gix::ObjectId;
 

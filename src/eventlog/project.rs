@@ -13,10 +13,16 @@ use super::Log;
 use crate::error::{Result, ResultExt};
 
 impl Log<'_> {
+    /// Where projection `projection` of this log is cached: `cache/<log>/<projection>`, or, under
+    /// `jules.requireSigned`, `cache-signed/<trust file blob>/<log>/<projection>` (a fold that ignores
+    /// unverified events is another fold, and a new trust file another again).
     pub fn cache_dir(&self, projection: &str) -> PathBuf {
-        crate::repo::jules_dir(self.repo)
-            .join("cache")
-            .join(self.short_name().replace('/', "%"))
+        let base = crate::repo::jules_dir(self.repo);
+        let base = match crate::sign::verify::authority_cache(self.repo) {
+            Some(sub) => base.join(sub),
+            None => base.join("cache"),
+        };
+        base.join(self.short_name().replace('/', "%"))
             .join(projection)
     }
 
@@ -70,8 +76,10 @@ impl Log<'_> {
             } else if let Some(loaded) = self.try_incremental::<P>(dir, &meta, &tips)? {
                 return Ok(loaded);
             }
-        } else if let Some(mut loaded) = super::checkpoint::seed_cache::<P>(self, dir, &tips)
-            .ok()
+        } else if let Some(mut loaded) = (!crate::sign::verify::require_signed(self.repo))
+            // Under requireSigned a checkpoint, which no signature covers, counts for nothing: replay.
+            .then(|| super::checkpoint::seed_cache::<P>(self, dir, &tips))
+            .and_then(|r| r.ok())
             .flatten()
             .and_then(|meta| self.try_incremental::<P>(dir, &meta, &tips).ok().flatten())
         {
@@ -90,7 +98,12 @@ impl Log<'_> {
     /// Fold every event reachable from `tips` into an empty projection, reading and writing no cache.
     pub fn fold_from_log<P: Projection>(&self, tips: &[ObjectId]) -> Result<Loaded<P>> {
         let mut view = P::empty();
-        let r = self.replay(tips, |e| view.apply(e))?;
+        let mut authority = Authority::of(self.repo)?;
+        let r = self.replay(tips, |e| {
+            if authority.allows(e) {
+                view.apply(e)
+            }
+        })?;
         Ok(Loaded {
             view,
             refresh: Refresh::Rebuilt { commits: r.commits },
@@ -163,8 +176,11 @@ impl Log<'_> {
             .into_iter()
             .filter(|e| ids.binary_search(&e.id).is_err())
             .collect();
+        let mut authority = Authority::of(self.repo)?;
         for e in &fresh {
-            view.apply(e);
+            if authority.allows(e) {
+                view.apply(e);
+            }
         }
         let new_max = fresh.last().map(|e| e.key()).or(max_key);
         let events = meta.events + fresh.len() as u64;
@@ -191,7 +207,12 @@ impl Log<'_> {
 
     fn rebuild<P: Projection>(&self, dir: &Path, tips: &[ObjectId]) -> Result<Loaded<P>> {
         let mut view = P::empty();
-        let r = self.replay(tips, |e| view.apply(e))?;
+        let mut authority = Authority::of(self.repo)?;
+        let r = self.replay(tips, |e| {
+            if authority.allows(e) {
+                view.apply(e)
+            }
+        })?;
         let events = r.ids.len() as u64;
         let _ = std::fs::remove_dir_all(dir);
         let _ = self.store(dir, &view, tips, r.max_key, Some(&r.ids), events);
@@ -231,5 +252,27 @@ impl Log<'_> {
             events,
         };
         save_json(dir, META, &meta, &stamp).context(|| "writing the cache meta".into())
+    }
+}
+
+/// Which events a fold may apply: all of them, or under `jules.requireSigned` only those verified for their
+/// actor (docs/format.md, "Signed events"): an unverified mark, claim, lease or state change counts for
+/// nothing, and an unverified message is not mail from its sender.
+struct Authority<'r>(Option<super::Verifier<'r>>);
+
+impl<'r> Authority<'r> {
+    fn of(repo: &'r gix::Repository) -> Result<Self> {
+        if !crate::sign::verify::require_signed(repo) {
+            return Ok(Authority(None));
+        }
+        Ok(Authority(super::Verifier::open_log(repo)?))
+    }
+
+    fn allows(&mut self, e: &LoggedEvent) -> bool {
+        match &mut self.0 {
+            None => true,
+            // A commit that cannot be read cannot be verified: no authority.
+            Some(v) => v.authorized(e.commit).unwrap_or(false),
+        }
     }
 }

@@ -165,7 +165,7 @@ proptest! {
     fn every_writable_event_reads_back_as_itself(ev in event(), lamport in 0..MAX_LAMPORT) {
         let canonical = ev.canonical().unwrap();
         let id = EventId::of(&canonical);
-        let msg = event_message(&ev.kind, &canonical, &id, lamport);
+        let msg = event_message(&ev.kind, &canonical, &id, lamport, None);
         let back = decode_message(&msg, true);
         prop_assert_eq!(back, Ok(Decoded::Event { id, event: ev, lamport }));
     }
@@ -176,7 +176,7 @@ proptest! {
             Ok(canonical) => {
                 prop_assert!(!has_fraction(&ev.data));
                 let id = EventId::of(&canonical);
-                let msg = event_message(&ev.kind, &canonical, &id, 1);
+                let msg = event_message(&ev.kind, &canonical, &id, 1, None);
                 prop_assert_eq!(decode_message(&msg, true), Ok(Decoded::Event { id, event: ev, lamport: 1 }));
             }
             Err(e) => prop_assert!(has_fraction(&ev.data) && e.to_string().contains("only integers"), "{e}"),
@@ -188,7 +188,7 @@ proptest! {
         let lamport = MAX_LAMPORT + over;
         let canonical = ev.canonical().unwrap();
         let id = EventId::of(&canonical);
-        let msg = event_message(&ev.kind, &canonical, &id, lamport);
+        let msg = event_message(&ev.kind, &canonical, &id, lamport, None);
         prop_assert_eq!(decode_message(&msg, false), Err(Invalid::LamportOutOfRange(lamport)));
         prop_assert_eq!(
             decode_message(&merge_message(lamport), false),
@@ -204,7 +204,7 @@ proptest! {
     ) {
         let canonical = ev.canonical().unwrap();
         let id = EventId::of(&canonical);
-        let msg = apply(event_message(&ev.kind, &canonical, &id, lamport), &edits);
+        let msg = apply(event_message(&ev.kind, &canonical, &id, lamport, None), &edits);
         check_accepted(&msg, false);
         check_accepted(&msg, true);
     }
@@ -222,7 +222,7 @@ proptest! {
         let swapped = other.canonical().unwrap();
         prop_assume!(swapped != canonical);
         let id = EventId::of(&canonical);
-        let msg = event_message(&other.kind, &swapped, &id, lamport);
+        let msg = event_message(&other.kind, &swapped, &id, lamport, None);
         for strict in [false, true] {
             let got = decode_message(&msg, strict);
             prop_assert!(matches!(got, Err(Invalid::IdMismatch { .. })), "{:?}", got);

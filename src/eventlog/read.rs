@@ -154,6 +154,7 @@ impl Log<'_> {
                 json,
                 lamport,
                 claimed_id,
+                ..
             }) => decode_event(json, claimed_id, false).ok().map(|_| lamport),
             Ok(Framed::Merge { lamport }) => Some(lamport),
             Err(_) => None,

@@ -127,6 +127,7 @@ pub(super) fn classify(message: &[u8], parents: Option<usize>) -> Classified<'_>
             json,
             lamport,
             claimed_id,
+            ..
         }) => {
             let id = EventId::of(json);
             if EventId::from_hex(claimed_id) == Some(id) {

@@ -333,7 +333,11 @@ pub fn inbox(ws: &Workspace, persona: &str, filter: &Filter) -> Result<Listing> 
     let warnings = check_persona(ws, &repo, persona)?;
     let log = ops::log(&repo)?.with_warm(ws.warm());
     let now = Utc::now();
-    let list = ops::with_view(&log, |view| out::inbox(view, persona, filter, now))?;
+    let list = ops::with_view(&log, |view| {
+        let mut list = out::inbox(view, persona, filter, now)?;
+        out::sign_listing(&repo, view, &mut list.messages)?;
+        Ok(list)
+    })?;
     Ok(Listing { list, warnings })
 }
 
@@ -342,7 +346,11 @@ pub fn sent(ws: &Workspace, persona: &str, limit: Option<usize>) -> Result<Listi
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
     let log = ops::log(&repo)?.with_warm(ws.warm());
-    let list = ops::with_view(&log, |view| out::sent(view, persona, limit, Utc::now()))?;
+    let list = ops::with_view(&log, |view| {
+        let mut list = out::sent(view, persona, limit, Utc::now())?;
+        out::sign_listing(&repo, view, &mut list.messages)?;
+        Ok(list)
+    })?;
     Ok(Listing { list, warnings })
 }
 
@@ -366,7 +374,9 @@ pub fn show(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<One> {
     let now = Utc::now();
     let message = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
-        out::detail(view, &msg, persona, now)
+        let mut m = out::detail(view, &msg, persona, now)?;
+        out::sign_messages(&repo, view, std::slice::from_mut(&mut m))?;
+        Ok(m)
     })?;
     Ok(One {
         version: JSON_VERSION,
@@ -384,6 +394,7 @@ pub fn read(ws: &Workspace, id: &str, persona: &str) -> Result<One> {
     let message = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
         let mut out = out::detail(view, &msg, Some(persona), now)?;
+        out::sign_messages(&repo, view, std::slice::from_mut(&mut out))?;
         ops::set_mark(&log, view, persona, &msg.id, Mark::Read)?;
         if let Some(s) = &mut out.state {
             if s.unread {
@@ -409,7 +420,11 @@ pub fn thread(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<Listing
     };
     let log = ops::log(&repo)?.with_warm(ws.warm());
     let now = Utc::now();
-    let messages = ops::with_view(&log, |view| out::thread(&log, view, id, persona, now))?;
+    let messages = ops::with_view(&log, |view| {
+        let mut messages = out::thread(&log, view, id, persona, now)?;
+        out::sign_messages(&repo, view, &mut messages)?;
+        Ok(messages)
+    })?;
     Ok(Listing {
         list: ListOut {
             version: JSON_VERSION,

@@ -241,6 +241,7 @@ pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message>
         json,
         lamport,
         claimed_id,
+        ..
     }) = parse_message(c.message)
     else {
         return Err(corrupt("not an event commit".into()));

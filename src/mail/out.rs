@@ -70,6 +70,9 @@ pub struct MessageOut {
     pub files: Vec<FileOut>,
     pub claim: Option<Claim>,
     pub state: Option<StateOut>,
+    /// The send event's signature under the trust roots; `null` where nothing is verified (no trust file
+    /// and no `jules.requireSigned`). Filled by [`sign_messages`].
+    pub signature: Option<crate::sign::State>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
 }
@@ -104,6 +107,7 @@ impl MessageOut {
             files: h.files.iter().map(file_out).collect(),
             claim: h.claim.clone(),
             state,
+            signature: None,
             body,
         }
     }
@@ -114,6 +118,64 @@ fn file_out(p: &PayloadRef) -> FileOut {
         name: p.name.clone(),
         size: p.size,
     }
+}
+
+/// Fill every message's `signature` (one verifier for the lot, cached by commit); nothing is read when the
+/// repository has no trust roots and does not require signatures. Under `jules.requireSigned` a listing
+/// drops what is not verified: such mail carries no authority, so it is not listed as from its sender
+/// (`mail show` still shows it, marked).
+pub fn sign_listing(
+    repo: &gix::Repository,
+    view: &mut MailView,
+    messages: &mut Vec<MessageOut>,
+) -> Result<()> {
+    sign_messages(repo, view, messages)?;
+    if crate::sign::verify::require_signed(repo) {
+        messages.retain(|m| m.signature.as_ref().is_some_and(|s| s.is_verified()));
+    }
+    Ok(())
+}
+
+/// Fill every message's `signature`, hiding nothing (one message shown by id, a thread).
+pub fn sign_messages(
+    repo: &gix::Repository,
+    view: &mut MailView,
+    messages: &mut [MessageOut],
+) -> Result<()> {
+    let ids: Vec<&str> = messages.iter().map(|m| m.id.as_str()).collect();
+    if let Some(states) = signatures(repo, view, &ids)? {
+        for (m, s) in messages.iter_mut().zip(states) {
+            m.signature = s;
+        }
+    }
+    Ok(())
+}
+
+/// The signature state of each message id (hex); `None` when the repository verifies nothing (no trust
+/// file, no `jules.requireSigned`).
+pub fn signatures(
+    repo: &gix::Repository,
+    view: &mut MailView,
+    ids: &[&str],
+) -> Result<Option<Vec<Option<crate::sign::State>>>> {
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    let Some(mut verifier) = crate::eventlog::Verifier::open(repo)? else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let commit = EventId::from_hex(id)
+            .map(|id| view.commit_of(&id))
+            .transpose()?
+            .flatten();
+        out.push(match commit {
+            Some(c) => verifier.state(c)?,
+            None => None,
+        });
+    }
+    Ok(Some(out))
 }
 
 /// A listing document: `inbox`, `sent`, `thread`, `wait`.

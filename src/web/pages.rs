@@ -98,7 +98,11 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
     let now = Utc::now();
     let folder = r.param("folder").unwrap_or("inbox");
     let doc = if folder == "sent" {
-        with_mail(shared, &repo, |_, view| out::sent(view, persona, None, now))?
+        with_mail(shared, &repo, |log, view| {
+            let mut doc = out::sent(view, persona, None, now)?;
+            out::sign_listing(log.repo(), view, &mut doc.messages)?;
+            Ok(doc)
+        })?
     } else {
         let filter = Filter {
             folder: match folder {
@@ -116,8 +120,10 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
             since: None,
             limit: r.param("limit").and_then(|l| l.parse().ok()),
         };
-        with_mail(shared, &repo, |_, view| {
-            out::inbox(view, persona, &filter, now)
+        with_mail(shared, &repo, |log, view| {
+            let mut doc = out::inbox(view, persona, &filter, now)?;
+            out::sign_listing(log.repo(), view, &mut doc.messages)?;
+            Ok(doc)
         })?
     };
     let doc = doc.unwrap_or(out::ListOut {
@@ -142,7 +148,9 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
     }
     let now = Utc::now();
     let messages = with_mail(shared, &repo, |log, view| {
-        out::thread(log, view, id, persona, now)
+        let mut messages = out::thread(log, view, id, persona, now)?;
+        out::sign_messages(log.repo(), view, &mut messages)?;
+        Ok(messages)
     })?
     .ok_or_else(|| Error::not_found("message", id))?;
     let mut data = value(out::ListOut {

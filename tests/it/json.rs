@@ -205,6 +205,17 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     s.run("log stats", &["log", "stats", "mail"]);
     s.run("log fsck", &["log", "fsck"]);
     s.run("log list", &["log", "list"]);
+    let keydir = tempfile::tempdir().unwrap();
+    let key = keydir.path().join("alice");
+    let key = key.to_str().unwrap();
+    s.run("keys new", &["keys", "new", "alice", "--out", key]);
+    // No trust file on main: the check fails (exit 1) and says why.
+    s.run_code(
+        "keys check",
+        &["keys", "check", "alice"],
+        1,
+        &[("JULES_SIGNING_KEY", key)],
+    );
 
     let sent = s.run(
         "mail send",

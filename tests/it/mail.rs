@@ -53,6 +53,7 @@ struct Msg {
     files: Vec<FileDoc>,
     claim: Option<ClaimDoc>,
     state: Option<StateDoc>,
+    signature: Option<serde_json::Value>,
     #[serde(default)]
     body: Option<String>,
 }

@@ -24,6 +24,7 @@ mod roles;
 mod search;
 mod series;
 mod series_versions;
+mod sign;
 mod state;
 mod sync;
 mod tick;

@@ -947,3 +947,45 @@ fn the_search_box_answers_as_mail_search_does() {
     assert_eq!(bad.status, 200, "{}", bad.text());
     assert!(bad.text().contains("class=\"error\""), "{}", bad.text());
 }
+
+/// Signed events in the web view: the mailbox marks unverified mail and the API carries the CLI's
+/// `signature` (issue 28).
+#[test]
+fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("alice");
+    let line = r.jules_ok(["keys", "new", "alice", "--out", key.to_str().unwrap()]);
+    r.write(".jules/allowed_signers", &line);
+    r.commit_all("trust alice");
+    r.git([
+        "config",
+        "jules.persona.alice.signingKey",
+        key.to_str().unwrap(),
+    ]);
+    send(&r, "alice", "bob", "signed one", "x", &[]);
+    send(&r, "mallory", "bob", "forged one", "x", &[]);
+    let server = Server::start(&r, &[]);
+    let get = |path: &str, accept: &str| server.get(path, accept);
+    let page = get("/mail/bob", "text/html").text();
+    assert_eq!(page.matches("not verified").count(), 1, "{page}");
+    let row = page
+        .split("<tr")
+        .find(|row| row.contains("forged one"))
+        .unwrap();
+    assert!(row.contains("not verified"), "{row}");
+    let cli: Value =
+        serde_json::from_str(&r.jules_ok(["mail", "inbox", "--persona", "bob", "--json"])).unwrap();
+    let api = get("/api/mail/bob", "*/*").json();
+    assert_eq!(api["messages"], cli["messages"]);
+    let states: Vec<&str> = api["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["signature"]["state"].as_str().unwrap())
+        .collect();
+    assert!(
+        states.contains(&"verified") && states.contains(&"unsigned"),
+        "{states:?}"
+    );
+}

@@ -84,13 +84,29 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
         ui::json(&listing);
         return Ok(0);
     }
-    // The human listing wants the items themselves (marks, via, expiry).
+    // The human listing wants the items themselves (marks, via, expiry) and their signatures.
     let persona = a.persona.checked(ctx, repo)?;
     let log = ops::log(repo)?;
-    let (items, abbrev) = ops::with_view(&log, |view| {
-        Ok((view.inbox(&persona, &filter, now)?, view.abbrev()?))
+    let (items, abbrev, sigs) = ops::with_view(&log, |view| {
+        let mut items = view.inbox(&persona, &filter, now)?;
+        let ids: Vec<&str> = items.iter().map(|i| i.header.id.as_str()).collect();
+        let mut sigs = out::signatures(repo, view, &ids)?;
+        // Under jules.requireSigned what is not verified is not listed (as `--json` does).
+        if let Some(states) = sigs
+            .as_mut()
+            .filter(|_| git_jules::sign::verify::require_signed(repo))
+        {
+            let keep: Vec<bool> = states
+                .iter()
+                .map(|s| s.as_ref().is_some_and(|s| s.is_verified()))
+                .collect();
+            let mut k = keep.iter();
+            items.retain(|_| *k.next().unwrap_or(&false));
+            states.retain(|s| s.as_ref().is_some_and(|s| s.is_verified()));
+        }
+        Ok((items, view.abbrev()?, sigs))
     })?;
-    print_items(ctx, &persona, &items, abbrev, now);
+    print_items(ctx, &persona, &items, abbrev, now, sigs.as_deref());
     Ok(0)
 }
 
@@ -100,6 +116,7 @@ pub fn print_items(
     items: &[Item],
     abbrev: usize,
     now: chrono::DateTime<chrono::Utc>,
+    signatures: Option<&[Option<git_jules::sign::State>]>,
 ) {
     if ctx.ui.json {
         ui::json(&out::listing(persona, items, abbrev, now));
@@ -107,7 +124,7 @@ pub fn print_items(
     }
     // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.
     let mut text = String::new();
-    for i in items {
+    for (n, i) in items.iter().enumerate() {
         let h = &i.header;
         let flag = if i.marks.read.is_none() { "*" } else { " " };
         let mut extra = String::new();
@@ -124,6 +141,12 @@ pub fn print_items(
         }
         if h.is_expired(now) {
             extra.push_str("  (expired)");
+        }
+        // Only a repository with trust roots verifies; there, what is not verified says so.
+        if let Some(Some(state)) = signatures.and_then(|s| s.get(n)) {
+            if !state.is_verified() {
+                extra.push_str(&format!("  (NOT VERIFIED: {})", state.describe()));
+            }
         }
         let prio = match h.priority {
             Priority::Urgent => ctx.ui.red("urgent"),

@@ -35,6 +35,14 @@ fn print(ctx: &Context, m: &MessageOut) {
     let line = |k: &str, v: &str| ui::out(format!("{:<18} {v}", format!("{k}:")));
     ui::out(ctx.ui.yellow(&format!("message {}", m.id)));
     line("From", &m.from);
+    match &m.signature {
+        Some(s) if s.is_verified() => line("Signature", &s.describe()),
+        Some(s) => line(
+            "Signature",
+            &ctx.ui.red(&format!("NOT VERIFIED: {}", s.describe())),
+        ),
+        None => {}
+    }
     let mut to = Vec::new();
     for r in &m.to {
         match m.groups.get(r) {

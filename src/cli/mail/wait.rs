@@ -69,7 +69,7 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
                 Ok((ops::unread(view, &persona, now)?, view.abbrev()?))
             })?;
             if !items.is_empty() {
-                print_items(ctx, &persona, &items, abbrev, now);
+                print_items(ctx, &persona, &items, abbrev, now, None);
                 return Ok(0);
             }
             if seen.is_none() && ctx.ui.interactive {

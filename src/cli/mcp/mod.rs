@@ -52,6 +52,8 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     git_jules::mail::message::validate_persona(&persona)?;
     // Fail before speaking the protocol when this is not a repository.
     let repo = ctx.open()?;
+    // The server acts as one persona: it signs with that persona's key only (checked before serving).
+    git_jules::sign::keys::pin_persona(&repo, &persona)?;
     let common_dir = repo.common_dir().to_owned();
     // Calls follow each other in this process: keep the mail view of the current tips in memory between
     // them instead of decoding its cache files on every call (the library decides when it may be reused).

@@ -190,6 +190,8 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
         .map_err(|e| Error::Other(format!("search index: reader: {e}")))?;
     let searcher = reader.searcher();
 
+    // Under requireSigned the view holds only verified mail; the index holds every message.
+    let require_signed = crate::sign::verify::require_signed(repo);
     let hits_and_total = ops::with_view(&log, |view| {
         // The persona's mailbox, as `inbox` lists it, keyed as the index's `key` field.
         let allowed: Option<HashMap<u64, Item>> = match &input.persona {
@@ -262,6 +264,7 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
                     // Another message sharing the first 8 bytes of the id: not the persona's.
                     _ => continue,
                 },
+                None if require_signed && view.commit_of(&id)?.is_none() => continue,
                 None => None,
             };
             let msg = ops::load_message(repo, commit)?;

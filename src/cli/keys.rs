@@ -1,0 +1,166 @@
+//! `git jules keys new|check`: a persona's signing key (see `git_jules::sign`).
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+use git_jules::sign::{self, keys};
+use serde_json::json;
+
+use super::ui;
+use crate::cli::context::Context;
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make an ed25519 key for PERSONA (mode 0600) and print its allowed_signers line
+    New(NewArgs),
+    /// Check that PERSONA's key is found, usable, and allowed by the trust roots (exit 1 if not)
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    pub persona: String,
+    /// Where to write the private key (the public key goes beside it as PATH.pub); default
+    /// .git/jules-keys/PERSONA: not in the work tree, never pushed, and not under .git/jules/, which holds
+    /// only derived data that may be deleted
+    #[arg(long, value_name = "PATH")]
+    pub out: Option<PathBuf>,
+    /// Also record the key for PERSONA in this repository's config (jules.persona.PERSONA.signingKey)
+    #[arg(long)]
+    pub configure: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The persona (default $JULES_PERSONA)
+    #[arg(env = "JULES_PERSONA")]
+    pub persona: String,
+}
+
+pub fn run(ctx: &Context, cmd: KeysCommand) -> anyhow::Result<i32> {
+    match cmd {
+        KeysCommand::New(a) => new(ctx, a),
+        KeysCommand::Check(a) => check(ctx, a),
+    }
+}
+
+fn new(ctx: &Context, a: NewArgs) -> anyhow::Result<i32> {
+    git_jules::names::validate_ref_component(&a.persona)?;
+    let repo = ctx.open()?;
+    let path = match a.out {
+        Some(p) => p,
+        None => repo.common_dir().join("jules-keys").join(&a.persona),
+    };
+    let made = keys::generate(&a.persona, &path)?;
+    let path = std::path::absolute(&made.path).unwrap_or(made.path.clone());
+    if a.configure {
+        let var = format!("jules.persona.{}.signingKey", a.persona);
+        let value = path.to_string_lossy().into_owned();
+        git_jules::gitcli::run(
+            git_jules::gitcli::dir_of(&repo),
+            ["config", var.as_str(), value.as_str()],
+        )?;
+        ui::status(format!("set {var}"));
+    }
+    if ctx.ui.json {
+        ui::json(&json!({
+            "persona": a.persona,
+            "path": path,
+            "public": made.public,
+            "allowed_signers": made.allowed_signers,
+            "fingerprint": made.fingerprint,
+        }));
+    } else {
+        ui::status(format!(
+            "wrote {} ({}); add this line to {} on the base branch:",
+            path.display(),
+            made.fingerprint,
+            sign::TRUST_FILE
+        ));
+        ui::out(&made.allowed_signers);
+    }
+    Ok(0)
+}
+
+fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
+    let repo = ctx.open()?;
+    let mut problems = Vec::new();
+    let source = keys::key_for(&repo, &a.persona);
+    let mut fingerprint = None;
+    let mut key_data = None;
+    match &source {
+        None => problems.push(format!(
+            "no signing key for {}: set JULES_SIGNING_KEY, jules.persona.{}.signingKey or jules.signingKey",
+            a.persona, a.persona
+        )),
+        Some(s) => match keys::load(s.path()) {
+            Ok(k) => {
+                fingerprint = Some(
+                    k.public_key()
+                        .fingerprint(ssh_key::HashAlg::Sha256)
+                        .to_string(),
+                );
+                key_data = Some(k.public_key().key_data().clone());
+            }
+            Err(e) => problems.push(e.to_string()),
+        },
+    }
+    let trust = git_jules::sign::verify::load_trust(&repo)?;
+    let trust_ref = git_jules::sign::verify::trust_ref(&repo);
+    let allowed = match (&trust, &key_data) {
+        (None, _) => {
+            problems.push(format!(
+                "no trust roots: {trust_ref}:{} does not exist",
+                sign::TRUST_FILE
+            ));
+            false
+        }
+        (Some((t, _)), Some(k)) => {
+            let now = chrono::Utc::now();
+            match t.allows(k, &a.persona, sign::NAMESPACE, Some(now)) {
+                Ok(()) => true,
+                Err(why) => {
+                    problems.push(format!(
+                        "{trust_ref}:{} does not allow this key for {} now ({why:?})",
+                        sign::TRUST_FILE,
+                        a.persona
+                    ));
+                    false
+                }
+            }
+        }
+        (Some(_), None) => false,
+    };
+    if ctx.ui.json {
+        ui::json(&json!({
+            "persona": a.persona,
+            "key": source.as_ref().map(|s| s.describe()),
+            "fingerprint": fingerprint,
+            "trust_ref": trust_ref,
+            "allowed": allowed,
+            "require_signed": git_jules::sign::verify::require_signed(&repo),
+            "problems": problems,
+        }));
+    } else {
+        if let Some(s) = &source {
+            ui::out(format!("key: {}", s.describe()));
+        }
+        if let Some(f) = &fingerprint {
+            ui::out(format!("fingerprint: {f}"));
+        }
+        ui::out(format!(
+            "allowed by {trust_ref}:{}: {}",
+            sign::TRUST_FILE,
+            if allowed { "yes" } else { "no" }
+        ));
+        for p in &problems {
+            ui::warn(p);
+        }
+    }
+    // A failed check is an answer, not an error: the document above says why (exit 1).
+    Ok(if problems.is_empty() {
+        0
+    } else {
+        crate::cli::context::EXIT_CHECK_FAILED
+    })
+}

@@ -1,0 +1,218 @@
+//! The verification state of an event: verified (by which key, for which persona), unsigned, a bad
+//! signature, or a key the trust roots do not allow for its actor.
+//!
+//! Trust roots are `.jules/allowed_signers` as committed at the tip of `jules.trust.ref` (default `main`)
+//! *now*: every event, old or new, is judged against today's file, with `valid-after`/`valid-before` read
+//! against the event's own `time`. So removing a key's line revokes everything it signed, and a
+//! `valid-before` keeps what it signed before that date (as the writer's clock tells it: the window is only
+//! as honest as the key's holder, which is why removal is the revocation that holds).
+//!
+//! This module knows keys and trust files, not logs: `eventlog::signed` applies it to event commits (and
+//! caches the results per commit).
+
+use chrono::{DateTime, Utc};
+use gix::ObjectId;
+use serde::Serialize;
+use ssh_key::{HashAlg, SshSig};
+
+use super::trust::AllowedSigners;
+use super::{NAMESPACE, TRUST_FILE};
+use crate::error::{Error, Result};
+
+/// What the signature of one event says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum State {
+    /// Signed by `key` (its `SHA256:` fingerprint), which the trust roots allow for `persona`, the actor.
+    Verified { key: String, persona: String },
+    /// No signature.
+    Unsigned,
+    /// A signature that does not verify (wrong bytes, wrong namespace, does not parse).
+    BadSignature,
+    /// A good signature by `key`, which the trust roots do not allow for the actor (at the event's time).
+    KeyNotAllowed { key: String },
+}
+
+impl State {
+    pub fn is_verified(&self) -> bool {
+        matches!(self, State::Verified { .. })
+    }
+
+    /// The word for human output and `log fsck`.
+    pub fn describe(&self) -> String {
+        match self {
+            State::Verified { key, persona } => format!("verified: {persona}'s key {key}"),
+            State::Unsigned => "unsigned".into(),
+            State::BadSignature => "bad signature".into(),
+            State::KeyNotAllowed { key } => format!("key {key} not allowed for this actor"),
+        }
+    }
+
+    pub(crate) fn encode(&self) -> String {
+        match self {
+            State::Verified { key, persona } => format!("v {key} {persona}"),
+            State::Unsigned => "u".into(),
+            State::BadSignature => "b".into(),
+            State::KeyNotAllowed { key } => format!("k {key}"),
+        }
+    }
+
+    pub(crate) fn decode(s: &str) -> Option<State> {
+        let mut parts = s.split(' ');
+        Some(match (parts.next()?, parts.next(), parts.next()) {
+            ("v", Some(key), Some(persona)) => State::Verified {
+                key: key.into(),
+                persona: persona.into(),
+            },
+            ("u", None, None) => State::Unsigned,
+            ("b", None, None) => State::BadSignature,
+            ("k", Some(key), None) => State::KeyNotAllowed { key: key.into() },
+            _ => return None,
+        })
+    }
+}
+
+/// The state of `signature` (a trailer's value) over `json` by `actor` at `time`.
+pub fn check_signature(
+    trust: Option<&AllowedSigners>,
+    actor: &str,
+    time: &str,
+    json: &[u8],
+    signature: &str,
+) -> State {
+    let Ok(sig) = SshSig::from_pem(super::armor(signature)) else {
+        return State::BadSignature;
+    };
+    let key = sig.public_key();
+    // The key the signature names checks it; whether that key may speak for the actor comes after.
+    if ssh_key::PublicKey::from(key.clone())
+        .verify(NAMESPACE, json, &sig)
+        .is_err()
+    {
+        return State::BadSignature;
+    }
+    let fingerprint = key.fingerprint(HashAlg::Sha256).to_string();
+    let at = DateTime::parse_from_rfc3339(time)
+        .ok()
+        .map(|t| t.with_timezone(&Utc));
+    match trust.map(|t| t.allows(key, actor, NAMESPACE, at)) {
+        Some(Ok(())) => State::Verified {
+            key: fingerprint,
+            persona: actor.to_owned(),
+        },
+        _ => State::KeyNotAllowed { key: fingerprint },
+    }
+}
+
+/// The trust roots of a repository: the allowed-signers file at `jules.trust.ref` (default `main`) and its
+/// blob id, or `None` when there is none.
+pub fn load_trust(repo: &gix::Repository) -> Result<Option<(AllowedSigners, ObjectId)>> {
+    let trust_ref = trust_ref(repo);
+    let spec = format!("{trust_ref}:{TRUST_FILE}");
+    let Ok(id) = repo.rev_parse_single(spec.as_str()) else {
+        return Ok(None);
+    };
+    let blob = repo
+        .find_object(id)
+        .map_err(|e| Error::Other(format!("reading {spec}: {e}")))?;
+    let text = std::str::from_utf8(&blob.data)
+        .map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
+    Ok(Some((AllowedSigners::parse(text, &spec)?, id.detach())))
+}
+
+/// `jules.trust.ref`, default `main`.
+pub fn trust_ref(repo: &gix::Repository) -> String {
+    repo.config_snapshot()
+        .string("jules.trust.ref")
+        .map(|v| v.to_string())
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "main".to_owned())
+}
+
+/// The cache directory (below `.git/jules/`) of folds under `jules.requireSigned`, which ignore unverified
+/// events: `cache-signed/<trust file blob id>` (or `…/none`); `None` without `requireSigned`.
+pub fn authority_cache(repo: &gix::Repository) -> Option<String> {
+    if !require_signed(repo) {
+        return None;
+    }
+    let spec = format!("{}:{TRUST_FILE}", trust_ref(repo));
+    let blob = repo
+        .rev_parse_single(spec.as_str())
+        .map_or_else(|_| "none".to_owned(), |id| id.to_string());
+    Some(format!("cache-signed/{blob}"))
+}
+
+/// `jules.requireSigned`.
+pub fn require_signed(repo: &gix::Repository) -> bool {
+    repo.config_snapshot()
+        .boolean("jules.requireSigned")
+        .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ssh_key::{Algorithm, LineEnding, PrivateKey};
+
+    fn key() -> PrivateKey {
+        PrivateKey::random(&mut ssh_key::rand_core::OsRng, Algorithm::Ed25519).unwrap()
+    }
+
+    fn trust_for(persona: &str, k: &PrivateKey, options: &str) -> AllowedSigners {
+        let public = k.public_key().to_openssh().unwrap();
+        AllowedSigners::parse(&format!("{persona} {options}{public}\n"), "t").unwrap()
+    }
+
+    #[test]
+    fn the_four_states() {
+        let (alice, mallory) = (key(), key());
+        let trust = trust_for("alice", &alice, "");
+        let json = br#"{"actor":"alice"}"#;
+        let time = "2026-11-25T00:00:00.000Z";
+        let sig = crate::sign::keys::sign_with(&alice, json).unwrap();
+        assert!(check_signature(Some(&trust), "alice", time, json, &sig).is_verified());
+        assert!(matches!(
+            check_signature(Some(&trust), "bob", time, json, &sig),
+            State::KeyNotAllowed { .. }
+        ));
+        assert_eq!(
+            check_signature(Some(&trust), "alice", time, br#"{"actor":"bob"}"#, &sig),
+            State::BadSignature
+        );
+        assert_eq!(
+            check_signature(Some(&trust), "alice", time, json, "AAAA"),
+            State::BadSignature
+        );
+        let other = crate::sign::keys::sign_with(&mallory, json).unwrap();
+        assert!(matches!(
+            check_signature(Some(&trust), "alice", time, json, &other),
+            State::KeyNotAllowed { .. }
+        ));
+        assert!(matches!(
+            check_signature(None, "alice", time, json, &sig),
+            State::KeyNotAllowed { .. }
+        ));
+        // Another namespace is not an event signature, even by the right key.
+        let foreign = alice
+            .sign("git", ssh_key::HashAlg::Sha512, json)
+            .unwrap()
+            .to_pem(LineEnding::LF)
+            .unwrap();
+        assert_eq!(
+            check_signature(
+                Some(&trust),
+                "alice",
+                time,
+                json,
+                &crate::sign::compact(&foreign)
+            ),
+            State::BadSignature
+        );
+        // Revoked before the event's time.
+        let revoked = trust_for("alice", &alice, "valid-before=\"20260101\" ");
+        assert!(matches!(
+            check_signature(Some(&revoked), "alice", time, json, &sig),
+            State::KeyNotAllowed { .. }
+        ));
+    }
+}

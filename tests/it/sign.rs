@@ -1,0 +1,529 @@
+//! Signed events (issue 28): persona keys, the trust file on the base branch, verification states in
+//! reads, `jules.requireSigned`, the guard refusing forgeries over smart HTTP, and interop with
+//! `ssh-keygen -Y verify`, the reference reader of SSHSIG.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use sha2::Digest;
+
+use crate::harness::{output_within, stderr, stdout, Repo};
+use crate::remotes::{alice_auth, http_server, remote_in, Clone};
+
+/// `git jules keys new PERSONA --out DIR/PERSONA` in `r`; the key's path and its allowed_signers line.
+fn new_key(r: &Repo, dir: &Path, persona: &str) -> (PathBuf, String) {
+    let path = dir.join(persona);
+    let line = r.jules_ok(["keys", "new", persona, "--out", path.to_str().unwrap()]);
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "a private key is its persona's alone");
+    (path, line.trim().to_owned())
+}
+
+/// Commit `.jules/allowed_signers` with `lines` on main.
+fn trust(r: &Repo, lines: &[&str]) {
+    r.write(".jules/allowed_signers", &(lines.join("\n") + "\n"));
+    r.commit_all("trust roots");
+}
+
+/// The inbox of `persona` as JSON messages.
+fn inbox(r: &Repo, persona: &str, envs: &[(&str, &str)]) -> Vec<serde_json::Value> {
+    let out = r
+        .jules_cmd(["mail", "inbox", "--persona", persona, "--json"])
+        .envs(envs.iter().copied())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    doc["messages"].as_array().unwrap().clone()
+}
+
+fn by_subject<'a>(msgs: &'a [serde_json::Value], subject: &str) -> &'a serde_json::Value {
+    msgs.iter()
+        .find(|m| m["subject"] == subject)
+        .unwrap_or_else(|| panic!("no message {subject:?} in {msgs:?}"))
+}
+
+fn send_with_key(r: &Repo, key: Option<&Path>, from: &str, to: &str, subject: &str) -> String {
+    let out = send_cmd(r, key, from, to, subject).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).trim().to_owned()
+}
+
+fn send_cmd(r: &Repo, key: Option<&Path>, from: &str, to: &str, subject: &str) -> Command {
+    let mut cmd = r.jules_cmd([
+        "mail",
+        "send",
+        "--from",
+        from,
+        "--to",
+        to,
+        "--subject",
+        subject,
+        "--body",
+        "do it",
+    ]);
+    if let Some(k) = key {
+        cmd.env("JULES_SIGNING_KEY", k);
+    }
+    cmd
+}
+
+/// A copy of the event commit `commit` with its actor changed to `actor`: the id recomputed (so the
+/// commit is a valid event), the signature trailer kept. What a forger with push access writes.
+fn forge_actor(r: &Repo, commit: &str, actor: &str) -> String {
+    let msg = r.git(["cat-file", "commit", commit]);
+    let body = &msg[msg.find("\n\n").unwrap() + 2..];
+    let mut lines: Vec<String> = body.lines().map(str::to_owned).collect();
+    let json = lines[2].clone();
+    let old_actor = serde_json::from_str::<serde_json::Value>(&json).unwrap()["actor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let forged = json.replace(
+        &format!("\"actor\":\"{old_actor}\""),
+        &format!("\"actor\":\"{actor}\""),
+    );
+    let id = hex(&sha2::Sha256::digest(forged.as_bytes()));
+    let subject: Vec<&str> = lines[0].split(' ').collect();
+    lines[0] = format!("{} {} {}", subject[0], subject[1], &id[..12]);
+    lines[2] = forged;
+    for l in &mut lines {
+        if l.starts_with("Jules-Event-Id: ") {
+            *l = format!("Jules-Event-Id: {id}");
+        }
+    }
+    assert!(lines.iter().any(|l| l.starts_with("Jules-Signature: ")));
+    let file = r.path().join(".git/forged-msg");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let tip = r.rev("refs/jules/mail").unwrap();
+    let tree = r.git(["rev-parse", &format!("{commit}^{{tree}}")]);
+    let new = r.git([
+        "commit-tree",
+        &tree,
+        "-p",
+        &tip,
+        "-F",
+        file.to_str().unwrap(),
+    ]);
+    r.git(["update-ref", "refs/jules/mail", &new, &tip]);
+    id
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn commit_of_message(r: &Repo, id: &str) -> String {
+    r.git([
+        "log",
+        "--format=%H",
+        "--grep",
+        &format!("Jules-Event-Id: {id}"),
+        "refs/jules/mail",
+    ])
+    .lines()
+    .next()
+    .unwrap_or_else(|| panic!("no commit for {id}"))
+    .to_owned()
+}
+
+#[test]
+fn signed_mail_is_verified_in_the_other_clone_after_sync() {
+    let origin = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&origin, keys.path(), "alice");
+    let (bob_key, bob_line) = new_key(&origin, keys.path(), "bob");
+    assert!(alice_line.starts_with("alice ssh-ed25519 "), "{alice_line}");
+    trust(&origin, &[&alice_line, &bob_line]);
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let a = origin.clone_of(bare.path());
+    let b = origin.clone_of(bare.path());
+    a.git([
+        "config",
+        "jules.persona.alice.signingKey",
+        alice_key.to_str().unwrap(),
+    ]);
+    b.git([
+        "config",
+        "jules.persona.bob.signingKey",
+        bob_key.to_str().unwrap(),
+    ]);
+    a.jules_ok(["keys", "check", "alice"]);
+    // bob's key is not configured in a: the check says so (exit 1).
+    assert_eq!(a.jules(["keys", "check", "bob"]).status.code(), Some(1));
+
+    a.send_mail("alice", "bob", "from alice", "x", &[]);
+    b.send_mail("bob", "alice", "from bob", "y", &[]);
+    a.jules_ok(["sync"]);
+    b.jules_ok(["sync"]);
+    a.jules_ok(["sync"]);
+
+    let fp = |r: &Repo, p: &str| {
+        let o = r
+            .jules_cmd(["keys", "check", p, "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()["fingerprint"].clone()
+    };
+    let in_b = inbox(&b, "bob", &[]);
+    let m = by_subject(&in_b, "from alice");
+    assert_eq!(m["signature"]["state"], "verified", "{m}");
+    assert_eq!(m["signature"]["persona"], "alice");
+    assert_eq!(m["signature"]["key"], fp(&a, "alice"));
+    let in_a = inbox(&a, "alice", &[]);
+    assert_eq!(
+        by_subject(&in_a, "from bob")["signature"]["state"],
+        "verified"
+    );
+    assert_eq!(by_subject(&in_a, "from bob")["signature"]["persona"], "bob");
+    let shown = b.jules_ok(["mail", "show", m["id"].as_str().unwrap()]);
+    assert!(shown.contains("verified: alice's key"), "{shown}");
+    assert!(!shown.contains("NOT VERIFIED"), "{shown}");
+}
+
+#[test]
+fn forgeries_are_detected_with_the_right_state_with_and_without_require_signed() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    let (bob_key, bob_line) = new_key(&r, keys.path(), "bob");
+    let (dave_key, dave_line) = new_key(&r, keys.path(), "dave");
+    // Before any trust file: nothing is verified, and the JSON says so with null.
+    let early = send_with_key(&r, None, "carol", "bob", "before trust");
+    assert!(by_subject(&inbox(&r, "bob", &[]), "before trust")["signature"].is_null());
+    // dave's key was revoked: valid only before 2020.
+    let revoked = dave_line.replacen("dave ", "dave valid-before=\"20200101\" ", 1);
+    trust(&r, &[&alice_line, &bob_line, &revoked]);
+
+    let good = send_with_key(&r, Some(&alice_key), "alice", "bob", "signed");
+    let unsigned = send_with_key(&r, None, "orchestrator", "bob", "unsigned");
+    let other_key = send_with_key(&r, Some(&bob_key), "alice", "bob", "bob's key as alice");
+    let by_revoked = send_with_key(&r, Some(&dave_key), "dave", "bob", "revoked key");
+    let forged = forge_actor(&r, &commit_of_message(&r, &good), "orchestrator");
+
+    let msgs = inbox(&r, "bob", &[]);
+    let state = |s: &str| by_subject(&msgs, s)["signature"]["state"].clone();
+    let by_id = |id: &str| msgs.iter().find(|m| m["id"] == id).unwrap().clone();
+    // The forgery is a copy of "signed" with another actor: tell them apart by id.
+    assert_eq!(by_id(&good)["signature"]["state"], "verified");
+    assert_eq!(
+        state("before trust"),
+        "unsigned",
+        "an old, unsigned log reads as unsigned"
+    );
+    assert_eq!(state("unsigned"), "unsigned");
+    assert_eq!(state("bob's key as alice"), "key_not_allowed");
+    assert_eq!(state("revoked key"), "key_not_allowed");
+    let forged_msg = by_id(&forged);
+    assert_eq!(forged_msg["from"], "orchestrator");
+    assert_eq!(forged_msg["signature"]["state"], "bad_signature");
+    // Human output marks what is not verified, and only that.
+    let human = r.jules_ok(["mail", "inbox", "--persona", "bob"]);
+    let marked = |s: &str| {
+        human
+            .lines()
+            .find(|l| l.contains(s))
+            .unwrap_or_else(|| panic!("{s} not in {human}"))
+            .contains("NOT VERIFIED")
+    };
+    assert!(!marked(&good[..7]));
+    assert!(marked(&forged[..7]));
+    assert!(marked("revoked key") && marked("unsigned") && marked("bob's key as alice"));
+    // Without requireSigned fsck is clean: signatures are information, not validity.
+    r.jules_ok(["log", "fsck", "mail"]);
+    // bob marks the signed message read, without a key: the mark counts, for now.
+    r.jules_ok(["mail", "read", &good, "--persona", "bob"]);
+    let read = inbox(&r, "bob", &[]);
+    let good_of =
+        |v: &[serde_json::Value]| v.iter().find(|m| m["id"] == good.as_str()).unwrap().clone();
+    assert_eq!(good_of(&read)["state"]["unread"], false);
+
+    r.git(["config", "jules.requireSigned", "true"]);
+    let listed = inbox(&r, "bob", &[]);
+    let subjects: Vec<&str> = listed
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(subjects, ["signed"], "only verified mail carries authority");
+    assert_eq!(listed[0]["id"], good.as_str());
+    assert_eq!(
+        listed[0]["state"]["unread"], true,
+        "an unsigned mark counts for nothing under requireSigned"
+    );
+    let hidden = r.jules(["mail", "show", &unsigned]);
+    assert_eq!(
+        hidden.status.code(),
+        Some(2),
+        "not mail from its sender: {}",
+        stderr(&hidden)
+    );
+    let fsck = r.jules(["log", "fsck", "mail"]);
+    assert_eq!(fsck.status.code(), Some(1), "{}", stderr(&fsck));
+    let text = stdout(&fsck);
+    let mark = r.git([
+        "log",
+        "-1",
+        "--format=%(trailers:key=Jules-Event-Id,valueonly)",
+        "refs/jules/mail",
+        "--grep",
+        "jules-event mail.read",
+    ]);
+    for id in [&early, &unsigned, &other_key, &by_revoked, &forged, &mark] {
+        assert!(text.contains(&id[..12]), "fsck names {id}: {text}");
+    }
+    assert!(!text.contains(&good[..12]), "{text}");
+    assert!(text.contains("bad signature"), "{text}");
+    // Lifting requireSigned gives the events their authority back (another cache, nothing lost).
+    r.git(["config", "jules.requireSigned", "false"]);
+    assert_eq!(inbox(&r, "bob", &[]).len(), 6);
+}
+
+#[test]
+fn a_misconfigured_key_fails_the_write_instead_of_writing_unsigned() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, _) = new_key(&r, dir.path(), "alice");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let out = send_cmd(&r, Some(&key), "alice", "bob", "s")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("readable by others"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(r.rev("refs/jules/mail").is_none());
+}
+
+/// `ssh-keygen -Y verify` accepts the signature as written in the commit (armored again from the
+/// trailer, as docs/format.md says), and refuses it over other bytes.
+#[test]
+fn ssh_keygen_verifies_event_signatures() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, line) = new_key(&r, dir.path(), "alice");
+    let id = send_with_key(&r, Some(&key), "alice", "bob", "interop");
+    let msg = r.git(["cat-file", "commit", &commit_of_message(&r, &id)]);
+    let body = &msg[msg.find("\n\n").unwrap() + 2..];
+    let json = body.lines().nth(2).unwrap();
+    let sig = body
+        .lines()
+        .find_map(|l| l.strip_prefix("Jules-Signature: "))
+        .expect("a signature trailer");
+    let mut armored = String::from("-----BEGIN SSH SIGNATURE-----\n");
+    for chunk in sig.as_bytes().chunks(70) {
+        armored.push_str(std::str::from_utf8(chunk).unwrap());
+        armored.push('\n');
+    }
+    armored.push_str("-----END SSH SIGNATURE-----\n");
+    std::fs::write(dir.path().join("sig"), armored).unwrap();
+    std::fs::write(dir.path().join("allowed"), format!("{line}\n")).unwrap();
+    let verify = |payload: &str| {
+        let mut child = Command::new("ssh-keygen")
+            .args(["-Y", "verify", "-n", "git-jules-event", "-I", "alice", "-f"])
+            .arg(dir.path().join("allowed"))
+            .arg("-s")
+            .arg(dir.path().join("sig"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("ssh-keygen is required (CI installs it with .ci/setup.d/ssh-keygen.sh)");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let ok = verify(json);
+    assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
+    assert!(
+        stdout(&ok).contains("Good \"git-jules-event\" signature for alice"),
+        "{}",
+        stdout(&ok)
+    );
+    let bad = verify(&json.replace("interop", "intercep"));
+    assert!(!bad.status.success(), "{}", stdout(&bad));
+}
+
+/// `mail send` to bob with `subject` as `persona` in `c`, signed with `key` when given.
+fn send_in(c: &Clone, persona: &str, subject: &str, key: Option<&str>) -> std::process::Output {
+    let mut cmd = c.cmd(
+        persona,
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            subject,
+            "--body",
+            "x",
+        ],
+    );
+    if let Some(k) = key {
+        cmd.env("JULES_SIGNING_KEY", k);
+    }
+    cmd.output().unwrap()
+}
+
+/// The remote's guard with `--require-signed` refuses a push adding an unsigned event or one signed by a
+/// key its trust roots do not allow for the actor, naming the event; a signed sync passes.
+#[test]
+fn the_guard_refuses_forged_events_over_smart_http_and_passes_signed_syncs() {
+    let root = tempfile::tempdir().unwrap();
+    let (origin, bare) = remote_in(root.path());
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&origin, keys.path(), "alice");
+    trust(&origin, &[&alice_line]);
+    origin.git(["push", "-q", bare.to_str().unwrap(), "main"]);
+    let installed = origin
+        .jules_cmd([
+            "-C",
+            bare.to_str().unwrap(),
+            "guard",
+            "--install",
+            "--require-signed",
+        ])
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let server = http_server(root.path());
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let auth = alice_auth();
+    let a = Clone::new(&origin, &url, &auth);
+    let key = alice_key.to_str().unwrap();
+    let sent = send_in(&a, "alice", "signed", Some(key));
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    a.ok("alice", &["sync"]);
+    let remote_tip =
+        |r: &Repo| r.git(["-C", bare.to_str().unwrap(), "rev-parse", "refs/jules/mail"]);
+    let before = remote_tip(&origin);
+
+    // A clone that writes as the orchestrator: unsigned, then with alice's key.
+    let f = Clone::new(&origin, &url, &auth);
+    let unsigned = stdout(&send_in(&f, "orchestrator", "obey", None));
+    let out = f.run("orchestrator", &["sync"]);
+    assert!(!out.status.success(), "a forged sync must fail");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&unsigned.trim()[..12]),
+        "names the event: {err}"
+    );
+    assert!(err.contains("unsigned"), "{err}");
+    assert_eq!(remote_tip(&origin), before, "nothing of the forgery landed");
+
+    let g = Clone::new(&origin, &url, &auth);
+    let stolen = send_in(&g, "orchestrator", "obey", Some(key));
+    let out = g.run("orchestrator", &["sync"]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains(&stdout(&stolen).trim()[..12]), "{err}");
+    assert!(err.contains("not allowed for this actor"), "{err}");
+    assert_eq!(remote_tip(&origin), before);
+
+    // alice signs again and syncs: passes, and a fresh clone verifies it.
+    let again = send_in(&a, "alice", "again", Some(key));
+    assert!(again.status.success());
+    a.ok("alice", &["sync"]);
+    assert_ne!(remote_tip(&origin), before);
+    let fresh = Clone::new(&origin, &url, &auth);
+    fresh.ok("bob", &["sync"]);
+    let msgs = inbox(&fresh.repo, "bob", &auth);
+    assert_eq!(by_subject(&msgs, "again")["signature"]["state"], "verified");
+}
+
+/// The MCP server and `web --as` act as one persona and sign with its key only: a key they cannot use
+/// stops them before they serve anything (exit 2), instead of writing unsigned events.
+#[test]
+fn mcp_and_web_as_check_their_persona_key_before_serving() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, _) = new_key(&r, dir.path(), "alice");
+    std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+    r.git([
+        "config",
+        "jules.persona.alice.signingKey",
+        key.to_str().unwrap(),
+    ]);
+    for args in [
+        &["mcp", "--persona", "alice"][..],
+        &["web", "--as", "alice", "--listen", "127.0.0.1:0"][..],
+    ] {
+        let out = output_within(&mut r.jules_cmd(args), std::time::Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("readable by others"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+/// `keys new --configure` puts the key outside the work tree and `.git/jules/` (derived data), records it
+/// for the persona, never overwrites a key; the persona's next event is signed with it.
+#[test]
+fn keys_new_configures_the_persona_and_never_overwrites() {
+    let r = Repo::new();
+    let line = r.jules_ok(["keys", "new", "carol", "--configure"]);
+    let path = r.path().join(".git/jules-keys/carol");
+    assert!(path.exists() && path.with_extension("pub").exists());
+    let configured = r.git(["config", "jules.persona.carol.signingKey"]);
+    assert_eq!(
+        Path::new(&configured),
+        std::fs::canonicalize(&path).unwrap()
+    );
+    let again = r.jules(["keys", "new", "carol"]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("not overwriting"),
+        "{}",
+        stderr(&again)
+    );
+    trust(&r, &[line.trim()]);
+    r.jules_ok(["keys", "check", "carol"]);
+    let id = r.send_mail("carol", "bob", "configured", "x", &[]);
+    let msgs = inbox(&r, "bob", &[]);
+    assert_eq!(
+        by_subject(&msgs, "configured")["signature"]["persona"],
+        "carol"
+    );
+    assert!(r
+        .git(["cat-file", "commit", &commit_of_message(&r, &id)])
+        .contains("\nJules-Signature: "));
+}
+
+/// Under requireSigned the search finds no unverified message, with or without a persona.
+#[test]
+fn search_under_require_signed_finds_only_verified_mail() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, line) = new_key(&r, dir.path(), "alice");
+    trust(&r, &[&line]);
+    send_with_key(&r, Some(&key), "alice", "bob", "zebra signed");
+    send_with_key(&r, None, "mallory", "bob", "zebra forged");
+    let subjects = |args: &[&str]| {
+        let out = r.jules_ok(args);
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let mut s: Vec<String> = doc["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["subject"].as_str().unwrap().to_owned())
+            .collect();
+        s.sort();
+        s
+    };
+    let all = ["mail", "search", "zebra", "--json"];
+    let bob = ["mail", "search", "zebra", "--persona", "bob", "--json"];
+    assert_eq!(subjects(&all).len(), 2);
+    r.git(["config", "jules.requireSigned", "true"]);
+    assert_eq!(subjects(&all), ["zebra signed"]);
+    assert_eq!(subjects(&bob), ["zebra signed"]);
+}
