@@ -437,6 +437,14 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
     let a = git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&tip)).unwrap();
     let b =
         git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&new_tip)).unwrap();
+    // The texts made in-process (what `series range-diff` uses) are `git log`'s, byte for byte.
+    let repo = gix::open(&git_dir).unwrap();
+    for (from_git, tip) in [(&a, &tip), (&b, &new_tip)] {
+        let ours = git_jules::series::rangediff::texts::read(&repo, oid(&base), oid(tip))
+            .unwrap()
+            .expect("made in-process");
+        assert_same_texts(&ours, from_git);
+    }
     let cases = [
         (&a, &b, tip.as_str(), new_tip.as_str()),
         (&a, &a, tip.as_str(), tip.as_str()),
@@ -471,6 +479,46 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
             );
         }
     }
+}
+
+fn assert_same_texts(
+    ours: &[git_jules::series::rangediff::PatchText],
+    git: &[git_jules::series::rangediff::PatchText],
+) {
+    assert_eq!(ours.len(), git.len());
+    for (o, g) in ours.iter().zip(git) {
+        assert_eq!(o.commit, g.commit);
+        assert_eq!(o.text, g.text, "patch text of {}", o.commit);
+        assert_eq!(
+            (o.diff_offset, o.diff_lines),
+            (g.diff_offset, g.diff_lines),
+            "{}",
+            o.commit
+        );
+    }
+}
+
+/// range-diff's patch texts made in-process equal those made of `git log -p` over 300 commits of real
+/// history (renames, deletions, mode changes, binary files, files without a final newline as ripgrep has them),
+/// and a setting that changes `git log -p` (here `diff.algorithm`, patience) hands the job to `git log`.
+#[test]
+fn in_process_patch_texts_are_git_logs_on_ripgrep() {
+    let Some(r) = ripgrep() else { return };
+    let oid = |s: &str| gix::ObjectId::from_hex(s.as_bytes()).unwrap();
+    let base = oid(&r.git(["rev-parse", "HEAD~300"]));
+    let tip = oid(&r.git(["rev-parse", "HEAD"]));
+    let git_dir = r.path().join(".git");
+    let from_git = git_jules::series::rangediff::read_patches(&git_dir, base, tip).unwrap();
+    let repo = gix::open(&git_dir).unwrap();
+    let ours = git_jules::series::rangediff::texts::read(&repo, base, tip)
+        .unwrap()
+        .expect("made in-process");
+    assert_same_texts(&ours, &from_git);
+    r.git(["config", "diff.algorithm", "patience"]);
+    let repo = gix::open(&git_dir).unwrap();
+    assert!(git_jules::series::rangediff::texts::read(&repo, base, tip)
+        .unwrap()
+        .is_none());
 }
 
 /// Upstream drift between two bases shows as a change in a plain range-diff, and not with `--rebase`, which

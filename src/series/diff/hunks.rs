@@ -8,13 +8,18 @@ use gix::diff::blob::{Algorithm, Diff, InternedInput};
 /// Lines of context around changes, as git's default.
 const CONTEXT: u32 = 3;
 
-/// The hunks of a text diff, git-exact, and the insertion and deletion counts.
+/// The hunks of a text diff, git-exact with `--histogram`, and the insertion and deletion counts.
 pub fn hunks(old: &[u8], new: &[u8]) -> (Vec<u8>, u32, u32) {
+    hunks_with(old, new, Algorithm::Histogram)
+}
+
+/// [`hunks`] with another line-diff algorithm (`git log -p` and range-diff use git's default, Myers).
+pub fn hunks_with(old: &[u8], new: &[u8], algorithm: Algorithm) -> (Vec<u8>, u32, u32) {
     let input = InternedInput::new(
         gix::diff::blob::sources::byte_lines(old),
         gix::diff::blob::sources::byte_lines(new),
     );
-    let mut diff = Diff::compute(Algorithm::Histogram, &input);
+    let mut diff = Diff::compute(algorithm, &input);
     diff.postprocess_lines(&input);
     let changes: Vec<(std::ops::Range<u32>, std::ops::Range<u32>)> =
         diff.hunks().map(|h| (h.before, h.after)).collect();

@@ -27,10 +27,24 @@ pub use stat::ShortStat;
 /// git looks for a NUL in this many leading bytes to call a file binary.
 const BINARY_PROBE: usize = 8000;
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Binary files as `GIT binary patch` literals (applicable) instead of `Binary files … differ`.
     pub binary: bool,
+    /// The line diff (`--histogram` for mails; git's default Myers for what must match `git log -p`).
+    pub algorithm: gix::diff::blob::Algorithm,
+    /// Rename detection, as `diff.renames` (on unless turned off).
+    pub renames: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            binary: false,
+            algorithm: gix::diff::blob::Algorithm::Histogram,
+            renames: true,
+        }
+    }
 }
 
 /// What happened to one file.
@@ -127,7 +141,8 @@ pub fn diff_trees(
     let changes = repo.diff_tree_to_tree(
         &old_tree,
         &new_tree,
-        gix::diff::Options::default().with_rewrites(Some(gix::diff::Rewrites::default())),
+        gix::diff::Options::default()
+            .with_rewrites(opts.renames.then(gix::diff::Rewrites::default)),
     )?;
     let mut files = Vec::new();
     for ch in changes {
@@ -379,7 +394,7 @@ fn render(repo: &gix::Repository, part: Part, opts: Options) -> Result<FileDiff>
         file.text = out;
         return Ok(file);
     }
-    let (hunks, ins, del) = hunks(&old_data, &new_data);
+    let (hunks, ins, del) = hunks::hunks_with(&old_data, &new_data, opts.algorithm);
     file.insertions = ins;
     file.deletions = del;
     if !hunks.is_empty() {

@@ -1,17 +1,19 @@
 //! `series range-diff`: pair the patches of two versions of a series as `git range-diff` does, and show it.
 //!
 //! The pairing follows git's `range-diff.c`: each patch becomes a text (its metadata and message, then its
-//! diff with munged headers, read from `git log` with the same options git uses); patches whose diff texts
-//! are equal pair first; the rest pair by a linear assignment ([`assignment`]) over the size of the diff
-//! between their diff texts, against the cost of calling a patch new or dropped (its size times the creation
-//! factor, 60% by default). The patch texts come from the `git` binary because git's own log output, with its
-//! rename detection and diff algorithm, is what range-diff compares; the pairing is ours.
+//! diff with munged headers, as git makes it of `git log -p` with range-diff's options); patches whose diff
+//! texts are equal pair first; the rest pair by a linear assignment ([`assignment`]) over the size of the
+//! diff between their diff texts, against the cost of calling a patch new or dropped (its size times the
+//! creation factor, 60% by default). The texts are made in this process ([`texts`]) when nothing in the
+//! repository or its configuration would make `git log` print differently; otherwise they are read from
+//! `git log` ([`read_patches`]). The pairing is ours.
 //!
 //! The pair headers are git's (`1:  abc1234 ! 1:  def5678 Summary`); the body under a changed pair is a
 //! unified diff of the two patch texts with three lines of context, each line indented four spaces, like git's,
 //! but with our diff algorithm and without git's section names after `@@`.
 
 pub mod assignment;
+pub mod texts;
 
 use std::path::Path;
 
@@ -42,6 +44,36 @@ impl PatchText {
     pub fn diff(&self) -> &str {
         &self.text[self.diff_offset..]
     }
+}
+
+/// The patch texts of `base..tip`, oldest first: made in this process when it can match `git log`
+/// ([`texts`]), else read from `git log`.
+pub fn patch_texts(
+    repo: &gix::Repository,
+    base: ObjectId,
+    tip: ObjectId,
+) -> Result<Vec<PatchText>> {
+    match texts::read(repo, base, tip)? {
+        Some(t) => Ok(t),
+        None => read_patches(crate::gitcli::dir_of(repo), base, tip),
+    }
+}
+
+/// [`patch_texts`] of two ranges, one on another thread (each is mostly blob diffs, independent).
+pub fn patch_texts_of_two(
+    repo: &gix::Repository,
+    a: (ObjectId, ObjectId),
+    b: (ObjectId, ObjectId),
+) -> Result<(Vec<PatchText>, Vec<PatchText>)> {
+    let shared = repo.clone().into_sync();
+    std::thread::scope(|s| {
+        let other = s.spawn(move || patch_texts(&shared.to_thread_local(), a.0, a.1));
+        let b = patch_texts(repo, b.0, b.1);
+        let a = other
+            .join()
+            .unwrap_or_else(|_| Err(Error::Other("reading patches panicked".into())));
+        Ok((a?, b?))
+    })
 }
 
 /// Read the patches of `base..tip`, oldest first, through `git log` with range-diff's options.
@@ -325,15 +357,35 @@ pub fn pair(a: &[PatchText], b: &[PatchText], creation_factor: i32) -> Pairing {
         return Pairing { a_to_b, b_to_a };
     }
     let mut cost = vec![0i32; n * n];
+    // The diffs between unpaired patches are the cost of this function: computed on two threads.
+    let todo: Vec<(usize, usize)> = (0..a.len())
+        .filter(|&i| a_to_b[i].is_none())
+        .flat_map(|i| {
+            let b_to_a = &b_to_a;
+            (0..b.len())
+                .filter(move |&j| b_to_a[j].is_none())
+                .map(move |j| (i, j))
+        })
+        .collect();
+    let sizes = |part: &[(usize, usize)]| -> Vec<i32> {
+        part.iter()
+            .map(|&(i, j)| diff_size(a[i].diff(), b[j].diff()))
+            .collect()
+    };
+    let (first, second) = todo.split_at(todo.len() / 2);
+    let computed: Vec<i32> = if todo.len() < 8 {
+        sizes(&todo)
+    } else {
+        std::thread::scope(|s| {
+            let h = s.spawn(|| sizes(second));
+            let mut v = sizes(first);
+            v.extend(h.join().unwrap_or_else(|_| sizes(second)));
+            v
+        })
+    };
     for (i, pa) in a.iter().enumerate() {
-        for (j, pb) in b.iter().enumerate() {
-            cost[i + n * j] = if a_to_b[i] == Some(j) {
-                0
-            } else if a_to_b[i].is_none() && b_to_a[j].is_none() {
-                diff_size(pa.diff(), pb.diff())
-            } else {
-                COST_MAX
-            };
+        for j in 0..b.len() {
+            cost[i + n * j] = if a_to_b[i] == Some(j) { 0 } else { COST_MAX };
         }
         let c = if a_to_b[i].is_none() {
             pa.diff_lines * creation_factor / 100
@@ -343,6 +395,9 @@ pub fn pair(a: &[PatchText], b: &[PatchText], creation_factor: i32) -> Pairing {
         for j in b.len()..n {
             cost[i + n * j] = c;
         }
+    }
+    for (&(i, j), c) in todo.iter().zip(computed) {
+        cost[i + n * j] = c;
     }
     for (j, pb) in b.iter().enumerate() {
         let c = if b_to_a[j].is_none() {
