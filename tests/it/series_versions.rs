@@ -626,3 +626,94 @@ fn a_version_whose_commits_are_missing_says_what_to_fetch() {
         "{err}"
     );
 }
+
+/// The remote's version ref, read in the bare repository.
+fn remote_rev(bare: &std::path::Path, name: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(bare)
+        .args(["rev-parse", "--verify", "-q", name])
+        .output()
+        .unwrap();
+    out.status.success().then(|| stdout(&out).trim().to_owned())
+}
+
+/// Through the smart-HTTP test remote with the guard installed: version pushes spend the push budget
+/// (`jules.sync.minPushInterval`) like log pushes, waiting for the next sync allowed to push unless `--now`;
+/// a version ref the remote refuses (a forged one the guard stops, a rewrite) is named in sync's human output
+/// and `--json` report, and sync exits 2.
+#[test]
+fn version_pushes_wait_for_the_push_budget_and_refused_ones_are_reported() {
+    let root = tempfile::tempdir().unwrap();
+    let (origin, bare) = remote_in(root.path());
+    let installed = origin
+        .jules_cmd(["guard", "--install"])
+        .current_dir(&bare)
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let server = http_server(root.path());
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let auth = alice_auth();
+    let a = Clone::new(&origin, &url, &auth);
+    let name = "refs/jules/series/alice/feat";
+
+    a.ok("alice", &["series", "start", "feat"]);
+    commit_file(&a, "alice", "one.txt", "one\n", "Add one");
+    a.ok("alice", &["series", "version"]);
+    let doc = json(&a.ok("alice", &["--json", "sync"]));
+    assert_eq!(doc["series_pushed"], serde_json::json!([name]), "{doc}");
+    let v1 = a.repo.rev(name).unwrap();
+    assert_eq!(remote_rev(&bare, name), Some(v1.clone()));
+
+    // One push an hour: v2 waits (the last sync pushed), and says so; `--now` carries it.
+    a.repo.git(["config", "jules.sync.minPushInterval", "1h"]);
+    commit_file(&a, "alice", "two.txt", "two\n", "Add two");
+    a.ok("alice", &["series", "version"]);
+    let v2 = a.repo.rev(name).unwrap();
+    assert_ne!(v1, v2);
+    let doc = json(&a.ok("alice", &["--json", "sync"]));
+    assert_eq!(doc["series_deferred"], serde_json::json!([name]), "{doc}");
+    assert_eq!(doc["series_pushed"], serde_json::json!([]), "{doc}");
+    assert!(doc["push_deferred_secs"].as_u64().unwrap() > 0, "{doc}");
+    assert_eq!(remote_rev(&bare, name), Some(v1.clone()), "v2 waited");
+    let out = a.run("alice", &["sync"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("waiting to push {name}")),
+        "{}",
+        stderr(&out)
+    );
+    let out = a.run("alice", &["sync", "--now"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(name), "{}", stdout(&out));
+    assert_eq!(remote_rev(&bare, name), Some(v2.clone()));
+
+    // A forged version ref (a plain commit): the guard refuses it; sync says so and exits 2.
+    let forged = "refs/jules/series/mallory/feat";
+    a.repo.git(["update-ref", forged, "HEAD"]);
+    let out = a.run("alice", &["--json", "sync", "--now"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let doc = json(&stdout(&out));
+    assert_eq!(doc["series_refused"][0]["name"], forged, "{doc}");
+    let reason = doc["series_refused"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("not a series version"), "{reason}");
+    assert!(
+        stderr(&out).contains(&format!("refused {forged}")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(remote_rev(&bare, forged), None);
+    a.repo.git(["update-ref", "-d", forged]);
+
+    // A rewrite of a published version (back to v1) is refused too, in the human output as well.
+    a.repo.git(["update-ref", name, &v1]);
+    let out = a.run("alice", &["sync", "--now"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("refused {name}")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(remote_rev(&bare, name), Some(v2));
+}
