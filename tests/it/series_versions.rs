@@ -187,6 +187,12 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
         &["series", "range-diff", "-s", "alice/feat", "v1", "v3"],
     );
     assert_eq!(ours.trim_end(), git.trim_end());
+    // And so is the whole output, the diffs of changed pairs included.
+    let ours = b.ok("bob", &["series", "range-diff", "alice/feat", "v1", "v3"]);
+    let git = b
+        .repo
+        .git(["range-diff", "--no-color", &range(&items[0]), &range(v3)]);
+    assert_eq!(ours.trim_end(), git.trim_end());
 
     let show = b.ok("bob", &["series", "show", "alice/feat@v1"]);
     assert!(show.contains("Add three"), "{show}");

@@ -9,8 +9,8 @@
 //! `git log` ([`read_patches`]). The pairing is ours.
 //!
 //! The pair headers are git's (`1:  abc1234 ! 1:  def5678 Summary`); the body under a changed pair is a
-//! unified diff of the two patch texts with three lines of context, each line indented four spaces, like git's,
-//! but with our diff algorithm and without git's section names after `@@`.
+//! unified diff of the two patch texts with three lines of context, each line indented four spaces, as git's:
+//! Myers, hunk headers without line counts, the section after `@@` found with range-diff's own patterns.
 
 pub mod assignment;
 pub mod texts;
@@ -511,17 +511,44 @@ pub fn entries(a: &[PatchText], b: &[PatchText], p: &Pairing, with_diff: bool) -
     out
 }
 
-/// A unified diff of two patch texts, hunk headers without line counts (as range-diff prints them).
+/// A unified diff of two patch texts as range-diff shows it: git's default diff (Myers), hunk headers without
+/// line counts, the section after `@@` found by range-diff's own function-name patterns (`^ ## (.*) ##$`, then
+/// `^.?@@ (.*)$`: the file or metadata part, or the inner hunk header, the change is in).
 fn text_diff(a: &str, b: &str) -> String {
-    let (hunks, _, _) = crate::series::diff::hunks::hunks(a.as_bytes(), b.as_bytes());
+    let (hunks, _, _) = crate::series::diff::hunks::hunks_full(
+        a.as_bytes(),
+        b.as_bytes(),
+        Algorithm::Myers,
+        &section_header,
+    );
     let text = String::from_utf8_lossy(&hunks);
-    text.lines()
-        .map(|l| if l.starts_with("@@ ") { "@@" } else { l })
-        .fold(String::new(), |mut s, l| {
-            s.push_str(l);
-            s.push('\n');
-            s
-        })
+    let mut out = String::new();
+    for l in text.lines() {
+        match l.strip_prefix("@@ ") {
+            // `@@ -1,2 +1,3 @@ section` becomes `@@ section`.
+            Some(rest) => {
+                out.push_str("@@");
+                if let Some(at) = rest.find("@@") {
+                    out.push_str(&rest[at + 2..]);
+                }
+            }
+            None => out.push_str(l),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// range-diff's function-name patterns (`range-diff.c`, `section_headers`), the first group of the first that
+/// matches.
+fn section_header(line: &[u8]) -> Option<&[u8]> {
+    if line.len() >= 7 && line.starts_with(b" ## ") && line.ends_with(b" ##") {
+        return Some(&line[4..line.len() - 3]);
+    }
+    if let Some(rest) = line.strip_prefix(b"@@ ") {
+        return Some(rest);
+    }
+    line.get(1..).and_then(|l| l.strip_prefix(b"@@ "))
 }
 
 /// git's header line for one entry: `1:  abc1234 ! 1:  def5678 Summary`. `short` abbreviates an id,
