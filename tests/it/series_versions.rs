@@ -494,7 +494,20 @@ fn assert_same_texts(
     assert_eq!(ours.len(), git.len());
     for (o, g) in ours.iter().zip(git) {
         assert_eq!(o.commit, g.commit);
-        assert_eq!(o.text, g.text, "patch text of {}", o.commit);
+        if o.text != g.text {
+            let (ol, gl): (Vec<&str>, Vec<&str>) =
+                (o.text.lines().collect(), g.text.lines().collect());
+            let at = (0..ol.len().max(gl.len()))
+                .find(|&i| ol.get(i) != gl.get(i))
+                .unwrap_or(0);
+            panic!(
+                "patch text of {} differs at line {}: ours {:?}, git's {:?}",
+                o.commit,
+                at + 1,
+                &ol[at.saturating_sub(3)..(at + 3).min(ol.len())],
+                &gl[at.saturating_sub(3)..(at + 3).min(gl.len())]
+            );
+        }
         assert_eq!(
             (o.diff_offset, o.diff_lines),
             (g.diff_offset, g.diff_lines),
@@ -504,14 +517,14 @@ fn assert_same_texts(
     }
 }
 
-/// range-diff's patch texts made in-process equal those made of `git log -p` over 300 commits of real
+/// range-diff's patch texts made in-process equal those made of `git log -p` over 1,500 commits of real
 /// history (renames, deletions, mode changes, binary files, files without a final newline as ripgrep has them),
 /// and a setting that changes `git log -p` (here `diff.algorithm`, patience) hands the job to `git log`.
 #[test]
 fn in_process_patch_texts_are_git_logs_on_ripgrep() {
     let Some(r) = ripgrep() else { return };
     let oid = |s: &str| gix::ObjectId::from_hex(s.as_bytes()).unwrap();
-    let base = oid(&r.git(["rev-parse", "HEAD~300"]));
+    let base = oid(&r.git(["rev-parse", "HEAD~1500"]));
     let tip = oid(&r.git(["rev-parse", "HEAD"]));
     let git_dir = r.path().join(".git");
     let from_git = git_jules::series::rangediff::read_patches(&git_dir, base, tip).unwrap();

@@ -245,6 +245,10 @@ fn split(ch: ChangeDetached) -> Vec<Part> {
             copy,
             ..
         } => {
+            if entry_mode.is_tree() || source_entry_mode.is_tree() {
+                // A directory's rename: its files come as changes of their own.
+                return Vec::new();
+            }
             if copy {
                 // Copies are not detected with the options used here; show one as an addition.
                 return vec![Part {

@@ -78,7 +78,23 @@ pub fn patch_texts_of_two(
 
 /// Read the patches of `base..tip`, oldest first, through `git log` with range-diff's options.
 pub fn read_patches(git_dir: &Path, base: ObjectId, tip: ObjectId) -> Result<Vec<PatchText>> {
-    let range = format!("{base}..{tip}");
+    log_patches(git_dir, &[format!("{base}..{tip}")])
+}
+
+/// The patch texts of the given commits (their diffs against their parents), in that order, through
+/// `git log --no-walk=unsorted` with range-diff's options.
+pub fn read_commits(git_dir: &Path, commits: &[ObjectId]) -> Result<Vec<PatchText>> {
+    if commits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args = vec!["--no-walk=unsorted".to_owned()];
+    // Newest first: range-diff's `--reverse` turns the list back into the order asked.
+    args.extend(commits.iter().rev().map(|c| c.to_string()));
+    log_patches(git_dir, &args)
+}
+
+/// `git log` with range-diff's options and `revs`, parsed.
+fn log_patches(git_dir: &Path, revs: &[String]) -> Result<Vec<PatchText>> {
     let out = crate::gitcli::run(
         git_dir,
         [
@@ -97,8 +113,9 @@ pub fn read_patches(git_dir: &Path, base: ObjectId, tip: ObjectId) -> Result<Vec
             "--pretty=medium",
             "--no-notes",
             "--no-merges",
-            range.as_str(),
-        ],
+        ]
+        .into_iter()
+        .chain(revs.iter().map(String::as_str)),
     )?;
     parse_log(&String::from_utf8_lossy(&out.stdout))
 }

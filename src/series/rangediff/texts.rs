@@ -10,6 +10,11 @@
 //! rename settings, mailmaps, notes, signatures, an external diff), attributes files (diff drivers change the
 //! function names after `@@`), commits in another encoding, tabs after non-ASCII text in a message, and
 //! paths git would quote.
+//!
+//! Renames are the one place where gix and git can disagree on the same commit: git's similarity estimate is
+//! its own, so a commit where git could have paired an added and a deleted file differently (an inexact
+//! rename, several renames, an added and a deleted file) takes its text from `git log --no-walk` for those
+//! commits only, in one run.
 
 use std::path::Path;
 
@@ -179,24 +184,59 @@ pub fn read(
     if has_attributes(repo, repo.find_commit(base)?.tree_id()?.detach())? {
         return Ok(None);
     }
-    let mut out = Vec::with_capacity(commits.len());
+    let mut out: Vec<Option<PatchText>> = Vec::with_capacity(commits.len());
     let mut parent_tree = repo.find_commit(base)?.tree_id()?.detach();
-    for id in commits {
+    for &id in &commits {
         let commit = repo.find_commit(id)?;
         let tree = commit.tree_id()?.detach();
         let Some(mut p) = metadata(&commit)? else {
             return Ok(None);
         };
         let d = diff::diff_trees(repo, Some(parent_tree), Some(tree), opts)?;
+        parent_tree = tree;
+        if opts.renames && !renames_certain(&d.files) {
+            out.push(None);
+            continue;
+        }
         for f in &d.files {
             if !file_text(&mut p, f) {
                 return Ok(None);
             }
         }
-        out.push(p);
-        parent_tree = tree;
+        out.push(Some(p));
     }
-    Ok(Some(out))
+    // The commits whose renames git might see otherwise: one `git log` for all of them.
+    let asked: Vec<ObjectId> = commits
+        .iter()
+        .zip(&out)
+        .filter(|(_, p)| p.is_none())
+        .map(|(c, _)| *c)
+        .collect();
+    let mut from_git = super::read_commits(crate::gitcli::dir_of(repo), &asked)?.into_iter();
+    let mut texts = Vec::with_capacity(out.len());
+    for (c, p) in commits.iter().zip(out) {
+        match p.or_else(|| from_git.next().filter(|p| p.commit == *c)) {
+            Some(p) => texts.push(p),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(texts))
+}
+
+/// True when git's rename detection cannot have decided otherwise than gix's for these files: no rename and
+/// not both an added and a deleted file (which git might pair, its similarity estimate being its own), or a
+/// single exact rename and nothing else added or deleted.
+fn renames_certain(files: &[FileDiff]) -> bool {
+    let count = |want: fn(&Status) -> bool| files.iter().filter(|f| want(&f.status)).count();
+    let added = count(|s| *s == Status::Added);
+    let deleted = count(|s| *s == Status::Deleted);
+    let renamed = count(|s| matches!(s, Status::Renamed { .. }));
+    let exact = count(|s| *s == Status::Renamed { similarity: 100 });
+    match renamed {
+        0 => added == 0 || deleted == 0,
+        1 => exact == 1 && added == 0 && deleted == 0,
+        _ => false,
+    }
 }
 
 /// The metadata and message part of a patch text, as range-diff makes it of `--pretty=medium`.
@@ -319,7 +359,8 @@ fn file_text(p: &mut PatchText, f: &FileDiff) -> bool {
     let text = f.text.to_str_lossy();
     // Skip the extended header: everything up to the first hunk or binary line.
     let mut in_header = true;
-    for line in text.lines() {
+    // Split at `\n` only: a `\r` before it is part of the line, as range-diff's parser keeps it.
+    for line in text.split('\n') {
         if in_header {
             if line.starts_with("@@ ") {
                 in_header = false;
