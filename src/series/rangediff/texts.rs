@@ -223,20 +223,43 @@ pub fn read(
     Ok(Some(texts))
 }
 
-/// True when git's rename detection cannot have decided otherwise than gix's for these files: no rename and
-/// not both an added and a deleted file (which git might pair, its similarity estimate being its own), or a
-/// single exact rename and nothing else added or deleted.
+/// True when git's rename detection cannot have decided otherwise than gix's for these files: no rename, and no
+/// added and deleted file git could pair (git's `estimate_similarity` pairs only regular files whose sizes
+/// are within a factor of two, at the default 50% threshold); or a single exact rename and nothing else added
+/// or deleted.
 fn renames_certain(files: &[FileDiff]) -> bool {
-    let count = |want: fn(&Status) -> bool| files.iter().filter(|f| want(&f.status)).count();
-    let added = count(|s| *s == Status::Added);
-    let deleted = count(|s| *s == Status::Deleted);
-    let renamed = count(|s| matches!(s, Status::Renamed { .. }));
-    let exact = count(|s| *s == Status::Renamed { similarity: 100 });
-    match renamed {
-        0 => added == 0 || deleted == 0,
-        1 => exact == 1 && added == 0 && deleted == 0,
-        _ => false,
+    let added_or_deleted = |f: &&FileDiff| matches!(f.status, Status::Added | Status::Deleted);
+    let renamed: Vec<&Status> = files
+        .iter()
+        .map(|f| &f.status)
+        .filter(|s| matches!(s, Status::Renamed { .. }))
+        .collect();
+    match renamed.as_slice() {
+        [] => {}
+        [Status::Renamed { similarity: 100 }] => {
+            return !files.iter().any(|f| added_or_deleted(&f))
+        }
+        _ => return false,
     }
+    let (mut deleted, mut added) = (Vec::new(), Vec::new());
+    for f in files.iter().filter(added_or_deleted) {
+        let (mode, size, side) = match f.status {
+            Status::Deleted => (f.old_mode, f.old_size, &mut deleted),
+            _ => (f.new_mode, f.new_size, &mut added),
+        };
+        // A symlink or submodule git could still pair as an exact rename: leave the commit to git.
+        if !mode.is_some_and(|m| m.is_blob()) {
+            side.push(None);
+        } else {
+            side.push(Some(size));
+        }
+    }
+    !deleted.iter().any(|d| {
+        added.iter().any(|a| match (a, d) {
+            (Some(a), Some(d)) => 2 * a.min(d) >= *a.max(d),
+            _ => true,
+        })
+    })
 }
 
 /// The metadata and message part of a patch text, as range-diff makes it of `--pretty=medium`.
