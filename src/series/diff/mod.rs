@@ -48,7 +48,7 @@ impl Default for Options {
 }
 
 /// What happened to one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
     Added,
     Deleted,
@@ -131,6 +131,25 @@ pub fn diff_trees(
     new: Option<ObjectId>,
     opts: Options,
 ) -> Result<PatchDiff> {
+    diff_trees_cached(repo, old, new, opts, &mut FileCache::default())
+}
+
+/// File diffs already rendered, by what they show (status, paths, modes, blobs): two versions of a series
+/// mostly change the same blobs in the same way, and range-diff reads both.
+#[derive(Default)]
+pub struct FileCache(std::collections::HashMap<PartKey, FileDiff>);
+
+type Side = Option<(BString, EntryMode, ObjectId)>;
+type PartKey = (Status, Side, Side);
+
+/// [`diff_trees`], taking file diffs from `cache` and adding the new ones (with the same `opts` each time).
+pub fn diff_trees_cached(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    opts: Options,
+    cache: &mut FileCache,
+) -> Result<PatchDiff> {
     let empty = ObjectId::empty_tree(repo.object_hash());
     let (old, new) = (old.unwrap_or(empty), new.unwrap_or(empty));
     if old == new {
@@ -147,7 +166,14 @@ pub fn diff_trees(
     let mut files = Vec::new();
     for ch in changes {
         for part in split(ch) {
-            files.push(render(repo, part, opts)?);
+            let key = (part.status, part.old.clone(), part.new.clone());
+            if let Some(f) = cache.0.get(&key) {
+                files.push(f.clone());
+                continue;
+            }
+            let f = render(repo, part, opts)?;
+            cache.0.insert(key, f.clone());
+            files.push(f);
         }
     }
     files.sort_by(|a, b| {

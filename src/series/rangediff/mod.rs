@@ -59,21 +59,24 @@ pub fn patch_texts(
     }
 }
 
-/// [`patch_texts`] of two ranges, one on another thread (each is mostly blob diffs, independent).
+/// [`patch_texts`] of two ranges, one after the other, sharing rendered file diffs: the two versions of a
+/// series mostly change the same blobs the same way, so the second costs little more than its tree diffs
+/// (fewer cycles than two threads each doing everything, which counts on a machine busy with other work).
 pub fn patch_texts_of_two(
     repo: &gix::Repository,
     a: (ObjectId, ObjectId),
     b: (ObjectId, ObjectId),
 ) -> Result<(Vec<PatchText>, Vec<PatchText>)> {
-    let shared = repo.clone().into_sync();
-    std::thread::scope(|s| {
-        let other = s.spawn(move || patch_texts(&shared.to_thread_local(), a.0, a.1));
-        let b = patch_texts(repo, b.0, b.1);
-        let a = other
-            .join()
-            .unwrap_or_else(|_| Err(Error::Other("reading patches panicked".into())));
-        Ok((a?, b?))
-    })
+    let mut cache = crate::series::diff::FileCache::default();
+    let mut one = |(base, tip): (ObjectId, ObjectId)| -> Result<Vec<PatchText>> {
+        match texts::read_cached(repo, base, tip, &mut cache)? {
+            Some(t) => Ok(t),
+            None => read_patches(crate::gitcli::dir_of(repo), base, tip),
+        }
+    };
+    let a = one(a)?;
+    let b = one(b)?;
+    Ok((a, b))
 }
 
 /// Read the patches of `base..tip`, oldest first, through `git log` with range-diff's options.

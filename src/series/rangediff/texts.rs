@@ -175,6 +175,16 @@ pub fn read(
     base: ObjectId,
     tip: ObjectId,
 ) -> Result<Option<Vec<PatchText>>> {
+    read_cached(repo, base, tip, &mut diff::FileCache::default())
+}
+
+/// [`read`] with the file diffs of an earlier call (the other version of the series) at hand.
+pub fn read_cached(
+    repo: &gix::Repository,
+    base: ObjectId,
+    tip: ObjectId,
+    cache: &mut diff::FileCache,
+) -> Result<Option<Vec<PatchText>>> {
     let Some(opts) = settings(repo) else {
         return Ok(None);
     };
@@ -192,7 +202,7 @@ pub fn read(
         let Some(mut p) = metadata(&commit)? else {
             return Ok(None);
         };
-        let d = diff::diff_trees(repo, Some(parent_tree), Some(tree), opts)?;
+        let d = diff::diff_trees_cached(repo, Some(parent_tree), Some(tree), opts, cache)?;
         parent_tree = tree;
         if opts.renames && !renames_certain(&d.files) {
             out.push(None);
