@@ -9,14 +9,15 @@
 //! not a plain chain of commits, configuration that changes `git log -p` (another diff algorithm, context,
 //! rename settings, mailmaps, notes, signatures, an external diff), attributes files (diff drivers change the
 //! function names after `@@`), commits in another encoding, tabs after non-ASCII text in a message, and
-//! paths git would quote.
+//! paths git would quote. The library reads no environment variables, so what only the environment sets is not
+//! seen here: `git -c` settings, `GIT_NOTES_REF`, `GIT_EXTERNAL_DIFF`, `GIT_DIFF_OPTS`, and the default global
+//! attributes file (`$XDG_CONFIG_HOME/git/attributes`); `core.attributesFile` and `GIT_CONFIG_COUNT` settings
+//! are (gix reads them).
 //!
 //! Renames are the one place where gix and git can disagree on the same commit: git's similarity estimate is
 //! its own, so a commit where git could have paired an added and a deleted file differently (an inexact
 //! rename, several renames, an added and a deleted file) takes its text from `git log --no-walk` for those
 //! commits only, in one run.
-
-use std::path::Path;
 
 use gix::bstr::ByteSlice;
 use gix::diff::blob::Algorithm;
@@ -75,17 +76,6 @@ fn settings(repo: &gix::Repository) -> Option<diff::Options> {
     if CHANGES_LOG.iter().any(|k| config.string(*k).is_some()) {
         return None;
     }
-    const ENV: &[&str] = &[
-        "GIT_NOTES_REF",
-        "GIT_NOTES_DISPLAY_REF",
-        "GIT_EXTERNAL_DIFF",
-        "GIT_DIFF_OPTS",
-        // `git -c` settings, which gix does not read (it reads `GIT_CONFIG_COUNT` ones).
-        "GIT_CONFIG_PARAMETERS",
-    ];
-    if ENV.iter().any(|k| std::env::var_os(k).is_some()) {
-        return None;
-    }
     // range-diff shows the default notes (`--show-notes-by-default`).
     if repo
         .try_find_reference("refs/notes/commits")
@@ -96,7 +86,7 @@ fn settings(repo: &gix::Repository) -> Option<diff::Options> {
         return None;
     }
     let common = repo.common_dir();
-    if common.join("info/attributes").exists() || global_attributes().is_some_and(|p| p.exists()) {
+    if common.join("info/attributes").exists() {
         return None;
     }
     // `log.mailmap` is on by default: a `.mailmap` at the top of the work tree renames authors.
@@ -120,15 +110,6 @@ fn settings(repo: &gix::Repository) -> Option<diff::Options> {
         algorithm,
         renames,
     })
-}
-
-/// git's default global attributes file.
-fn global_attributes() -> Option<std::path::PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))?;
-    Some(base.join("git/attributes"))
 }
 
 /// The commits of `base..tip`, oldest first, when they are a chain of single-parent commits from `base`.
