@@ -7,7 +7,7 @@
 #      stretch replayed with two patches dropped, three reworded and one amended). Target: ratio <= 0.5.
 #      Also without -s (with the diffs of changed pairs), for reference.
 #   2. `git jules series list --all` over 100 personas x 5 series (500 version refs). Target: <= 50 ms.
-# The pairings of 1. are compared (the header lines must be identical) before timing.
+# The outputs of 1. are compared with git's (with -s and without) before timing.
 # Numbers taken while other builds run on the machine are noisy; say so when quoting them.
 #
 # The release binary is built as ./install.sh builds it (bench/common.sh).
@@ -55,6 +55,10 @@ if [ "$ours" != "$theirs" ]; then
     echo "the pairings differ:"; diff <(echo "$ours") <(echo "$theirs") || true; exit 1
 fi
 echo "pairings identical ($(echo "$ours" | wc -l) lines: $(echo "$ours" | awk '{print $3}' | sort | uniq -c | tr '\n' ' '))"
+if ! diff <(git jules series range-diff bench/rg v1 v2) <(git range-diff --no-color "$base..$v1" "$base..$v2") >/dev/null; then
+    echo "the outputs with diffs differ from git's"; exit 1
+fi
+echo "the whole output (with the diffs of changed pairs) is git's"
 hyperfine -N --warmup 2 --runs "$runs" --export-json "$SCRATCH/rd.json" \
     "git jules series range-diff -s bench/rg v1 v2" \
     "git range-diff --no-color -s $base..$v1 $base..$v2" \

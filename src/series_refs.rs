@@ -56,10 +56,24 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// Push every local version ref whose remote-tracking copy differs from it to `remote` (no force: one persona
-/// writes a ref, so the local one is ahead), then move the tracking refs as a fetch would. Returns the refs the
-/// remote refused, each with git's reason. Called by `git jules sync`, whose log machinery skips these refs.
-pub fn publish(repo: &gix::Repository, remote: &str) -> Result<Vec<Skipped>> {
+/// A local version ref the remote does not have yet (its remote-tracking copy differs).
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub name: String,
+    pub id: gix::ObjectId,
+    tracking: String,
+    seen: Option<gix::ObjectId>,
+}
+
+/// What [`publish`] did: the refs pushed, and those the remote refused, each with git's reason.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    pub pushed: Vec<String>,
+    pub refused: Vec<Skipped>,
+}
+
+/// Every local version ref whose remote-tracking copy differs from it: what the next push to `remote` carries.
+pub fn pending(repo: &gix::Repository, remote: &str) -> Result<Vec<Pending>> {
     let mut pending = Vec::new();
     for r in repo.references()?.prefixed(PREFIX)? {
         let r = r.map_err(|e| Error::Other(format!("listing {PREFIX}: {e}")))?;
@@ -70,28 +84,62 @@ pub fn publish(repo: &gix::Repository, remote: &str) -> Result<Vec<Skipped>> {
         let tracking = name.replacen("refs/jules/", &format!("refs/remotes/{remote}/jules/"), 1);
         let seen = crate::refs::target(repo, &tracking)?;
         if seen != Some(id) {
-            pending.push((name, id, tracking, seen));
+            pending.push(Pending {
+                name,
+                id,
+                tracking,
+                seen,
+            });
         }
     }
+    Ok(pending)
+}
+
+/// Push `pending` (from [`pending`]) to `remote` in one push, without force (one persona writes a ref, so the
+/// local one is ahead) and not atomic (a ref the remote refuses, say a rewrite the guard stops, must not
+/// hold back the others), then move the tracking refs of those pushed as a fetch would. Called by
+/// `git jules sync` when its push budget allows a push; the log machinery skips these refs.
+pub fn publish(repo: &gix::Repository, remote: &str, pending: &[Pending]) -> Result<Published> {
+    let mut done = Published::default();
     if pending.is_empty() {
-        return Ok(Vec::new());
+        return Ok(done);
     }
     let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
         .args(["push", "--porcelain", "--no-verify", remote])
-        .args(pending.iter().map(|(n, id, _, _)| format!("{id}:{n}")))
+        .args(pending.iter().map(|p| format!("{}:{}", p.id, p.name)))
         .output()
         .map_err(|e| Error::io("running `git push`", e))?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut refused = Vec::new();
-    for (name, id, tracking, seen) in &pending {
-        let line = text.lines().find(|l| l.contains(&format!(":{name}\t")));
+    let remote_said = String::from_utf8_lossy(&out.stderr);
+    for p in pending {
+        let line = text.lines().find(|l| l.contains(&format!(":{}\t", p.name)));
         match line {
-            Some(l) if l.starts_with('!') => refused.push(Skipped {
-                name: name.clone(),
-                reason: l.rsplit('\t').next().unwrap_or("rejected").to_owned(),
-            }),
+            Some(l) if l.starts_with('!') => {
+                // git's word (`[remote rejected] (pre-receive hook declined)`), and the remote's reason for
+                // this ref when it gave one (the guard names the ref).
+                let mut reason = l.rsplit('\t').next().unwrap_or("rejected").to_owned();
+                let why = remote_said
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("remote: "))
+                    .map(str::trim)
+                    .find(|l| l.contains(p.name.as_str()));
+                if let Some(why) = why {
+                    reason = format!("{reason}: {why}");
+                }
+                done.refused.push(Skipped {
+                    name: p.name.clone(),
+                    reason,
+                });
+            }
             Some(_) => {
-                let _ = crate::refs::cas(repo, tracking, *seen, *id, "jules: sync series version");
+                let _ = crate::refs::cas(
+                    repo,
+                    &p.tracking,
+                    p.seen,
+                    p.id,
+                    "jules: sync series version",
+                );
+                done.pushed.push(p.name.clone());
             }
             None if !out.status.success() => {
                 return Err(Error::Refused(format!(
@@ -102,5 +150,5 @@ pub fn publish(repo: &gix::Repository, remote: &str) -> Result<Vec<Skipped>> {
             None => {}
         }
     }
-    Ok(refused)
+    Ok(done)
 }

@@ -108,6 +108,14 @@ pub struct SyncReport {
     /// local refs hold the union, and the news waits for a later sync; seconds until a push is allowed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub push_deferred_secs: Option<u64>,
+    /// Series version refs (`refs/jules/series/*`) pushed by this sync.
+    pub series_pushed: Vec<String>,
+    /// Series version refs the remote refused (a rewrite or a forged version the guard stops), with its reason:
+    /// the sync failed for them (exit 2) and they stay unpublished.
+    pub series_refused: Vec<crate::series_refs::Skipped>,
+    /// Series version refs waiting for the push interval (`push_deferred_secs`): the next sync allowed to push
+    /// carries them.
+    pub series_deferred: Vec<String>,
 }
 
 /// How a sync may push: the per-clone share of a fleet's push budget (issue 29). A forge recommends a few
@@ -430,10 +438,42 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
     if !repo.remote_names().iter().any(|n| *n == remote) {
         return Err(Error::not_found("remote", remote));
     }
+    let mut report = sync_logs(repo, remote, policy)?;
     // Series versions (refs/jules/series/*, issue 26) are not logs: one persona writes each ref, so they are
-    // pushed as they are (src/series_refs.rs), the fetch below brings others', and the log machinery
-    // skips them. Refs the remote refused are not in the report yet (it has no field for them).
-    let _refused = crate::series_refs::publish(repo, remote)?;
+    // pushed as they are (src/series_refs.rs), the fetch brought others', and the log machinery skipped them.
+    // They spend the push budget like the logs: pushed when this sync pushed its logs (news, urgent or not,
+    // or `--now`) or when the interval has run out, else left for the next sync allowed to push.
+    let pending = crate::series_refs::pending(repo, remote)?;
+    if pending.is_empty() {
+        return Ok(report);
+    }
+    let logs_pushed = report
+        .refs
+        .iter()
+        .any(|r| r.published != Published::Nothing);
+    match policy.wait(repo).filter(|_| !logs_pushed) {
+        Some(wait) => {
+            report.push_deferred_secs = Some(
+                report
+                    .push_deferred_secs
+                    .unwrap_or_else(|| wait.as_secs().max(1)),
+            );
+            report.series_deferred = pending.into_iter().map(|p| p.name).collect();
+        }
+        None => {
+            let done = crate::series_refs::publish(repo, remote, &pending)?;
+            if !done.pushed.is_empty() {
+                remember_push(repo);
+            }
+            report.series_pushed = done.pushed;
+            report.series_refused = done.refused;
+        }
+    }
+    Ok(report)
+}
+
+/// The logs and notes part of [`sync_with`].
+fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Result<SyncReport> {
     let me = writer_id(repo)?;
     let tracked_before: BTreeSet<String> = tracking_prefixes(remote)
         .iter()
@@ -696,6 +736,9 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
             pruned: pruned.clone(),
             invalid: invalid.clone(),
             push_deferred_secs: None,
+            series_pushed: Vec::new(),
+            series_refused: Vec::new(),
+            series_deferred: Vec::new(),
         };
         if local_race || round == 0 {
             continue;

@@ -25,6 +25,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     for i in &report.invalid {
         ui::warn(format!("skipped commit {} on {}", i.name, i.reason));
     }
+    for r in &report.series_refused {
+        ui::err(format!("error: {remote} refused {}: {}", r.name, r.reason));
+    }
     if ctx.ui.json {
         ui::json(&report);
     } else if !ctx.ui.quiet {
@@ -39,6 +42,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
                 ));
             }
         }
+        for name in &report.series_pushed {
+            ui::out(format!("{:<15} {name}", "pushed"));
+        }
         for p in &report.pruned {
             ui::status(format!("pruned {p}: {remote} no longer has it"));
         }
@@ -47,9 +53,21 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
                 "push deferred: jules.sync.minPushInterval allows the next push in {secs} s; the news waits \
                  (`git jules sync --now` pushes now)"
             ));
-        } else if !report.changed() {
+            for name in &report.series_deferred {
+                ui::status(format!("waiting to push {name}"));
+            }
+        } else if !report.changed()
+            && report.series_pushed.is_empty()
+            && report.series_refused.is_empty()
+        {
             ui::status(format!("up to date with {remote}"));
         }
     }
-    Ok(0)
+    // A refused version ref is a push the remote refused, which sync reports as exit 2 for logs too; the
+    // rest of the sync was done and is reported above.
+    Ok(if report.series_refused.is_empty() {
+        0
+    } else {
+        2
+    })
 }

@@ -136,7 +136,10 @@ pub fn collect_range(
             )));
         }
     }
-    let opts = diff::Options { binary: true };
+    let opts = diff::Options {
+        binary: true,
+        ..Default::default()
+    };
     let mut out = Vec::new();
     for p in &patches {
         if only.is_some_and(|i| i != p.index) {

@@ -615,9 +615,7 @@ fn map_previous(
     let rest_new: Vec<usize> = (0..ids.len()).filter(|j| mapping[*j].is_none()).collect();
     let rest_old: Vec<usize> = (0..taken.len()).filter(|i| !taken[*i]).collect();
     if !rest_new.is_empty() && !rest_old.is_empty() && repo.has_object(prev.tip()?) {
-        let dir = crate::gitcli::dir_of(repo);
-        let a = rangediff::read_patches(dir, prev.base()?, prev.tip()?)?;
-        let b = rangediff::read_patches(dir, base, tip)?;
+        let (a, b) = rangediff::patch_texts_of_two(repo, (prev.base()?, prev.tip()?), (base, tip))?;
         if a.len() == prev.record.patches.len() && b.len() == ids.len() {
             let a_sub: Vec<_> = rest_old.iter().map(|&i| a[i].clone()).collect();
             let b_sub: Vec<_> = rest_new.iter().map(|&j| b[j].clone()).collect();
@@ -707,23 +705,13 @@ pub fn range_diff(
 ) -> Result<RangeDiff> {
     require_objects(repo, old)?;
     require_objects(repo, new)?;
-    let dir = crate::gitcli::dir_of(repo);
     let (mut ob, mut ot, nb, nt) = (old.base()?, old.tip()?, new.base()?, new.tip()?);
     let rebased = rebase && ob != nb;
     if rebased {
         ot = replay_onto(repo, old, nb)?;
         ob = nb;
     }
-    let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| rangediff::read_patches(dir, ob, ot));
-        let b = rangediff::read_patches(dir, nb, nt);
-        (
-            a.join()
-                .unwrap_or_else(|_| Err(Error::Other("reading patches panicked".into()))),
-            b,
-        )
-    });
-    let (a, b) = (a?, b?);
+    let (a, b) = rangediff::patch_texts_of_two(repo, (ob, ot), (nb, nt))?;
     let pairing = rangediff::pair(&a, &b, creation_factor);
     let entries = rangediff::entries(&a, &b, &pairing, with_diff);
     let width = rangediff::number_width(a.len(), b.len());
@@ -776,7 +764,7 @@ pub fn interdiff(repo: &gix::Repository, old: &Version, new: &Version) -> Result
         repo,
         Some(t(old.tip()?)?),
         Some(t(new.tip()?)?),
-        super::diff::Options { binary: false },
+        super::diff::Options::default(),
     )?;
     Ok(Interdiff {
         series: new.series().to_string(),

@@ -187,6 +187,12 @@ fn versions_travel_through_sync_and_range_diff_pairs_as_git_does() {
         &["series", "range-diff", "-s", "alice/feat", "v1", "v3"],
     );
     assert_eq!(ours.trim_end(), git.trim_end());
+    // And so is the whole output, the diffs of changed pairs included.
+    let ours = b.ok("bob", &["series", "range-diff", "alice/feat", "v1", "v3"]);
+    let git = b
+        .repo
+        .git(["range-diff", "--no-color", &range(&items[0]), &range(v3)]);
+    assert_eq!(ours.trim_end(), git.trim_end());
 
     let show = b.ok("bob", &["series", "show", "alice/feat@v1"]);
     assert!(show.contains("Add three"), "{show}");
@@ -437,6 +443,14 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
     let a = git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&tip)).unwrap();
     let b =
         git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&new_tip)).unwrap();
+    // The texts made in-process (what `series range-diff` uses) are `git log`'s, byte for byte.
+    let repo = gix::open(&git_dir).unwrap();
+    for (from_git, tip) in [(&a, &tip), (&b, &new_tip)] {
+        let ours = git_jules::series::rangediff::texts::read(&repo, oid(&base), oid(tip))
+            .unwrap()
+            .expect("made in-process");
+        assert_same_texts(&ours, from_git);
+    }
     let cases = [
         (&a, &b, tip.as_str(), new_tip.as_str()),
         (&a, &a, tip.as_str(), tip.as_str()),
@@ -471,6 +485,59 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
             );
         }
     }
+}
+
+fn assert_same_texts(
+    ours: &[git_jules::series::rangediff::PatchText],
+    git: &[git_jules::series::rangediff::PatchText],
+) {
+    assert_eq!(ours.len(), git.len());
+    for (o, g) in ours.iter().zip(git) {
+        assert_eq!(o.commit, g.commit);
+        if o.text != g.text {
+            let (ol, gl): (Vec<&str>, Vec<&str>) =
+                (o.text.lines().collect(), g.text.lines().collect());
+            let at = (0..ol.len().max(gl.len()))
+                .find(|&i| ol.get(i) != gl.get(i))
+                .unwrap_or(0);
+            panic!(
+                "patch text of {} differs at line {}: ours {:?}, git's {:?}",
+                o.commit,
+                at + 1,
+                &ol[at.saturating_sub(3)..(at + 3).min(ol.len())],
+                &gl[at.saturating_sub(3)..(at + 3).min(gl.len())]
+            );
+        }
+        assert_eq!(
+            (o.diff_offset, o.diff_lines),
+            (g.diff_offset, g.diff_lines),
+            "{}",
+            o.commit
+        );
+    }
+}
+
+/// range-diff's patch texts made in-process equal those made of `git log -p` over 1,500 commits of real
+/// history (renames, deletions, mode changes, binary files, files without a final newline as ripgrep has them),
+/// and a setting that changes `git log -p` (here `diff.algorithm`, patience) hands the job to `git log`.
+#[test]
+fn in_process_patch_texts_are_git_logs_on_ripgrep() {
+    let Some(r) = ripgrep() else { return };
+    let oid = |s: &str| gix::ObjectId::from_hex(s.as_bytes()).unwrap();
+    let base = oid(&r.git(["rev-parse", "HEAD~1500"]));
+    let tip = oid(&r.git(["rev-parse", "HEAD"]));
+    let git_dir = r.path().join(".git");
+    let from_git = git_jules::series::rangediff::read_patches(&git_dir, base, tip).unwrap();
+    let repo = gix::open(&git_dir).unwrap();
+    let ours = git_jules::series::rangediff::texts::read(&repo, base, tip)
+        .unwrap()
+        .expect("made in-process");
+    assert_same_texts(&ours, &from_git);
+    r.git(["config", "diff.algorithm", "patience"]);
+    let repo = gix::open(&git_dir).unwrap();
+    assert!(git_jules::series::rangediff::texts::read(&repo, base, tip)
+        .unwrap()
+        .is_none());
 }
 
 /// Upstream drift between two bases shows as a change in a plain range-diff, and not with `--rebase`, which
@@ -577,4 +644,95 @@ fn a_version_whose_commits_are_missing_says_what_to_fetch() {
             && err.contains("refs/jules/series/alice/gone"),
         "{err}"
     );
+}
+
+/// The remote's version ref, read in the bare repository.
+fn remote_rev(bare: &std::path::Path, name: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(bare)
+        .args(["rev-parse", "--verify", "-q", name])
+        .output()
+        .unwrap();
+    out.status.success().then(|| stdout(&out).trim().to_owned())
+}
+
+/// Through the smart-HTTP test remote with the guard installed: version pushes spend the push budget
+/// (`jules.sync.minPushInterval`) like log pushes, waiting for the next sync allowed to push unless `--now`;
+/// a version ref the remote refuses (a forged one the guard stops, a rewrite) is named in sync's human output
+/// and `--json` report, and sync exits 2.
+#[test]
+fn version_pushes_wait_for_the_push_budget_and_refused_ones_are_reported() {
+    let root = tempfile::tempdir().unwrap();
+    let (origin, bare) = remote_in(root.path());
+    let installed = origin
+        .jules_cmd(["guard", "--install"])
+        .current_dir(&bare)
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let server = http_server(root.path());
+    let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
+    let auth = alice_auth();
+    let a = Clone::new(&origin, &url, &auth);
+    let name = "refs/jules/series/alice/feat";
+
+    a.ok("alice", &["series", "start", "feat"]);
+    commit_file(&a, "alice", "one.txt", "one\n", "Add one");
+    a.ok("alice", &["series", "version"]);
+    let doc = json(&a.ok("alice", &["--json", "sync"]));
+    assert_eq!(doc["series_pushed"], serde_json::json!([name]), "{doc}");
+    let v1 = a.repo.rev(name).unwrap();
+    assert_eq!(remote_rev(&bare, name), Some(v1.clone()));
+
+    // One push an hour: v2 waits (the last sync pushed), and says so; `--now` carries it.
+    a.repo.git(["config", "jules.sync.minPushInterval", "1h"]);
+    commit_file(&a, "alice", "two.txt", "two\n", "Add two");
+    a.ok("alice", &["series", "version"]);
+    let v2 = a.repo.rev(name).unwrap();
+    assert_ne!(v1, v2);
+    let doc = json(&a.ok("alice", &["--json", "sync"]));
+    assert_eq!(doc["series_deferred"], serde_json::json!([name]), "{doc}");
+    assert_eq!(doc["series_pushed"], serde_json::json!([]), "{doc}");
+    assert!(doc["push_deferred_secs"].as_u64().unwrap() > 0, "{doc}");
+    assert_eq!(remote_rev(&bare, name), Some(v1.clone()), "v2 waited");
+    let out = a.run("alice", &["sync"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("waiting to push {name}")),
+        "{}",
+        stderr(&out)
+    );
+    let out = a.run("alice", &["sync", "--now"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(name), "{}", stdout(&out));
+    assert_eq!(remote_rev(&bare, name), Some(v2.clone()));
+
+    // A forged version ref (a plain commit): the guard refuses it; sync says so and exits 2.
+    let forged = "refs/jules/series/mallory/feat";
+    a.repo.git(["update-ref", forged, "HEAD"]);
+    let out = a.run("alice", &["--json", "sync", "--now"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let doc = json(&stdout(&out));
+    assert_eq!(doc["series_refused"][0]["name"], forged, "{doc}");
+    let reason = doc["series_refused"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("not a series version"), "{reason}");
+    assert!(
+        stderr(&out).contains(&format!("refused {forged}")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(remote_rev(&bare, forged), None);
+    a.repo.git(["update-ref", "-d", forged]);
+
+    // A rewrite of a published version (back to v1) is refused too, in the human output as well.
+    a.repo.git(["update-ref", name, &v1]);
+    let out = a.run("alice", &["sync", "--now"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("refused {name}")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(remote_rev(&bare, name), Some(v2));
 }

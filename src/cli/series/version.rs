@@ -240,7 +240,6 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
             for l in d.lines() {
                 ui::out(format!("    {l}"));
             }
-            ui::out("");
         }
     }
     Ok(0)

@@ -8,13 +8,32 @@ use gix::diff::blob::{Algorithm, Diff, InternedInput};
 /// Lines of context around changes, as git's default.
 const CONTEXT: u32 = 3;
 
-/// The hunks of a text diff, git-exact, and the insertion and deletion counts.
+/// The hunks of a text diff, git-exact with `--histogram`, and the insertion and deletion counts.
 pub fn hunks(old: &[u8], new: &[u8]) -> (Vec<u8>, u32, u32) {
+    hunks_with(old, new, Algorithm::Histogram)
+}
+
+/// [`hunks`] with another line-diff algorithm (`git log -p` and range-diff use git's default, Myers).
+pub fn hunks_with(old: &[u8], new: &[u8], algorithm: Algorithm) -> (Vec<u8>, u32, u32) {
+    hunks_full(old, new, algorithm, &default_funcname)
+}
+
+/// A function-name matcher: the text to show after `@@` when `line` (without its newline) is a function
+/// line, as a diff driver's `xfuncname` gives it.
+pub type Funcname = dyn Fn(&[u8]) -> Option<&[u8]>;
+
+/// [`hunks_with`] with another function-name matcher.
+pub fn hunks_full(
+    old: &[u8],
+    new: &[u8],
+    algorithm: Algorithm,
+    matcher: &Funcname,
+) -> (Vec<u8>, u32, u32) {
     let input = InternedInput::new(
         gix::diff::blob::sources::byte_lines(old),
         gix::diff::blob::sources::byte_lines(new),
     );
-    let mut diff = Diff::compute(Algorithm::Histogram, &input);
+    let mut diff = Diff::compute(algorithm, &input);
     diff.postprocess_lines(&input);
     let changes: Vec<(std::ops::Range<u32>, std::ops::Range<u32>)> =
         diff.hunks().map(|h| (h.before, h.after)).collect();
@@ -49,7 +68,7 @@ pub fn hunks(old: &[u8], new: &[u8]) -> (Vec<u8>, u32, u32) {
             range(old_start, old_len),
             range(new_start, new_len)
         );
-        if let Some(func) = funcname(&old_lines, old_start) {
+        if let Some(func) = funcname(&old_lines, old_start, matcher) {
             out.push(b' ');
             out.extend_from_slice(func);
         }
@@ -83,22 +102,30 @@ fn line(out: &mut Vec<u8>, sign: u8, text: &[u8]) {
     }
 }
 
-/// git's default funcname: the nearest line above the hunk that starts with a letter, `_` or `$`, cut to
-/// 80 bytes, trailing whitespace removed (`xemit.c`, `def_ff`).
-fn funcname<'a>(old_lines: &[&'a [u8]], hunk_start: u32) -> Option<&'a [u8]> {
+/// git's default funcname: a line that starts with a letter, `_` or `$` (`xemit.c`, `def_ff`).
+fn default_funcname(rec: &[u8]) -> Option<&[u8]> {
+    rec.first()
+        .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'$')
+        .then_some(rec)
+}
+
+/// The funcname of a hunk: the nearest line above it that `matcher` accepts, what it gives cut to 80 bytes,
+/// trailing whitespace removed (`xemit.c`, `get_func_line`; `diff.c`, `ff_regexp`).
+fn funcname<'a>(old_lines: &[&'a [u8]], hunk_start: u32, matcher: &Funcname) -> Option<&'a [u8]> {
     let mut l = hunk_start as usize;
     while l > 0 {
         l -= 1;
         let rec = old_lines[l];
-        if rec
-            .first()
-            .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'$')
-        {
-            let mut len = rec.len().min(80);
-            while len > 0 && rec[len - 1].is_ascii_whitespace() {
+        let line = rec.strip_suffix(b"\n").unwrap_or(rec);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(found) = matcher(line) {
+            // `found` borrows `line`, which borrows `rec`: find it again in `rec` for the lifetime.
+            let start = found.as_ptr() as usize - rec.as_ptr() as usize;
+            let mut len = found.len().min(80);
+            while len > 0 && rec[start + len - 1].is_ascii_whitespace() {
                 len -= 1;
             }
-            return Some(&rec[..len]);
+            return Some(&rec[start..start + len]);
         }
     }
     None

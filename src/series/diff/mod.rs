@@ -27,14 +27,28 @@ pub use stat::ShortStat;
 /// git looks for a NUL in this many leading bytes to call a file binary.
 const BINARY_PROBE: usize = 8000;
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Binary files as `GIT binary patch` literals (applicable) instead of `Binary files … differ`.
     pub binary: bool,
+    /// The line diff (`--histogram` for mails; git's default Myers for what must match `git log -p`).
+    pub algorithm: gix::diff::blob::Algorithm,
+    /// Rename detection, as `diff.renames` (on unless turned off).
+    pub renames: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            binary: false,
+            algorithm: gix::diff::blob::Algorithm::Histogram,
+            renames: true,
+        }
+    }
 }
 
 /// What happened to one file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Status {
     Added,
     Deleted,
@@ -117,6 +131,25 @@ pub fn diff_trees(
     new: Option<ObjectId>,
     opts: Options,
 ) -> Result<PatchDiff> {
+    diff_trees_cached(repo, old, new, opts, &mut FileCache::default())
+}
+
+/// File diffs already rendered, by what they show (status, paths, modes, blobs): two versions of a series
+/// mostly change the same blobs in the same way, and range-diff reads both.
+#[derive(Default)]
+pub struct FileCache(std::collections::HashMap<PartKey, FileDiff>);
+
+type Side = Option<(BString, EntryMode, ObjectId)>;
+type PartKey = (Status, Side, Side);
+
+/// [`diff_trees`], taking file diffs from `cache` and adding the new ones (with the same `opts` each time).
+pub fn diff_trees_cached(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    opts: Options,
+    cache: &mut FileCache,
+) -> Result<PatchDiff> {
     let empty = ObjectId::empty_tree(repo.object_hash());
     let (old, new) = (old.unwrap_or(empty), new.unwrap_or(empty));
     if old == new {
@@ -127,12 +160,20 @@ pub fn diff_trees(
     let changes = repo.diff_tree_to_tree(
         &old_tree,
         &new_tree,
-        gix::diff::Options::default().with_rewrites(Some(gix::diff::Rewrites::default())),
+        gix::diff::Options::default()
+            .with_rewrites(opts.renames.then(gix::diff::Rewrites::default)),
     )?;
     let mut files = Vec::new();
     for ch in changes {
         for part in split(ch) {
-            files.push(render(repo, part, opts)?);
+            let key = (part.status, part.old.clone(), part.new.clone());
+            if let Some(f) = cache.0.get(&key) {
+                files.push(f.clone());
+                continue;
+            }
+            let f = render(repo, part, opts)?;
+            cache.0.insert(key, f.clone());
+            files.push(f);
         }
     }
     files.sort_by(|a, b| {
@@ -230,6 +271,10 @@ fn split(ch: ChangeDetached) -> Vec<Part> {
             copy,
             ..
         } => {
+            if entry_mode.is_tree() || source_entry_mode.is_tree() {
+                // A directory's rename: its files come as changes of their own.
+                return Vec::new();
+            }
             if copy {
                 // Copies are not detected with the options used here; show one as an addition.
                 return vec![Part {
@@ -379,7 +424,7 @@ fn render(repo: &gix::Repository, part: Part, opts: Options) -> Result<FileDiff>
         file.text = out;
         return Ok(file);
     }
-    let (hunks, ins, del) = hunks(&old_data, &new_data);
+    let (hunks, ins, del) = hunks::hunks_with(&old_data, &new_data, opts.algorithm);
     file.insertions = ins;
     file.deletions = del;
     if !hunks.is_empty() {

@@ -1,17 +1,19 @@
 //! `series range-diff`: pair the patches of two versions of a series as `git range-diff` does, and show it.
 //!
 //! The pairing follows git's `range-diff.c`: each patch becomes a text (its metadata and message, then its
-//! diff with munged headers, read from `git log` with the same options git uses); patches whose diff texts
-//! are equal pair first; the rest pair by a linear assignment ([`assignment`]) over the size of the diff
-//! between their diff texts, against the cost of calling a patch new or dropped (its size times the creation
-//! factor, 60% by default). The patch texts come from the `git` binary because git's own log output, with its
-//! rename detection and diff algorithm, is what range-diff compares; the pairing is ours.
+//! diff with munged headers, as git makes it of `git log -p` with range-diff's options); patches whose diff
+//! texts are equal pair first; the rest pair by a linear assignment ([`assignment`]) over the size of the
+//! diff between their diff texts, against the cost of calling a patch new or dropped (its size times the
+//! creation factor, 60% by default). The texts are made in this process ([`texts`]) when nothing in the
+//! repository or its configuration would make `git log` print differently; otherwise they are read from
+//! `git log` ([`read_patches`]). The pairing is ours.
 //!
 //! The pair headers are git's (`1:  abc1234 ! 1:  def5678 Summary`); the body under a changed pair is a
-//! unified diff of the two patch texts with three lines of context, each line indented four spaces, like git's,
-//! but with our diff algorithm and without git's section names after `@@`.
+//! unified diff of the two patch texts with three lines of context, each line indented four spaces, as git's:
+//! Myers, hunk headers without line counts, the section after `@@` found with range-diff's own patterns.
 
 pub mod assignment;
+pub mod texts;
 
 use std::path::Path;
 
@@ -44,9 +46,58 @@ impl PatchText {
     }
 }
 
+/// The patch texts of `base..tip`, oldest first: made in this process when it can match `git log`
+/// ([`texts`]), else read from `git log`.
+pub fn patch_texts(
+    repo: &gix::Repository,
+    base: ObjectId,
+    tip: ObjectId,
+) -> Result<Vec<PatchText>> {
+    match texts::read(repo, base, tip)? {
+        Some(t) => Ok(t),
+        None => read_patches(crate::gitcli::dir_of(repo), base, tip),
+    }
+}
+
+/// [`patch_texts`] of two ranges, one after the other, sharing rendered file diffs: the two versions of a
+/// series mostly change the same blobs the same way, so the second costs little more than its tree diffs
+/// (fewer cycles than two threads each doing everything, which counts on a machine busy with other work).
+pub fn patch_texts_of_two(
+    repo: &gix::Repository,
+    a: (ObjectId, ObjectId),
+    b: (ObjectId, ObjectId),
+) -> Result<(Vec<PatchText>, Vec<PatchText>)> {
+    let mut cache = crate::series::diff::FileCache::default();
+    let mut one = |(base, tip): (ObjectId, ObjectId)| -> Result<Vec<PatchText>> {
+        match texts::read_cached(repo, base, tip, &mut cache)? {
+            Some(t) => Ok(t),
+            None => read_patches(crate::gitcli::dir_of(repo), base, tip),
+        }
+    };
+    let a = one(a)?;
+    let b = one(b)?;
+    Ok((a, b))
+}
+
 /// Read the patches of `base..tip`, oldest first, through `git log` with range-diff's options.
 pub fn read_patches(git_dir: &Path, base: ObjectId, tip: ObjectId) -> Result<Vec<PatchText>> {
-    let range = format!("{base}..{tip}");
+    log_patches(git_dir, &[format!("{base}..{tip}")])
+}
+
+/// The patch texts of the given commits (their diffs against their parents), in that order, through
+/// `git log --no-walk=unsorted` with range-diff's options.
+pub fn read_commits(git_dir: &Path, commits: &[ObjectId]) -> Result<Vec<PatchText>> {
+    if commits.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut args = vec!["--no-walk=unsorted".to_owned()];
+    // Newest first: range-diff's `--reverse` turns the list back into the order asked.
+    args.extend(commits.iter().rev().map(|c| c.to_string()));
+    log_patches(git_dir, &args)
+}
+
+/// `git log` with range-diff's options and `revs`, parsed.
+fn log_patches(git_dir: &Path, revs: &[String]) -> Result<Vec<PatchText>> {
     let out = crate::gitcli::run(
         git_dir,
         [
@@ -65,8 +116,9 @@ pub fn read_patches(git_dir: &Path, base: ObjectId, tip: ObjectId) -> Result<Vec
             "--pretty=medium",
             "--no-notes",
             "--no-merges",
-            range.as_str(),
-        ],
+        ]
+        .into_iter()
+        .chain(revs.iter().map(String::as_str)),
     )?;
     parse_log(&String::from_utf8_lossy(&out.stdout))
 }
@@ -325,15 +377,35 @@ pub fn pair(a: &[PatchText], b: &[PatchText], creation_factor: i32) -> Pairing {
         return Pairing { a_to_b, b_to_a };
     }
     let mut cost = vec![0i32; n * n];
+    // The diffs between unpaired patches are the cost of this function: computed on two threads.
+    let todo: Vec<(usize, usize)> = (0..a.len())
+        .filter(|&i| a_to_b[i].is_none())
+        .flat_map(|i| {
+            let b_to_a = &b_to_a;
+            (0..b.len())
+                .filter(move |&j| b_to_a[j].is_none())
+                .map(move |j| (i, j))
+        })
+        .collect();
+    let sizes = |part: &[(usize, usize)]| -> Vec<i32> {
+        part.iter()
+            .map(|&(i, j)| diff_size(a[i].diff(), b[j].diff()))
+            .collect()
+    };
+    let (first, second) = todo.split_at(todo.len() / 2);
+    let computed: Vec<i32> = if todo.len() < 8 {
+        sizes(&todo)
+    } else {
+        std::thread::scope(|s| {
+            let h = s.spawn(|| sizes(second));
+            let mut v = sizes(first);
+            v.extend(h.join().unwrap_or_else(|_| sizes(second)));
+            v
+        })
+    };
     for (i, pa) in a.iter().enumerate() {
-        for (j, pb) in b.iter().enumerate() {
-            cost[i + n * j] = if a_to_b[i] == Some(j) {
-                0
-            } else if a_to_b[i].is_none() && b_to_a[j].is_none() {
-                diff_size(pa.diff(), pb.diff())
-            } else {
-                COST_MAX
-            };
+        for j in 0..b.len() {
+            cost[i + n * j] = if a_to_b[i] == Some(j) { 0 } else { COST_MAX };
         }
         let c = if a_to_b[i].is_none() {
             pa.diff_lines * creation_factor / 100
@@ -343,6 +415,9 @@ pub fn pair(a: &[PatchText], b: &[PatchText], creation_factor: i32) -> Pairing {
         for j in b.len()..n {
             cost[i + n * j] = c;
         }
+    }
+    for (&(i, j), c) in todo.iter().zip(computed) {
+        cost[i + n * j] = c;
     }
     for (j, pb) in b.iter().enumerate() {
         let c = if b_to_a[j].is_none() {
@@ -456,17 +531,44 @@ pub fn entries(a: &[PatchText], b: &[PatchText], p: &Pairing, with_diff: bool) -
     out
 }
 
-/// A unified diff of two patch texts, hunk headers without line counts (as range-diff prints them).
+/// A unified diff of two patch texts as range-diff shows it: git's default diff (Myers), hunk headers without
+/// line counts, the section after `@@` found by range-diff's own function-name patterns (`^ ## (.*) ##$`, then
+/// `^.?@@ (.*)$`: the file or metadata part, or the inner hunk header, the change is in).
 fn text_diff(a: &str, b: &str) -> String {
-    let (hunks, _, _) = crate::series::diff::hunks::hunks(a.as_bytes(), b.as_bytes());
+    let (hunks, _, _) = crate::series::diff::hunks::hunks_full(
+        a.as_bytes(),
+        b.as_bytes(),
+        Algorithm::Myers,
+        &section_header,
+    );
     let text = String::from_utf8_lossy(&hunks);
-    text.lines()
-        .map(|l| if l.starts_with("@@ ") { "@@" } else { l })
-        .fold(String::new(), |mut s, l| {
-            s.push_str(l);
-            s.push('\n');
-            s
-        })
+    let mut out = String::new();
+    for l in text.lines() {
+        match l.strip_prefix("@@ ") {
+            // `@@ -1,2 +1,3 @@ section` becomes `@@ section`.
+            Some(rest) => {
+                out.push_str("@@");
+                if let Some(at) = rest.find("@@") {
+                    out.push_str(&rest[at + 2..]);
+                }
+            }
+            None => out.push_str(l),
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// range-diff's function-name patterns (`range-diff.c`, `section_headers`), the first group of the first that
+/// matches.
+fn section_header(line: &[u8]) -> Option<&[u8]> {
+    if line.len() >= 7 && line.starts_with(b" ## ") && line.ends_with(b" ##") {
+        return Some(&line[4..line.len() - 3]);
+    }
+    if let Some(rest) = line.strip_prefix(b"@@ ") {
+        return Some(rest);
+    }
+    line.get(1..).and_then(|l| l.strip_prefix(b"@@ "))
 }
 
 /// git's header line for one entry: `1:  abc1234 ! 1:  def5678 Summary`. `short` abbreviates an id,
