@@ -966,7 +966,7 @@ fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
     send(&r, "alice", "bob", "signed one", "x", &[]);
     send(&r, "mallory", "bob", "forged one", "x", &[]);
     let server = Server::start(&r, &[]);
-    let get = |path: &str, accept: &str| server.get(path, accept);
+    let get = |path: &str, accept: &str| server.get_as(path, accept);
     let page = get("/mail/bob", "text/html").text();
     assert_eq!(page.matches("not verified").count(), 1, "{page}");
     let row = page
