@@ -2,15 +2,16 @@
 //! pre-commit hook) and the reminders.
 //!
 //! The full view ([`super::view`]) carries every lease ever acquired, denied and released ones included; a
-//! check needs only the held ones, and reads them from `.git/jules/cache/lease/held/held.json`, a sealed
+//! check needs only the held ones, and reads them from `.git/jules/cache/lease/held/held.jsonl`, a sealed
 //! file stamped with the log's tips (derived data: rebuilt from the view whenever the stamp does not match,
 //! the seal fails or the file is gone; never needed for an answer). A check on a thousand changed files
-//! then reads one small file, parses only the glob patterns, and looks each file up with its ancestor
+//! then reads one file, parses the heads of its lines and only the glob patterns, and looks each file up with its ancestor
 //! directories among the literal patterns ([`check`]), instead of comparing every pair.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::pattern::{Index, Pattern};
 use super::{view, Changes, Lease, State, Stored};
@@ -19,11 +20,77 @@ use crate::eventlog::cache::{full_replay, read_sealed_stamp, write_sealed, Stamp
 use crate::eventlog::Log;
 
 const DIR: &str = "held";
-const FILE: &str = "held.json";
+const FILE: &str = "held.jsonl";
 
-/// The leases in state `held` (live or expired, shared or exclusive) at the log's current tips.
+/// The leases in state `held` (live or expired, shared or exclusive) at the log's current tips, as the file
+/// holds them: one line per lease, `HEAD<TAB>LEASE`, where `HEAD` is the JSON of what a check or a reminder
+/// filters on ([`Head`]) and `LEASE` the whole lease. A check parses the heads only, borrowing their
+/// strings from the bytes, and the whole lease of the few it names.
 pub struct Held {
-    pub(crate) leases: Vec<Stored>,
+    bytes: Vec<u8>,
+}
+
+/// What a check and a reminder look at first.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Head<'a> {
+    #[serde(borrow)]
+    pub(crate) persona: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) paths: Vec<Cow<'a, str>>,
+    pub(crate) exclusive: bool,
+    pub(crate) expires: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reminded: Option<i64>,
+}
+
+impl Head<'_> {
+    pub(crate) fn live_at(&self, t: i64) -> bool {
+        t < self.expires
+    }
+}
+
+impl Held {
+    /// Encode held leases (tab and newline never occur in serde_json's output: control characters are
+    /// escaped).
+    pub(crate) fn encode(leases: &[Stored]) -> Result<Held> {
+        let mut bytes = Vec::new();
+        for l in leases {
+            let head = Head {
+                persona: Cow::Borrowed(&l.persona),
+                paths: l.paths.iter().map(|p| Cow::Borrowed(p.as_str())).collect(),
+                exclusive: l.exclusive,
+                expires: l.expires,
+                reminded: l.reminded,
+            };
+            let json = |e: serde_json::Error| crate::Error::Other(format!("encoding a lease: {e}"));
+            serde_json::to_writer(&mut bytes, &head).map_err(json)?;
+            bytes.push(b'\t');
+            serde_json::to_writer(&mut bytes, l).map_err(json)?;
+            bytes.push(b'\n');
+        }
+        Ok(Held { bytes })
+    }
+
+    /// Each lease's head and the bytes of the whole lease.
+    pub(crate) fn heads(&self) -> Result<Vec<(Head<'_>, &[u8])>> {
+        let bad = || crate::Error::Other("the held leases' file is damaged".into());
+        self.bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|line| {
+                let tab = line.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
+                let head = serde_json::from_slice(&line[..tab]).map_err(|_| bad())?;
+                Ok((head, &line[tab + 1..]))
+            })
+            .collect()
+    }
+
+    /// The whole lease of a line [`Held::heads`] returned.
+    pub(crate) fn lease(raw: &[u8]) -> Result<Lease> {
+        serde_json::from_slice::<Stored>(raw)
+            .map_err(|e| crate::Error::Other(format!("the held leases' file is damaged: {e}")))?
+            .into_lease()
+    }
 }
 
 /// Read the held leases from their file when it matches the tips; else fold (through the view's cache) and
@@ -31,16 +98,14 @@ pub struct Held {
 pub fn held(log: &Log<'_>) -> Result<Held> {
     let tips = log.tips()?;
     if tips.is_empty() {
-        return Ok(Held { leases: Vec::new() });
+        return Ok(Held { bytes: Vec::new() });
     }
     let stamp = Stamp::of(&tips);
     let dir = log.cache_dir(DIR);
     if !full_replay() {
         if let Ok((bytes, s)) = read_sealed_stamp(&dir, FILE) {
             if s == stamp.as_str() {
-                if let Ok(leases) = serde_json::from_slice(&bytes) {
-                    return Ok(Held { leases });
-                }
+                return Ok(Held { bytes });
             }
         }
     }
@@ -52,12 +117,11 @@ pub fn held(log: &Log<'_>) -> Result<Held> {
         .filter(|l| l.state == State::Held)
         .map(Stored::from)
         .collect();
+    let held = Held::encode(&leases)?;
     if !full_replay() && std::fs::create_dir_all(&dir).is_ok() {
-        if let Ok(bytes) = serde_json::to_vec(&leases) {
-            let _ = write_sealed(&dir, FILE, &bytes, &stamp);
-        }
+        let _ = write_sealed(&dir, FILE, &held.bytes, &stamp);
     }
-    Ok(Held { leases })
+    Ok(held)
 }
 
 /// A path (or pattern) under another persona's live exclusive lease.
@@ -113,17 +177,17 @@ pub fn check_request(
     check(&held, now, persona, &targets, ignore_case)
 }
 
-fn fold(s: &str, ignore_case: bool) -> String {
+fn fold(s: &str, ignore_case: bool) -> Cow<'_, str> {
     if ignore_case {
-        s.to_ascii_lowercase()
+        Cow::Owned(s.to_ascii_lowercase())
     } else {
-        s.to_owned()
+        Cow::Borrowed(s)
     }
 }
 
 /// A lease path without glob syntax, as the key a file's ancestors are looked up under (`./` and a trailing
 /// `/` dropped, as [`Pattern::parse`] drops them); `None` for a glob.
-fn literal_key(p: &str, ignore_case: bool) -> Option<String> {
+fn literal_key(p: &str, ignore_case: bool) -> Option<Cow<'_, str>> {
     if p.contains(['*', '?', '[', '\\']) {
         return None;
     }
@@ -139,15 +203,19 @@ pub fn check(
     targets: &Targets,
     ignore_case: bool,
 ) -> Result<CheckReport> {
-    let counts = |l: &&Stored| l.exclusive && l.live_at(now) && persona != Some(l.persona.as_str());
+    let heads = held.heads()?;
+    let counting = heads
+        .iter()
+        .enumerate()
+        .filter(|(_, (h, _))| h.exclusive && h.live_at(now) && persona != Some(&*h.persona));
     let mut hits: Vec<(String, usize)> = Vec::new();
     match targets {
         Targets::Files(files) => {
             // Literal lease paths by key; globs parsed and indexed by their first component.
-            let mut literal: HashMap<String, Vec<usize>> = HashMap::new();
+            let mut literal: HashMap<Cow<'_, str>, Vec<usize>> = HashMap::new();
             let mut globs = Index::default();
-            for (n, l) in held.leases.iter().enumerate().filter(|(_, l)| counts(l)) {
-                for p in &l.paths {
+            for (n, (h, _)) in counting {
+                for p in &h.paths {
                     match literal_key(p, ignore_case) {
                         Some(k) => literal.entry(k).or_default().push(n),
                         None => globs.insert(Pattern::parse(p, ignore_case)?, n),
@@ -160,7 +228,7 @@ pub fn check(
                 let mut found: Vec<usize> = key
                     .match_indices('/')
                     .map(|(i, _)| &key[..i])
-                    .chain([key.as_str()])
+                    .chain([&*key])
                     .filter_map(|k| literal.get(k))
                     .flatten()
                     .copied()
@@ -176,8 +244,8 @@ pub fn check(
         }
         Targets::Patterns(patterns) => {
             let mut idx = Index::default();
-            for (n, l) in held.leases.iter().enumerate().filter(|(_, l)| counts(l)) {
-                for p in &l.paths {
+            for (n, (h, _)) in counting {
+                for p in &h.paths {
                     idx.insert(Pattern::parse(p, ignore_case)?, n);
                 }
             }
@@ -193,14 +261,14 @@ pub fn check(
         Targets::Files(f) => f.len(),
         Targets::Patterns(p) => p.len(),
     };
-    // Only the leases named are turned back into full leases (their patterns parsed once more).
+    // Only the leases named are read whole (their patterns parsed once more).
     let mut leases: HashMap<usize, Lease> = HashMap::new();
     let mut conflicts = Vec::with_capacity(hits.len());
     for (path, n) in hits {
         let lease = match leases.get(&n) {
             Some(l) => l.clone(),
             None => {
-                let l = held.leases[n].clone().into_lease()?;
+                let l = Held::lease(heads[n].1)?;
                 leases.insert(n, l.clone());
                 l
             }
@@ -227,16 +295,15 @@ mod tests {
             );
         }
         // Held all at once (the fold would deny the overlapping ones): the check must find each.
-        Held {
-            leases: v
-                .leases
-                .iter_mut()
-                .map(|l| {
-                    l.state = State::Held;
-                    Stored::from(&*l)
-                })
-                .collect(),
-        }
+        let leases: Vec<Stored> = v
+            .leases
+            .iter_mut()
+            .map(|l| {
+                l.state = State::Held;
+                Stored::from(&*l)
+            })
+            .collect();
+        Held::encode(&leases).unwrap()
     }
 
     fn files_hit(h: &Held, files: &[&str], ignore_case: bool) -> Vec<(String, String)> {
@@ -286,7 +353,7 @@ mod tests {
         );
         // The same answers as the pairwise rule, file by file.
         for f in ["src/a/b.rs", "srcx/a", "docs/a.md.bak", "lib/c1/x"] {
-            let pairwise = h.leases.iter().any(|l| {
+            let pairwise = h.heads().unwrap().iter().any(|(l, _)| {
                 l.exclusive
                     && l.persona != "me"
                     && l.paths.iter().any(|p| {

@@ -365,10 +365,6 @@ impl Stored {
             patterns,
         })
     }
-
-    pub(crate) fn live_at(&self, t: i64) -> bool {
-        self.state == State::Held && t < self.expires
-    }
 }
 
 impl Projection for View {

@@ -410,11 +410,12 @@ fn release_where(
 /// ([`super::held`]) and nothing is written.
 pub fn remind(log: &Log<'_>, now: i64, lead: i64, from: &str) -> Result<Vec<Lease>> {
     crate::mail::message::validate_persona(from)?;
-    let due: Vec<Lease> = super::held::held(log)?
-        .leases
+    let held = super::held::held(log)?;
+    let due: Vec<Lease> = held
+        .heads()?
         .into_iter()
-        .filter(|l| l.live_at(now) && l.expires - now <= lead && l.reminded != Some(l.expires))
-        .map(|l| l.into_lease())
+        .filter(|(h, _)| h.live_at(now) && h.expires - now <= lead && h.reminded != Some(h.expires))
+        .map(|(_, raw)| super::held::Held::lease(raw))
         .collect::<Result<_>>()?;
     for l in &due {
         notify(
