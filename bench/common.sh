@@ -3,7 +3,12 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}
-JULES=$(cd "$ROOT" && CARGO_TERM_QUIET=true ./install.sh --build)
+# GIT_JULES=PATH measures that binary and builds nothing (one built before under /work/release.lock, say).
+if [ -n "${GIT_JULES:-}" ]; then
+  JULES=$GIT_JULES
+else
+  JULES=$(cd "$ROOT" && CARGO_TERM_QUIET=true ./install.sh --build)
+fi
 case $JULES in /*) ;; *) JULES=$ROOT/$JULES ;; esac
 export PATH="$(dirname "$JULES"):$PATH"
 if ! command -v hyperfine >/dev/null; then
@@ -24,3 +29,5 @@ git config --file "$GIT_CONFIG_GLOBAL" init.defaultBranch main
 median() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][int(sys.argv[2])]["median"])' "$@"; }
 ratio() { python3 -c 'import sys; print(f"{float(sys.argv[1])/float(sys.argv[2]):.2f}")' "$1" "$2"; }
 ms() { python3 -c 'import sys; print(f"{float(sys.argv[1])*1000:.2f} ms")' "$1"; }
+# mean CPU seconds (user + system) of a hyperfine JSON export
+cpu() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][int(sys.argv[2])]; print(r["user"]+r["system"])' "$@"; }

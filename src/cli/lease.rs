@@ -154,6 +154,19 @@ fn left(secs: i64) -> String {
     }
 }
 
+/// The status lines of the reminders `sync` and `tick` sent.
+pub fn say_reminded(reminded: &[Lease]) {
+    for l in reminded {
+        ui::status(format!(
+            "reminded {} that lease {} on {} expires at {}",
+            l.persona,
+            l.short(),
+            l.paths.join(" "),
+            lease::format_time(l.expires)
+        ));
+    }
+}
+
 /// One line naming holder, paths, reason and expiry.
 fn describe(l: &Lease, now: i64) -> String {
     format!(

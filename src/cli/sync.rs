@@ -68,15 +68,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         ui::json(&Out { report, reminded });
         return Ok(0);
     }
-    for l in &reminded {
-        ui::status(format!(
-            "reminded {} that lease {} on {} expires at {}",
-            l.persona,
-            l.short(),
-            l.paths.join(" "),
-            lease::format_time(l.expires)
-        ));
-    }
+    super::lease::say_reminded(&reminded);
     if !ctx.ui.quiet {
         // Like `git push -q` and `git fetch -q`: with -q a successful sync prints nothing (warnings stay).
         for r in &report.refs {

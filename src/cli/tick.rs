@@ -242,15 +242,7 @@ fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, rem
         });
         return;
     }
-    for l in &reminded {
-        ui::status(format!(
-            "reminded {} that lease {} on {} expires at {}",
-            l.persona,
-            l.short(),
-            l.paths.join(" "),
-            lease::format_time(l.expires)
-        ));
-    }
+    super::lease::say_reminded(&reminded);
     let sprint = plan
         .sprint
         .map(|s| format!("sprint {s}"))
