@@ -61,8 +61,31 @@ pub enum Error {
     GitCommand { args: String, stderr: String },
     #[error("{path}: {message}")]
     Corrupt { path: PathBuf, message: String },
+    /// A name given where one persona is expected that is not one (a group, or nobody known); the
+    /// problem says what is known instead, as data, for each frontend to word.
+    #[error("{}", persona_message(name, problem))]
+    Persona { name: String, problem: NameProblem },
     #[error("{0}")]
     Other(String),
+}
+
+/// Why a name is not a persona (see [`Error::Persona`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameProblem {
+    /// A group: one of its members is meant.
+    Group { members: Vec<String> },
+    /// Nobody known (an error only when strict); the closest known persona, if one is close.
+    Unknown {
+        suggestion: Option<String>,
+        strict: bool,
+    },
+}
+
+fn persona_message(name: &str, problem: &NameProblem) -> String {
+    match problem {
+        NameProblem::Group { .. } => format!("{name} is a group, not a persona"),
+        NameProblem::Unknown { .. } => format!("unknown persona {name}"),
+    }
 }
 
 impl Error {
@@ -72,7 +95,7 @@ impl Error {
                 ErrorKind::Usage
             }
             Error::NotFound { .. } => ErrorKind::NotFound,
-            Error::Refused(_) => ErrorKind::Usage,
+            Error::Refused(_) | Error::Persona { .. } => ErrorKind::Usage,
             Error::CheckFailed(_) => ErrorKind::CheckFailed,
             Error::Conflict(_) => ErrorKind::Conflict,
             Error::Race { .. }

@@ -34,9 +34,12 @@ pub mod series;
 pub mod series_refs;
 pub mod state;
 pub mod sync;
+pub mod tasks;
 pub mod trailers;
 pub mod verify;
 pub mod weave;
 pub mod web;
+pub mod workspace;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorKind, NameProblem, Result};
+pub use workspace::Workspace;

@@ -406,6 +406,23 @@ pub fn sync(repo: &gix::Repository, remote: &str) -> Result<SyncReport> {
     sync_with(repo, remote, &PushPolicy::default())
 }
 
+/// A sync as the repository configures it: with `remote`, else the coordination remote
+/// ([`default_remote`]), under the configured push policy (`now`: push even if the interval has not run
+/// out). What `git jules sync` and the MCP server's `mail_sync` do.
+pub fn sync_configured(
+    repo: &gix::Repository,
+    remote: Option<&str>,
+    now: bool,
+) -> Result<SyncReport> {
+    let remote = match remote {
+        Some(r) => r.to_owned(),
+        None => default_remote(repo)?,
+    };
+    let mut policy = PushPolicy::from_config(repo)?;
+    policy.now = now;
+    sync_with(repo, &remote, &policy)
+}
+
 /// [`sync`] under a push policy: with news and a push interval that has not run out (and nothing urgent in
 /// the news), the sync fetches and joins but pushes nothing, and says when it may.
 pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Result<SyncReport> {

@@ -111,7 +111,10 @@ pub fn resolve(
         }
     }
     defaults(repo)?.ok_or_else(|| {
-        Error::usage("no base branch: there is no main, master, origin/main or origin/master; pass --base BRANCH")
+        Error::not_found(
+            "base branch",
+            "none of main, master, origin/main, origin/master exists",
+        )
     })
 }
 

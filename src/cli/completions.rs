@@ -45,7 +45,7 @@ pub fn script(shell: &str) -> anyhow::Result<String> {
     let shell: Shell = shell
         .parse()
         .map_err(|e: String| super::error::usage(format!("unknown shell {shell:?}: {e}")))?;
-    let mut cmd = super::unbuilt_command()
+    let mut cmd = crate::cli::context::unbuilt_command()
         .bin_name("git-jules")
         .name("git-jules");
     // clap builds the root's `help` tree (`git jules help mail <TAB>`) from the subcommands as they are

@@ -154,10 +154,12 @@ impl CliError {
                 }
                 _ => Kind::Internal,
             }
-        } else {
-            // A plain message raised by a command (`bail!`) or input that does not parse (JSON, TOML):
-            // the commands raise those for bad input.
+        } else if e.chain().any(is_bad_input) {
             Kind::Usage
+        } else {
+            // Nobody classified it: not the user's fault until shown otherwise (a bug, or a failure
+            // below us). Commands raise bad input as library errors or `usage(…)`.
+            Kind::Internal
         };
         CliError {
             kind,
@@ -166,6 +168,16 @@ impl CliError {
             hints,
         }
     }
+}
+
+/// Input the user gave that does not parse: JSON, TOML, UTF-8, numbers, times.
+fn is_bad_input(e: &(dyn std::error::Error + 'static)) -> bool {
+    e.is::<serde_json::Error>()
+        || e.is::<toml::de::Error>()
+        || e.is::<std::string::FromUtf8Error>()
+        || e.is::<std::str::Utf8Error>()
+        || e.is::<std::num::ParseIntError>()
+        || e.is::<chrono::ParseError>()
 }
 
 /// Hints for the library's errors, attached here rather than at each call site.
@@ -182,13 +194,36 @@ fn library_hints(e: &Error) -> Vec<String> {
             "series" => hint("list the series with `git jules series list`"),
             "remote" => hint("list the remotes with `git remote -v`"),
             "task" => hint("list the tasks with `git jules task ls`"),
+            "base branch" => hint("name the base: pass --base BRANCH"),
             "run or session" => hint("list the runs with `git jules state show`"),
             _ => Vec::new(),
         },
+        Error::Persona { problem, .. } => persona_hints(problem),
         Error::GitCommand { .. } | Error::Git { .. } | Error::Io { .. } | Error::Corrupt { .. } => {
             Vec::new()
         }
         _ => Vec::new(),
+    }
+}
+
+/// What to do about a name that is not a persona (also the words of the warning when it is not an error).
+pub fn persona_hints(problem: &git_jules::NameProblem) -> Vec<String> {
+    match problem {
+        git_jules::NameProblem::Group { members } => {
+            vec![format!("name one of its members: {}", members.join(", "))]
+        }
+        git_jules::NameProblem::Unknown { suggestion, strict } => {
+            let mut hints = vec![match suggestion {
+                Some(s) => format!("did you mean {s}?"),
+                None => "the personas are listed in .jules/schedules.toml".to_owned(),
+            }];
+            if *strict {
+                hints.push(
+                    "--strict (or jules.strictPersonas) makes unknown personas errors".to_owned(),
+                );
+            }
+            hints
+        }
     }
 }
 
@@ -212,6 +247,13 @@ mod tests {
         assert_eq!(pipe.exit_code(), 0);
         let fail = CliError::from(&anyhow::Error::new(super::usage("no").hint("try this")));
         assert_eq!(fail.hints, vec!["try this".to_owned()]);
+        // Nobody classified it: internal, never "bad input".
+        let plain = CliError::from(&anyhow::anyhow!("something odd"));
+        assert_eq!(plain.exit_code(), 4);
+        // Input that does not parse is bad input, whatever wraps it.
+        let json = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let bad = CliError::from(&anyhow::Error::new(json).context("--data is not valid JSON"));
+        assert_eq!(bad.exit_code(), 2);
     }
 
     #[test]

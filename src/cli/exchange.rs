@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use git_jules::exchange::{self, AddRequest};
 use git_jules::Error;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]
@@ -113,6 +114,24 @@ fn print_artifact(ctx: &Context, a: &exchange::Artifact) {
     }
 }
 
+/// The three ways of adding an artifact (add, decide, expand) differ only in the request: read the YAML
+/// from `file`, add it as `actor`, print it.
+fn add(
+    ctx: &Context,
+    (log, wd, actor, file): (
+        &git_jules::eventlog::Log<'_>,
+        &std::path::Path,
+        &str,
+        &PathBuf,
+    ),
+    mut req: AddRequest,
+) -> anyhow::Result<()> {
+    req.yaml = read(file)?;
+    let a = exchange::add(log, wd, actor, req)?;
+    print_artifact(ctx, &a);
+    Ok(())
+}
+
 pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     let wd = repo
@@ -135,20 +154,16 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
                 ))
                 .into());
             }
-            let yaml = read(&file)?;
-            let a = exchange::add(
-                &log,
-                &wd,
-                &actor,
+            add(
+                ctx,
+                (&log, &wd, &actor, &file),
                 AddRequest {
                     workstream,
                     kind,
-                    yaml,
                     persona,
                     ..Default::default()
                 },
             )?;
-            print_artifact(ctx, &a);
         }
         ExchangeCommand::Decide {
             workstream,
@@ -156,20 +171,16 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             label,
             actor,
         } => {
-            let yaml = read(&file)?;
-            let a = exchange::add(
-                &log,
-                &wd,
-                &actor,
+            add(
+                ctx,
+                (&log, &wd, &actor, &file),
                 AddRequest {
                     workstream,
                     kind: "issue".into(),
-                    yaml,
                     label,
                     ..Default::default()
                 },
             )?;
-            print_artifact(ctx, &a);
         }
         ExchangeCommand::Expand {
             workstream,
@@ -177,21 +188,17 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             file,
             actor,
         } => {
-            let yaml = read(&file)?;
-            let a = exchange::add(
-                &log,
-                &wd,
-                &actor,
+            add(
+                ctx,
+                (&log, &wd, &actor, &file),
                 AddRequest {
                     workstream,
                     kind: "plan".into(),
-                    yaml,
                     issue: Some(issue.clone()),
                     name: Some(format!("{issue}-plan")),
                     ..Default::default()
                 },
             )?;
-            print_artifact(ctx, &a);
         }
         ExchangeCommand::Take {
             workstream,
@@ -210,7 +217,11 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             } else {
                 ui::out(format!("lost {issue}: taken by {}", r.winner));
             }
-            return Ok(if r.won { 0 } else { super::EXIT_CONFLICT });
+            return Ok(if r.won {
+                0
+            } else {
+                crate::cli::context::EXIT_CONFLICT
+            });
         }
         ExchangeCommand::Close {
             workstream,

@@ -4,7 +4,8 @@ use std::io::Read;
 
 use git_jules::guard;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -2,7 +2,8 @@
 
 use git_jules::hooks::{self, Action};
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]

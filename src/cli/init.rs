@@ -2,7 +2,8 @@
 
 use git_jules::init;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -77,7 +77,7 @@ impl<T: Subcommand> Subcommand for Lean<T> {
 
 /// `P::try_parse_from(args)`, building only the commands `args` names (see the module's doc). A process
 /// leaves clap's command tree and matches to its exit rather than freeing them one allocation at a time;
-/// the MCP server, one long process parsing a command per tool call, drops them (`keep`).
+/// a caller that parses many lines in one process (the tests) drops them (`keep`).
 /// `root` is the name of `P`'s command.
 pub fn parse<P: clap::Parser>(root: &str, args: &[OsString], keep: bool) -> Result<P, clap::Error> {
     PATH.with(|path| *path.borrow_mut() = command_path(root, args));
@@ -143,7 +143,8 @@ fn command_path(root: &str, args: &[OsString]) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::{command, Cli, ROOT};
+    use crate::cli::context::command;
+    use crate::cli::{Cli, ROOT};
 
     /// A command line for `path` with a value for each of its required arguments, with `extra` after it.
     fn line_for(leaf: &clap::Command, path: &[&str], extra: &[&str]) -> Vec<OsString> {

@@ -6,7 +6,8 @@
 use git_jules::lease::{self, ops, Changes, Filter, Lease};
 use git_jules::Error;
 
-use super::{ui, Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
+use super::ui;
+use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]

@@ -3,12 +3,13 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use git_jules::abbrev;
 use git_jules::eventlog::{self, cache::Refresh, stats::LogStats, Event, Log, NewEvent};
 use serde::Serialize;
 
-use super::{ui, Context, EXIT_CHECK_FAILED};
+use super::ui;
+use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]
@@ -150,7 +151,10 @@ fn append(ctx: &Context, repo: &gix::Repository, a: AppendArgs) -> anyhow::Resul
         let mut ev = NewEvent::new(Event::new(&a.kind, &a.actor, data));
         for spec in &a.files {
             let Some((name, path)) = spec.split_once('=') else {
-                bail!("--file wants NAME=PATH, got {spec:?}");
+                return Err(crate::cli::error::usage(format!(
+                    "--file wants NAME=PATH, got {spec:?}"
+                ))
+                .into());
             };
             let bytes =
                 std::fs::read(PathBuf::from(path)).with_context(|| format!("reading {path}"))?;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -43,7 +44,7 @@ pub fn run(_ctx: &Context, args: Args) -> anyhow::Result<i32> {
 /// Render `git-jules.1` and `git-jules-<sub>.1` for every subcommand (nested ones joined with `-`).
 pub fn write_pages(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
-    let mut root = super::command().name("git-jules");
+    let mut root = crate::cli::context::command().name("git-jules");
     // Propagate the global options to every subcommand, so each page lists them.
     root.build();
     render(&root, &[], dir, &mut written)?;
@@ -344,7 +345,11 @@ mod tests {
             }
         }
         let mut missing = Vec::new();
-        walk(&super::super::command(), &mut Vec::new(), &mut missing);
+        walk(
+            &crate::cli::context::command(),
+            &mut Vec::new(),
+            &mut missing,
+        );
         assert!(
             missing.is_empty(),
             "commands without an example: {missing:?}"

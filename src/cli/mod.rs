@@ -6,6 +6,7 @@
 //! 130 interrupted. The table is in docs/cli.md.
 
 mod completions;
+pub mod context;
 mod demo;
 pub mod error;
 mod exchange;
@@ -22,8 +23,10 @@ mod mcp;
 mod prompt;
 mod roles;
 mod series;
+mod sprint;
 mod state;
 mod sync;
+mod task;
 mod tick;
 pub mod ui;
 mod verify;
@@ -36,8 +39,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use lean::Lean;
 
-use error::{CliError, Kind};
-pub use error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK, EXIT_USAGE};
+use context::Context;
+use error::{CliError, Kind, EXIT_OK, EXIT_USAGE};
 
 /// The name of the root command.
 const ROOT: &str = "git-jules";
@@ -103,9 +106,9 @@ pub enum Command {
     /// The scheduler's cycle history and tracks on refs/jules/state
     State(Group<state::StateCommand>),
     /// Sprints: start, status, close, plan/feedback notes, metrics
-    Sprint(Group<state::SprintCommand>),
+    Sprint(Group<sprint::SprintCommand>),
     /// Sprint tasks: todo, done, canceled
-    Task(Group<state::TaskCommand>),
+    Task(Group<task::TaskCommand>),
     /// The personas' mailboxes on refs/jules/mail
     Mail(Group<mail::MailCommand>),
     /// Decide what runs now (sequential cycle, parallel batch, cron, mailbox consolidation) and record it
@@ -162,19 +165,6 @@ impl Command {
     }
 }
 
-pub struct Context {
-    pub ui: ui::Ui,
-    pub dir: PathBuf,
-    /// `--strict`: unknown persona names are errors.
-    pub strict: bool,
-}
-
-impl Context {
-    pub fn open(&self) -> git_jules::Result<gix::Repository> {
-        git_jules::repo::open(&self.dir)
-    }
-}
-
 pub fn run() -> i32 {
     run_from(std::env::args_os().collect())
 }
@@ -183,16 +173,11 @@ pub fn run() -> i32 {
 pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
     let args = mail::jules_mail_args(args);
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
-    let cli = match lean::parse::<Cli>(ROOT, &args, ui::capturing()) {
+    let cli = match lean::parse::<Cli>(ROOT, &args, false) {
         Ok(cli) => cli,
         Err(e) => {
-            // Inside the MCP server clap's text must be captured, not written to the protocol's stdout.
             let print = |e: &clap::Error| {
-                if ui::capturing() {
-                    ui::err(e.render().to_string().trim_end());
-                } else {
-                    let _ = e.print();
-                }
+                let _ = e.print();
             };
             if !e.use_stderr() {
                 print(&e);
@@ -247,8 +232,8 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Web(args) => web::run(ctx, args),
         Command::Log(Group { cmd: Lean(cmd) }) => log::run(ctx, cmd),
         Command::State(Group { cmd: Lean(cmd) }) => state::run_state(ctx, cmd),
-        Command::Sprint(Group { cmd: Lean(cmd) }) => state::run_sprint(ctx, cmd),
-        Command::Task(Group { cmd: Lean(cmd) }) => state::run_task(ctx, cmd),
+        Command::Sprint(Group { cmd: Lean(cmd) }) => sprint::run_sprint(ctx, cmd),
+        Command::Task(Group { cmd: Lean(cmd) }) => task::run_task(ctx, cmd),
         Command::Mail(Group { cmd: Lean(cmd) }) => mail::run(ctx, cmd),
         Command::Tick(args) => tick::run_tick(ctx, args),
         Command::Prompt(args) => prompt::run(ctx, args),

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use git_jules::prompt::{self, Options};
 use git_jules::Error;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {

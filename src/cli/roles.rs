@@ -3,7 +3,8 @@
 use git_jules::roles;
 use git_jules::Error;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct RolesArgs {

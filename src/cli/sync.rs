@@ -2,7 +2,8 @@
 
 use git_jules::{lease, sync};
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -27,13 +28,7 @@ struct Out {
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let remote = match args.remote {
-        Some(r) => r,
-        None => sync::default_remote(&repo)?,
-    };
-    let mut policy = sync::PushPolicy::from_config(&repo)?;
-    policy.now = args.now;
-    let mut report = sync::sync_with(&repo, &remote, &policy)?;
+    let mut report = sync::sync_configured(&repo, args.remote.as_deref(), args.now)?;
     // After the fetch, so that a reminder another clone already sent (and recorded) is not sent again; a
     // failure here warns and leaves the sync done.
     let from = args.remind_from.unwrap_or_else(|| "scheduler".into());
@@ -46,7 +41,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     };
     if !reminded.is_empty() {
         // Publish the reminders and their records now, not at the next sync.
-        let again = sync::sync_with(&repo, &remote, &policy)?;
+        let again = sync::sync_configured(&repo, Some(&report.remote), args.now)?;
         report.rounds += again.rounds;
         report.folded += again.folded;
         report.push_deferred_secs = again.push_deferred_secs;
@@ -58,6 +53,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             }
         }
     }
+    let remote = report.remote.clone();
     for s in &report.skipped {
         ui::warn(format!("skipped {}: {}", s.name, s.reason));
     }

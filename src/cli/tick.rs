@@ -5,7 +5,7 @@ use std::io::Read as _;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use git_jules::lease::{self, Lease};
 use git_jules::mail::{self, message::SendRequest, recipients::Groups};
@@ -14,7 +14,8 @@ use git_jules::state::tick::{self, Plan, TickInput};
 use git_jules::state::State;
 use serde::Serialize;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct TickArgs {
@@ -145,7 +146,10 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
         }
     }
     let Some((plan, appended)) = recorded else {
-        bail!("the state kept moving under this tick; run it again");
+        return Err(git_jules::Error::Race {
+            message: "the state kept moving under this tick".into(),
+        }
+        .into());
     };
     for alert in &plan.alerts {
         match &schedules.alert_group {

@@ -5,7 +5,6 @@
 //! A closed stdout (`git jules … | head`) is recorded here and turned into the broken-pipe error kind in
 //! one place ([`super::run`]); nothing exits from here.
 
-use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -146,56 +145,9 @@ fn color_ui_from_parameters(p: &str) -> Option<String> {
     found
 }
 
-/// What a command printed while its output was captured (see [`capture`]).
-#[derive(Debug, Default)]
-pub struct Captured {
-    pub stdout: String,
-    pub stderr: String,
-}
-
-thread_local! {
-    /// Set while a command runs inside the MCP server: its stdout is the protocol's channel, so what the
-    /// command prints is collected here instead and returned as the tool's result.
-    static CAPTURE: RefCell<Option<Captured>> = const { RefCell::new(None) };
-}
-
-/// Run `f` with everything it prints through this module collected instead of written.
-pub fn capture<T>(f: impl FnOnce() -> T) -> (T, Captured) {
-    CAPTURE.with(|c| *c.borrow_mut() = Some(Captured::default()));
-    let value = f();
-    let captured = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
-    (value, captured)
-}
-
-/// Whether this thread's output is being captured (inside the MCP server).
-pub fn capturing() -> bool {
-    CAPTURE.with(|c| c.borrow().is_some())
-}
-
-/// Append to the capture buffer if one is active; `false` when output goes to the real streams.
-fn captured(stdout: bool, text: &str, newline: bool) -> bool {
-    CAPTURE.with(|c| match c.borrow_mut().as_mut() {
-        Some(buf) => {
-            let target = if stdout {
-                &mut buf.stdout
-            } else {
-                &mut buf.stderr
-            };
-            target.push_str(text);
-            if newline {
-                target.push('\n');
-            }
-            true
-        }
-        None => false,
-    })
-}
-
-/// A line for stderr (errors, causes, hints), captured like stdout inside the MCP server.
+/// A line for stderr (errors, causes, hints).
 pub fn err(line: impl AsRef<str>) {
-    if !captured(false, line.as_ref(), true) {
-        eprintln!("{}", line.as_ref());
-    }
+    eprintln!("{}", line.as_ref());
 }
 
 /// Print a line of data. A closed pipe is remembered (see [`broken_pipe`]) and later lines are dropped.
@@ -205,9 +157,6 @@ pub fn out(line: impl AsRef<str>) {
 
 /// Print a line of data, reporting a closed pipe to the caller.
 pub fn try_out(line: impl AsRef<str>) -> std::io::Result<()> {
-    if captured(true, line.as_ref(), true) {
-        return Ok(());
-    }
     if BROKEN_PIPE.load(Ordering::Relaxed) {
         return Err(std::io::ErrorKind::BrokenPipe.into());
     }
@@ -223,9 +172,6 @@ pub fn try_out(line: impl AsRef<str>) -> std::io::Result<()> {
 
 /// Raw data on stdout (no newline added).
 pub fn out_raw(text: &str) {
-    if captured(true, text, false) {
-        return;
-    }
     if BROKEN_PIPE.load(Ordering::Relaxed) {
         return;
     }
@@ -248,6 +194,21 @@ pub fn json<T: serde::Serialize>(value: &T) {
         Ok(s) => out(s),
         Err(e) => err(format!("error: encoding JSON: {e}")),
     }
+}
+
+/// The document [`json`] prints, as a value (for the MCP server's structured results): `"version"` added
+/// to an object that lacks it, a list as `{"version", "items"}`, anything else as `{"version", "value"}`.
+pub fn versioned_value<T: serde::Serialize>(value: &T) -> serde_json::Result<serde_json::Value> {
+    Ok(match serde_json::to_value(value)? {
+        serde_json::Value::Object(mut m) => {
+            m.entry("version").or_insert(JSON_VERSION.into());
+            serde_json::Value::Object(m)
+        }
+        serde_json::Value::Array(items) => {
+            serde_json::json!({ "version": JSON_VERSION, "items": items })
+        }
+        other => serde_json::json!({ "version": JSON_VERSION, "value": other }),
+    })
 }
 
 /// The document [`json`] prints.

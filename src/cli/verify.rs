@@ -3,11 +3,12 @@
 use std::path::PathBuf;
 
 use anyhow::bail;
-use git_jules::series;
+use git_jules::series::api;
 use git_jules::verify::{self, report::format_ms, CommitResult, Outcome, Report};
 use git_jules::Error;
 
-use super::{interrupt, ui, Context, EXIT_CHECK_FAILED};
+use super::{interrupt, ui};
+use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -48,35 +49,32 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     if json && a.markdown {
         bail!(Error::usage("--json and --markdown exclude each other"));
     }
-    let repo = ctx.open()?;
-    let settings = verify::Settings::from_config(
-        &repo,
-        &verify::Overrides {
-            cmd: a.cmd.clone(),
-            jobs: a.jobs,
-            worktree_dir: a.worktree_dir.clone(),
-            temp_dir: std::env::temp_dir(),
-        },
-    )?;
-    let Some(opts) = settings.options(a.keep_going, a.force) else {
-        bail!(Error::usage(
-            "no verify command: pass --cmd CMD or set one with `git config jules.verify.cmd CMD`"
-        ));
+    let ws = ctx.workspace()?;
+    let input = api::VerifyInput {
+        rev: Some(a.rev.clone()),
+        base: a.base.clone(),
+        cmd: a.cmd.clone(),
+        jobs: a.jobs,
+        keep_going: a.keep_going,
+        force: a.force,
+        worktree_dir: a.worktree_dir.clone(),
     };
-
-    let tip = series::resolve_tip(&repo, Some(&a.rev))?;
-    let base = series::base::resolve(&repo, a.base.as_deref(), tip.branch.as_deref())?;
+    let plan = match api::plan(&ws, &input) {
+        Err(Error::Usage(m)) if m.starts_with("no verify command") => bail!(Error::usage(
+            "no verify command: pass --cmd CMD or set one with `git config jules.verify.cmd CMD`"
+        )),
+        other => other?,
+    };
     let quiet = json || a.markdown;
     if !quiet {
-        ui::status(format!("base: {}", base.describe()));
+        ui::status(format!("base: {}", plan.base.describe()));
     }
-    let base_name = base.name.clone();
-    let on_base = base.commit == tip.commit || tip.branch.as_deref() == Some(base.name.as_str());
+    let jobs = plan.options.jobs;
 
     let interrupt = interrupt::install();
     // One live line on a terminal (`[12/30] verifying, 2 running`) that the final table replaces.
     let total = if ctx.ui.interactive && !quiet {
-        series::patches(&repo, base.commit, tip.commit)?.len()
+        api::count(&ws, &plan)?
     } else {
         0
     };
@@ -88,11 +86,15 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         if let Ok(mut p) = progress.lock() {
             p.1 += 1;
             let done = p.1;
-            let running = opts.jobs.min(total.saturating_sub(done));
+            let running = jobs.min(total.saturating_sub(done));
             p.0.set(&format!("[{done}/{total}] verifying, {running} running"));
         }
     };
-    let report = verify::verify(&repo, base, tip.commit, &opts, interrupt, &on_result)?;
+    let api::Verified {
+        report,
+        base: base_name,
+        on_base,
+    } = api::run(&ws, plan, interrupt, &on_result)?;
     if let Ok(mut p) = progress.lock() {
         p.0.clear();
     }

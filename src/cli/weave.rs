@@ -6,7 +6,8 @@ use anyhow::bail;
 use git_jules::weave::{self, input::Spec, persona::PersonaMap, report, Report};
 use git_jules::Error;
 
-use super::{interrupt, ui, Context, EXIT_CHECK_FAILED, EXIT_OK};
+use super::{interrupt, ui};
+use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_OK};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Order {
@@ -105,17 +106,7 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     let specs = a
         .inputs
         .iter()
-        .map(|s| {
-            let path = ctx.dir.join(s);
-            if path.exists() {
-                Spec::File {
-                    path,
-                    label: s.clone(),
-                }
-            } else {
-                Spec::Rev(s.clone())
-            }
-        })
+        .map(|s| Spec::from_arg(&ctx.dir, s))
         .collect();
     let persona_map = match &a.persona_map {
         Some(p) => {

@@ -2,7 +2,8 @@
 
 use std::net::SocketAddr;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -286,7 +286,7 @@ impl Log<'_> {
                 break;
             }
             let places = gather(&chunk, &spills, hash_len, &mut arena)?;
-            let mut parsed = parse_chunk(&chunk, &places, &arena, hash_len, workers);
+            let mut parsed = parse_chunk(&chunk, &places, &arena, hash_len, workers)?;
             smallest_commit_first(&chunk, &mut parsed);
             for r in parsed {
                 match r {
@@ -463,14 +463,15 @@ fn smallest_commit_first(chunk: &[&Key], parsed: &mut [Parsed]) {
 
 type Parsed = std::result::Result<LoggedEvent, (EventId, InvalidCommit)>;
 
-/// Parse a chunk's events on up to `workers` threads, in the chunk's order.
+/// Parse a chunk's events on up to `workers` threads, in the chunk's order. A worker that panicked is an
+/// error: its events must not silently drop out of the fold.
 fn parse_chunk(
     chunk: &[&Key],
     places: &[(usize, usize)],
     arena: &[u8],
     hash_len: usize,
     workers: usize,
-) -> Vec<Parsed> {
+) -> Result<Vec<Parsed>> {
     let parse = |k: &Key, (start, len): (usize, usize)| -> Parsed {
         let commit = ObjectId::from_bytes_or_panic(&arena[start + len..start + len + hash_len]);
         // The walk checked the id against these bytes.
@@ -498,10 +499,13 @@ fn parse_chunk(
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        let mut all = Vec::with_capacity(chunk.len());
+        for h in handles {
+            all.extend(h.join().map_err(|_| {
+                Error::Other("a replay worker panicked while decoding events (a bug)".into())
+            })?);
+        }
+        Ok(all)
     })
 }
 

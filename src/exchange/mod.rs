@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::eventlog::{Event, Log, NewEvent};
@@ -89,8 +89,45 @@ impl View {
     }
 }
 
-fn s(v: &serde_json::Value, k: &str) -> Option<String> {
-    v.get(k).and_then(|x| x.as_str()).map(str::to_string)
+/// The data of an `exchange.artifact` event (docs/format.md). Unknown fields are ignored (a newer writer's);
+/// an event whose fields do not have these types is not an artifact and is skipped by the fold.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ArtifactData {
+    workstream: String,
+    kind: String,
+    name: String,
+    yaml: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    persona: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    label: Option<String>,
+    /// Issues only (an issue without sources has an empty list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source_events: Option<Vec<String>>,
+    /// Plans: the issue they expand.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    issue: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    decided: bool,
+}
+
+/// The data of `exchange.take` (with `lock`) and `exchange.close` (with `commit`) events.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct IssueData {
+    workstream: String,
+    issue: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lock: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    commit: Option<String>,
+}
+
+fn data<T: serde::de::DeserializeOwned>(d: &serde_json::Value) -> Option<T> {
+    T::deserialize(d).ok()
+}
+
+fn to_data(v: &impl Serialize) -> Result<serde_json::Value> {
+    serde_json::to_value(v).map_err(|e| Error::Other(format!("encoding exchange event data: {e}")))
 }
 
 pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {
@@ -107,45 +144,32 @@ pub fn view(log: &Log<'_>) -> Result<View> {
     let mut idx: BTreeMap<(String, String, String), usize> = BTreeMap::new();
     for e in events {
         let d = &e.event.data;
-        let (Some(ws), Some(kind_or_issue)) =
-            (s(d, "workstream"), s(d, "kind").or_else(|| s(d, "issue")))
-        else {
-            continue;
-        };
         match e.event.kind.as_str() {
             ARTIFACT => {
-                let (Some(name), Some(yaml)) = (s(d, "name"), s(d, "yaml")) else {
+                let Some(ad) = data::<ArtifactData>(d) else {
                     continue;
                 };
                 let a = Artifact {
                     id: e.id.to_hex(),
-                    workstream: ws.clone(),
-                    kind: kind_or_issue.clone(),
-                    name: name.clone(),
+                    workstream: ad.workstream.clone(),
+                    kind: ad.kind.clone(),
+                    name: ad.name.clone(),
                     actor: e.event.actor.clone(),
-                    persona: s(d, "persona"),
-                    label: s(d, "label"),
-                    source_events: d
-                        .get("source_events")
-                        .and_then(|x| x.as_array())
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|x| x.as_str().map(str::to_string))
-                                .collect()
-                        })
-                        .unwrap_or_default(),
-                    issue: s(d, "issue"),
+                    persona: ad.persona,
+                    label: ad.label,
+                    source_events: ad.source_events.unwrap_or_default(),
+                    issue: ad.issue,
                     state: None,
                     taken_by: None,
                     closed_with: None,
-                    yaml,
-                    decided: d.get("decided").and_then(|x| x.as_bool()).unwrap_or(false),
+                    yaml: ad.yaml,
+                    decided: ad.decided,
                     lock: false,
                 };
                 let key = (
-                    ws,
-                    kind_or_issue,
-                    a.persona.clone().unwrap_or_default() + "/" + &name,
+                    ad.workstream,
+                    ad.kind,
+                    a.persona.clone().unwrap_or_default() + "/" + &ad.name,
                 );
                 // A later artifact of the same kind and name replaces the earlier one (perspectives).
                 if let Some(&i) = idx.get(&key) {
@@ -163,12 +187,13 @@ pub fn view(log: &Log<'_>) -> Result<View> {
                 v.artifacts.push(a);
             }
             TAKE | CLOSE => {
-                let lock = d.get("lock").and_then(|x| x.as_bool()).unwrap_or(false);
-                let Some(a) = v
-                    .artifacts
-                    .iter_mut()
-                    .find(|a| a.workstream == ws && a.kind == "issue" && a.name == kind_or_issue)
-                else {
+                let Some(id) = data::<IssueData>(d) else {
+                    continue;
+                };
+                let lock = id.lock.unwrap_or(false);
+                let Some(a) = v.artifacts.iter_mut().find(|a| {
+                    a.workstream == id.workstream && a.kind == "issue" && a.name == id.issue
+                }) else {
                     continue;
                 };
                 if e.event.kind == TAKE {
@@ -177,7 +202,7 @@ pub fn view(log: &Log<'_>) -> Result<View> {
                         a.lock = lock;
                     }
                 } else if a.taken_by.as_deref() == Some(e.event.actor.as_str()) {
-                    a.closed_with = s(d, "commit");
+                    a.closed_with = id.commit;
                 }
             }
             _ => {}
@@ -324,18 +349,17 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
         .or_else(|| field("id").filter(|s| !s.is_empty()))
         .or_else(|| (needs_persona && req.kind != "comment").then(|| req.kind.clone()))
         .ok_or_else(|| Error::usage(format!("a {} needs a non-empty id field", req.kind)))?;
-    let mut data = serde_json::json!({
-        "workstream": req.workstream,
-        "kind": req.kind,
-        "name": name,
-        "yaml": req.yaml,
-    });
-    if let Some(p) = &req.persona {
-        data["persona"] = p.clone().into();
-    }
-    if req.decided {
-        data["decided"] = true.into();
-    }
+    let mut data = ArtifactData {
+        workstream: req.workstream.clone(),
+        kind: req.kind.clone(),
+        name: name.clone(),
+        yaml: req.yaml.clone(),
+        persona: req.persona.clone(),
+        label: None,
+        source_events: None,
+        issue: None,
+        decided: req.decided,
+    };
     match req.kind.as_str() {
         "issue" => {
             let label = req
@@ -363,8 +387,8 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
                     });
                 }
             }
-            data["label"] = label.into();
-            data["source_events"] = sources.into();
+            data.label = Some(label);
+            data.source_events = Some(sources);
         }
         "plan" => {
             let issue = req
@@ -388,11 +412,11 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
                     "issue {issue} is not marked requires_deep_analysis: true; planners expand only those"
                 )));
             }
-            data["issue"] = issue.into();
+            data.issue = Some(issue);
         }
         _ => {}
     }
-    let mut ev = Event::new(ARTIFACT, actor, data);
+    let mut ev = Event::new(ARTIFACT, actor, to_data(&data)?);
     if req.deterministic {
         ev.nonce = None;
         ev.time = "1970-01-01T00:00:00.000Z".into();
@@ -428,12 +452,17 @@ pub struct TakeReport {
     pub remote: Option<String>,
 }
 
-fn take_event(ws: &str, issue: &str, persona: &str, lock: bool) -> NewEvent {
-    NewEvent::new(Event::new(
+fn take_event(ws: &str, issue: &str, persona: &str, lock: bool) -> Result<NewEvent> {
+    Ok(NewEvent::new(Event::new(
         TAKE,
         persona,
-        serde_json::json!({"workstream": ws, "issue": issue, "lock": lock}),
-    ))
+        to_data(&IssueData {
+            workstream: ws.to_owned(),
+            issue: issue.to_owned(),
+            lock: Some(lock),
+            commit: None,
+        })?,
+    )))
 }
 
 fn taker(log: &Log<'_>, ws: &str, issue: &str) -> Result<(Option<String>, bool)> {
@@ -466,7 +495,7 @@ pub fn take(
         if let (Some(w), _) = taker(log, ws, issue)? {
             return Ok(report(w));
         }
-        log.append(take_event(ws, issue, persona, false))?;
+        log.append(take_event(ws, issue, persona, false)?)?;
         let (w, _) = taker(log, ws, issue)?;
         return Ok(report(w.unwrap_or_default()));
     };
@@ -484,7 +513,7 @@ pub fn take(
             None => log.local_tip()?,
         };
         let commit =
-            log.write_detached(parent, vec![take_event(ws, issue, persona, true)])?[0].commit;
+            log.write_detached(parent, vec![take_event(ws, issue, persona, true)?])?[0].commit;
         if sync::push_leased(repo, remote, log.name(), commit, remote_tip)? {
             loop {
                 let local = log.local_tip()?;
@@ -527,7 +556,12 @@ pub fn close(log: &Log<'_>, ws: &str, issue: &str, persona: &str, commit: &str) 
     log.append(NewEvent::new(Event::new(
         CLOSE,
         persona,
-        serde_json::json!({"workstream": ws, "issue": issue, "commit": commit}),
+        to_data(&IssueData {
+            workstream: ws.to_owned(),
+            issue: issue.to_owned(),
+            lock: None,
+            commit: Some(commit.to_owned()),
+        })?,
     )))?;
     Ok(())
 }

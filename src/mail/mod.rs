@@ -16,6 +16,7 @@
 //! - [`claim`]: who handles a group message, with the remote ref as the lock.
 //! - [`frontmatter`], [`import`], [`export`]: the seed-000 JSONL log and the seed-003 Markdown maildir.
 
+pub mod api;
 pub mod claim;
 pub mod frontmatter;
 pub mod import;

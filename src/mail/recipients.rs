@@ -122,7 +122,7 @@ impl Groups {
     /// Check the recipients and expand the groups among them. Duplicates are dropped, order is kept.
     pub fn resolve(&self, to: &[String]) -> Result<Resolved> {
         if to.is_empty() {
-            return Err(Error::usage("no recipient: give --to at least once"));
+            return Err(Error::usage("no recipient: a message needs at least one"));
         }
         let mut out = Resolved::default();
         for r in to {

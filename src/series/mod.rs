@@ -5,6 +5,7 @@
 //! `branch.<branch>.julesBase`, so several series live side by side. Everything that needs a base goes through
 //! [`base::resolve`].
 
+pub mod api;
 pub mod checkout;
 pub mod commit;
 pub mod diff;

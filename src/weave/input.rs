@@ -29,6 +29,22 @@ pub enum Spec {
     File { path: PathBuf, label: String },
 }
 
+impl Spec {
+    /// An input as a user names it: a file or directory that exists (relative to `dir`) is patches,
+    /// anything else a revision or range.
+    pub fn from_arg(dir: &std::path::Path, arg: &str) -> Spec {
+        let path = dir.join(arg);
+        if path.exists() {
+            Spec::File {
+                path,
+                label: arg.to_owned(),
+            }
+        } else {
+            Spec::Rev(arg.to_owned())
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {

@@ -75,6 +75,32 @@ pub struct Options {
     pub strip: Option<usize>,
 }
 
+impl Options {
+    /// What `weave --check --no-mail` does with these inputs: everything at its default, nothing written.
+    pub fn check_only(
+        specs: Vec<Spec>,
+        branch_globs: Vec<String>,
+        base: Option<String>,
+        into: Option<String>,
+    ) -> Options {
+        Options {
+            specs,
+            branch_globs,
+            base,
+            into,
+            check: true,
+            smart: false,
+            persona_map: None,
+            verify: None,
+            from: "weaver".to_owned(),
+            mail: false,
+            fresh: false,
+            empty: engine::Empty::Drop,
+            strip: None,
+        }
+    }
+}
+
 /// `jules/integration/sprint-N` for the current sprint of `refs/jules/state`, else `jules/integration/weave`.
 pub fn default_into(repo: &gix::Repository) -> Result<String> {
     let sprint = crate::state::State::open(repo)?.view()?.view.current_sprint;
@@ -184,7 +210,7 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
     for g in &opts.branch_globs {
         let found = input::expand_branches(repo, g, &into_ref)?;
         if found.is_empty() {
-            return Err(Error::usage(format!("--branches {g:?} matches no branch")));
+            return Err(Error::usage(format!("branch glob {g:?} matches no branch")));
         }
         specs.extend(found.into_iter().map(Spec::Rev));
     }

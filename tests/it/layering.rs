@@ -132,8 +132,9 @@ fn paths(code: &str) -> Vec<String> {
         if tree.contains('(') || tree.contains('"') {
             continue; // not a use item
         }
-        for p in expand(tree) {
-            out.push(p.split(" as ").next().unwrap_or(&p).to_owned());
+        // `a as b` keeps its words apart through `expand`, which drops whitespace.
+        for p in expand(&tree.replace(" as ", "@")) {
+            out.push(p.split('@').next().unwrap_or(&p).to_owned());
         }
     }
     for start in ["crate::", "super::", "git_jules::"] {
@@ -402,4 +403,74 @@ fn the_checker_sees_use_trees_and_inline_paths() {
         "{found:?}"
     );
     assert!(!found.iter().any(|c| c.contains("ui")), "{found:?}");
+}
+
+/// Paths by which a command (a module under `cli`, other than `cli::context`) names an item of
+/// `cli/mod.rs` itself, the parser and dispatcher, rather than a module: `file: path` each.
+fn climbs_to_the_dispatcher(files: &[File]) -> Vec<String> {
+    let modules: BTreeSet<(String, Vec<String>)> = files
+        .iter()
+        .flat_map(|f| (0..=f.module.len()).map(|n| (f.krate.to_owned(), f.module[..n].to_vec())))
+        .collect();
+    let cli = vec!["cli".to_owned()];
+    let context = vec!["cli".to_owned(), "context".to_owned()];
+    let mut out = Vec::new();
+    for f in files {
+        let is_command = f.krate == "bin" && f.module.len() >= 2 && f.module[0] == "cli";
+        if !is_command || f.module == context {
+            continue;
+        }
+        // `super` alone (a module naming its parent, as in `super::{ui, verify}`) names no item.
+        for p in paths(&f.code).into_iter().filter(|p| !p.ends_with("super")) {
+            if resolve(&p, &f.module, f.krate, &modules) == Some(("bin".to_owned(), cli.clone())) {
+                out.push(format!("{}: {p}", f.rel));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Commands take the context, exit codes and the clap tree from `cli::context`; nothing climbs back to
+/// `cli/mod.rs` (the issue found 18 imports that did).
+#[test]
+fn commands_reach_the_cli_only_through_its_context_module() {
+    let found = climbs_to_the_dispatcher(&load());
+    assert!(
+        found.is_empty(),
+        "commands naming items of cli/mod.rs (import them from crate::cli::context):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The rule above fails on a planted back-edge: a command importing `Context` from its parent, and one
+/// naming an exit code inline through `crate::cli`.
+#[test]
+fn a_command_that_climbs_back_to_the_dispatcher_is_caught() {
+    let mut files = load();
+    let plant = |module: &[&str], code: &str| File {
+        krate: "bin",
+        module: module.iter().map(|s| s.to_string()).collect(),
+        rel: format!("src/{}.rs", module.join("/")),
+        code: code.to_owned(),
+    };
+    files.push(plant(
+        &["cli", "planted"],
+        "use super::{ui, Context};\nfn f() -> i32 { crate::cli::EXIT_OK }\n",
+    ));
+    files.push(plant(
+        &["cli", "mail", "planted"],
+        "use crate::cli::context::Context;\nuse super::super::Context as C;\n",
+    ));
+    let found = climbs_to_the_dispatcher(&files);
+    assert_eq!(
+        found,
+        [
+            "src/cli/mail/planted.rs: super::super::Context",
+            "src/cli/planted.rs: crate::cli::EXIT_OK",
+            "src/cli/planted.rs: super::Context",
+        ],
+        "{found:?}"
+    );
 }

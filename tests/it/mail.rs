@@ -467,7 +467,7 @@ fn bad_input_is_refused_and_nothing_is_written() {
     run(s(&["--type", "memo"]), "unknown message type");
     run(s(&["--priority", "high"]), "invalid value");
     run(s(&["--expires", "2001-01-01"]), "not in the future");
-    run(s(&["--attach", "no/such/file"]), "--attach no/such/file");
+    run(s(&["--attach", "no/such/file"]), "attachment no/such/file");
     run(s(&["--reply-to", "0000000"]), "message not found");
     // (Through a file: one argument of 128 KiB is over the kernel's limit.)
     let big = r.path().join("big.txt");

@@ -27,6 +27,7 @@ mod series_versions;
 mod state;
 mod sync;
 mod tick;
+mod usecases;
 mod verify;
 mod weave;
 mod weave_mail;

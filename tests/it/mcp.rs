@@ -681,3 +681,45 @@ async fn lease_tools_acquire_list_check_renew_release_as_the_servers_persona() {
     alice.cancel().await.unwrap();
     bob.cancel().await.unwrap();
 }
+
+/// Every read tool answers with the document its command prints with `--json`, value for value (the tools
+/// call the library's use cases; the CLI prints the same values).
+#[tokio::test(flavor = "current_thread")]
+async fn read_tools_answer_with_the_clis_documents() {
+    let r = Repo::new();
+    r.jules_ok(["sprint", "start"]);
+    let task = r.jules_ok(["task", "add", "write it", "--persona", "alice"]);
+    r.jules_ok(["task", "add", "review it", "--persona", "bob"]);
+    r.git(["checkout", "-qb", "jules/staging/feat"]);
+    r.write("f", "x\n");
+    r.commit_all("feat: x\n\nRationale: a test needs one patch.");
+    let (alice, _) = connect(&r, "alice").await;
+    let cli = |args: &[&str]| -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        serde_json::from_str(&r.jules_ok(full)).unwrap()
+    };
+    assert_eq!(
+        ok(&call(&alice, "task_list", json!({"persona": "alice"})).await),
+        cli(&["task", "ls", "--persona", "alice"])
+    );
+    assert_eq!(
+        ok(&call(&alice, "sprint_status", json!({})).await),
+        cli(&["sprint", "status"])
+    );
+    assert_eq!(
+        ok(&call(&alice, "series_status", json!({"name": "feat"})).await),
+        cli(&["series", "status", "feat"])
+    );
+    assert_eq!(
+        ok(&call(&alice, "prompt", json!({})).await),
+        cli(&["prompt", "alice"])
+    );
+    // A write: task_done records the session's persona and answers as `task done --json`.
+    let done = ok(&call(&alice, "task_done", json!({"id": task.trim()})).await);
+    assert_eq!(done["state"], "done");
+    assert_eq!(done["version"], 1);
+    let done_cli = cli(&["task", "ls", "--state", "done"]);
+    assert_eq!(done_cli["items"][0]["id"], done["task"]);
+    alice.cancel().await.unwrap();
+}

@@ -16,7 +16,8 @@ use std::time::Instant;
 
 use anyhow::{ensure, Context as _};
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 mod series;
 mod sprint;

@@ -3,7 +3,7 @@
 use anyhow::ensure;
 
 use super::{commit_file, line, step, Demo};
-use crate::cli::Context;
+use crate::cli::context::Context;
 
 /// The staging series: verify finds the broken patch, reroll fixes it, verify passes, finalize merges.
 pub(super) fn series(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {

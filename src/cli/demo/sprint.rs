@@ -7,7 +7,7 @@ use anyhow::{bail, ensure, Context as _};
 use super::{
     commit_file, config_file, line, step, Demo, OVERLAPPING, PERSONAS, SPRINT_BRANCH_SUFFIX,
 };
-use crate::cli::Context;
+use crate::cli::context::Context;
 
 /// The parallel sprint: returns the number of ticks that launched something.
 pub(super) fn sprint(ctx: &Context, demo: &Demo) -> anyhow::Result<usize> {

@@ -1,11 +1,12 @@
 //! `git jules mail claim`.
 
-use git_jules::mail::claim::{self, Outcome};
-use git_jules::mail::ops;
-use serde::Serialize;
+use git_jules::mail::api;
+use git_jules::mail::claim::Outcome;
 
-use super::{Context, PersonaArg, JSON_VERSION};
-use crate::cli::{ui, EXIT_CONFLICT};
+use super::PersonaArg;
+use crate::cli::context::Context;
+use crate::cli::context::EXIT_CONFLICT;
+use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct ClaimArgs {
@@ -22,32 +23,20 @@ pub struct ClaimArgs {
     pub remote: Option<String>,
 }
 
-#[derive(Serialize)]
-struct Out<'a> {
-    version: u32,
-    #[serde(flatten)]
-    report: &'a claim::ClaimReport,
-}
-
-/// Exit 0 when the persona holds the claim, 3 when somebody else does.
 pub fn run(ctx: &Context, repo: &gix::Repository, a: ClaimArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.checked(ctx, repo)?;
-    let log = ops::log(repo)?;
-    let report = if a.sync {
-        let remote = match a.remote {
-            Some(r) => r,
-            None => git_jules::sync::default_remote(repo)?,
-        };
-        claim::claim_synced(&log, &remote, &persona, &a.id)?
-    } else {
-        claim::claim(&log, &persona, &a.id)?
-    };
+    let persona = a.persona.required()?;
+    let claimed = api::claim(
+        &ctx.workspace_of(repo.clone()),
+        &a.id,
+        &persona,
+        a.sync,
+        a.remote.as_deref(),
+    )?;
+    super::warn_unknown(&claimed.warnings);
     if ctx.ui.json {
-        ui::json(&Out {
-            version: JSON_VERSION,
-            report: &report,
-        });
+        ui::json(&claimed);
     }
+    let report = &claimed.report;
     let short = &report.message[..12];
     Ok(match &report.outcome {
         Outcome::Won { lock } => {

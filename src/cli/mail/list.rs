@@ -3,9 +3,10 @@
 use std::fmt::Write as _;
 
 use git_jules::mail::view::{Filter, Folder, Item};
-use git_jules::mail::{ops, out, when, Priority};
+use git_jules::mail::{api, ops, out, when, Priority};
 
-use super::{short_time, Context, PersonaArg};
+use super::{short_time, PersonaArg};
+use crate::cli::context::Context;
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
@@ -53,7 +54,7 @@ pub struct SentArgs {
 }
 
 pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.checked(ctx, repo)?;
+    let persona = a.persona.required()?;
     let now = chrono::Utc::now();
     let filter = Filter {
         folder: if a.all {
@@ -77,12 +78,15 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
             .transpose()?,
         limit: a.limit,
     };
-    let log = ops::log(repo)?;
     if ctx.ui.json {
-        let doc = ops::with_view(&log, |view| out::inbox(view, &persona, &filter, now))?;
-        ui::json(&doc);
+        let listing = api::inbox(&ctx.workspace_of(repo.clone()), &persona, &filter)?;
+        super::warn_unknown(&listing.warnings);
+        ui::json(&listing);
         return Ok(0);
     }
+    // The human listing wants the items themselves (marks, via, expiry).
+    let persona = a.persona.checked(ctx, repo)?;
+    let log = ops::log(repo)?;
     let (items, abbrev) = ops::with_view(&log, |view| {
         Ok((view.inbox(&persona, &filter, now)?, view.abbrev()?))
     })?;
@@ -143,14 +147,15 @@ pub fn print_items(
 }
 
 pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.checked(ctx, repo)?;
-    let now = chrono::Utc::now();
-    let log = ops::log(repo)?;
+    let persona = a.persona.required()?;
     if ctx.ui.json {
-        let doc = ops::with_view(&log, |view| out::sent(view, &persona, a.limit, now))?;
-        ui::json(&doc);
+        let listing = api::sent(&ctx.workspace_of(repo.clone()), &persona, a.limit)?;
+        super::warn_unknown(&listing.warnings);
+        ui::json(&listing);
         return Ok(0);
     }
+    let persona = a.persona.checked(ctx, repo)?;
+    let log = ops::log(repo)?;
     let (mut headers, abbrev) =
         ops::with_view(&log, |view| Ok((view.sent(&persona)?, view.abbrev()?)))?;
     if let Some(l) = a.limit {

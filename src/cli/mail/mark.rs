@@ -1,9 +1,10 @@
 //! The per-persona marks: `tag`, `unread`, `trash`, `untrash`, `archive`, `unarchive`.
 
-use git_jules::mail::ops::{self, Mark};
-use serde::Serialize;
+use git_jules::mail::api;
+use git_jules::mail::ops::Mark;
 
-use super::{Context, PersonaArg, JSON_VERSION};
+use super::PersonaArg;
+use crate::cli::context::Context;
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
@@ -43,16 +44,6 @@ pub enum Simple {
     Unarchive,
 }
 
-#[derive(Serialize)]
-struct MarkOut {
-    version: u32,
-    message: String,
-    persona: String,
-    action: String,
-    /// False when the message already was in that state (nothing was written).
-    changed: bool,
-}
-
 fn apply(
     ctx: &Context,
     repo: &gix::Repository,
@@ -60,24 +51,17 @@ fn apply(
     persona: &PersonaArg,
     mark: Mark,
 ) -> anyhow::Result<i32> {
-    let persona = persona.checked(ctx, repo)?;
-    let log = ops::log(repo)?;
-    let (full, changed) = ops::with_view(&log, |view| {
-        let full = ops::find(&log, view, id)?.id;
-        let changed = ops::set_mark(&log, view, &persona, &full, mark.clone())?.is_some();
-        Ok((full, changed))
-    })?;
-    let action = mark.kind().trim_start_matches("mail.").to_owned();
+    let persona = persona.required()?;
+    let done = api::mark(&ctx.workspace_of(repo.clone()), id, &persona, mark.clone())?;
+    super::warn_unknown(&done.warnings);
     if ctx.ui.json {
-        ui::json(&MarkOut {
-            version: JSON_VERSION,
-            message: full.to_hex(),
-            persona,
-            action,
-            changed,
-        });
-    } else if changed {
-        ui::status(format!("{action}: {} for {persona}", full.short(12)));
+        ui::json(&done);
+    } else if done.changed {
+        ui::status(format!(
+            "{}: {} for {persona}",
+            done.action,
+            &done.message[..12]
+        ));
     } else {
         let state = match &mark {
             Mark::Read => "read".to_owned(),
@@ -91,7 +75,7 @@ fn apply(
         };
         ui::status(format!(
             "{} is already {state} for {persona}; nothing changed",
-            full.short(12)
+            &done.message[..12]
         ));
     }
     Ok(0)
@@ -113,44 +97,17 @@ pub fn mark(
     apply(ctx, repo, &a.id, &a.persona, mark)
 }
 
-#[derive(Serialize)]
-struct TagsOut {
-    version: u32,
-    message: String,
-    /// The sender's tags, part of the message.
-    sender: Vec<String>,
-    persona: Option<String>,
-    /// The persona's own tags.
-    tags: Vec<String>,
-}
-
 pub fn tag(ctx: &Context, repo: &gix::Repository, cmd: TagCommand) -> anyhow::Result<i32> {
     match cmd {
-        TagCommand::Add(a) => {
-            git_jules::names::validate_name("tag", &a.tag)?;
-            apply(ctx, repo, &a.id, &a.persona, Mark::Tag(a.tag.clone()))
-        }
-        TagCommand::Rm(a) => {
-            git_jules::names::validate_name("tag", &a.tag)?;
-            apply(ctx, repo, &a.id, &a.persona, Mark::Untag(a.tag.clone()))
-        }
+        TagCommand::Add(a) => apply(ctx, repo, &a.id, &a.persona, Mark::Tag(a.tag.clone())),
+        TagCommand::Rm(a) => apply(ctx, repo, &a.id, &a.persona, Mark::Untag(a.tag.clone())),
         TagCommand::Ls(a) => {
-            let persona = a.persona.checked_optional(ctx, repo)?;
-            let log = ops::log(repo)?;
-            let out = ops::with_view(&log, |view| {
-                let msg = ops::find(&log, view, &a.id)?;
-                let tags = match &persona {
-                    Some(p) => view.marks(p, &msg.id.to_hex())?.tags.into_iter().collect(),
-                    None => Vec::new(),
-                };
-                Ok(TagsOut {
-                    version: JSON_VERSION,
-                    message: msg.id.to_hex(),
-                    sender: msg.data.tags.clone(),
-                    persona: persona.clone(),
-                    tags,
-                })
-            })?;
+            let persona = a.persona.persona.as_deref();
+            if let Some(p) = persona {
+                git_jules::mail::message::validate_persona(p)?;
+            }
+            let out = api::tags(&ctx.workspace_of(repo.clone()), &a.id, persona)?;
+            super::warn_unknown(&out.warnings);
             if ctx.ui.json {
                 ui::json(&out);
             } else {

@@ -12,9 +12,10 @@ mod wait;
 
 use git_jules::mail::{message, when};
 // The JSON shapes live in the library, so that every frontend (`git jules web` too) serialises the same types.
-pub use git_jules::mail::out::{ListOut, MessageOut};
+pub use git_jules::mail::out::MessageOut;
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 /// The version of every `git jules mail … --json` document.
 pub const JSON_VERSION: u32 = 1;
@@ -101,11 +102,12 @@ pub struct PersonaArg {
 }
 
 impl PersonaArg {
-    /// The persona, checked against the ones the repository knows (see [`check_names`]).
+    /// The persona, checked against the ones the repository knows (see
+    /// [`git_jules::mail::api::check_names`]); an unknown name is a warning.
     pub fn checked(&self, ctx: &Context, repo: &gix::Repository) -> anyhow::Result<String> {
         let p = self.required()?;
-        let groups = git_jules::mail::recipients::Groups::load(repo)?;
-        check_names(ctx, repo, &groups, &[p.as_str()], false)?;
+        let ws = ctx.workspace_of(repo.clone());
+        warn_unknown(&git_jules::mail::api::check_persona(&ws, repo, &p)?);
         Ok(p)
     }
 
@@ -120,6 +122,7 @@ impl PersonaArg {
         }
     }
 
+    /// The persona as given (or from `$JULES_PERSONA`); the use cases check it.
     pub fn required(&self) -> anyhow::Result<String> {
         let p = self.persona.clone().ok_or_else(|| {
             git_jules::Error::usage("no persona: pass --persona or set JULES_PERSONA")
@@ -129,79 +132,16 @@ impl PersonaArg {
     }
 }
 
-/// Check names given where personas are expected against `.jules/schedules.toml`, the groups and the
-/// personas seen on the mail log: a group where one persona is expected is an error; an unknown name warns
-/// with "did you mean", and is an error with `--strict` or `jules.strictPersonas`. Personas seen on the log
-/// are its senders (a recipient there may be an earlier typo). A repository that
-/// declares no persona (no schedules file, no group) is not checked, unless strict.
-pub fn check_names(
-    ctx: &Context,
-    repo: &gix::Repository,
-    groups: &git_jules::mail::recipients::Groups,
-    names: &[&str],
-    groups_ok: bool,
-) -> anyhow::Result<()> {
-    use git_jules::mail::recipients::{Known, PersonaCheck};
-    let strict = ctx.strict
-        || repo
-            .config_snapshot()
-            .boolean("jules.strictPersonas")
-            .unwrap_or(false);
-    let mut known = Known::load(repo, groups, std::iter::empty())?;
-    let declared = !known.personas.is_empty() || !known.groups.is_empty();
-    if !declared && !strict {
-        // Nothing to check against but the log, which would cost every send a read of it.
-        return Ok(());
+/// Warn about names nobody knows (a use case returned them: they did not stop it).
+pub fn warn_unknown(names: &[git_jules::mail::api::UnknownName]) {
+    for n in names {
+        let problem = git_jules::NameProblem::Unknown {
+            suggestion: n.suggestion.clone(),
+            strict: false,
+        };
+        let hints = crate::cli::error::persona_hints(&problem);
+        ui::warn(format!("unknown persona {}; {}", n.name, hints.join("; ")));
     }
-    let mut seen_loaded = false;
-    for &name in names {
-        let mut verdict = known.check(name);
-        if matches!(verdict, PersonaCheck::Unknown { .. }) && !seen_loaded {
-            // The log is only read when the declarations do not settle it.
-            let log = git_jules::mail::ops::log(repo)?;
-            // Senders only: a recipient on the log may be the very typo being checked.
-            let seen = git_jules::mail::ops::with_view(&log, |v| {
-                Ok(v.all_headers()?
-                    .into_iter()
-                    .map(|h| h.from)
-                    .collect::<Vec<_>>())
-            })?;
-            known.personas.extend(seen);
-            seen_loaded = true;
-            verdict = known.check(name);
-        }
-        match verdict {
-            PersonaCheck::Known => {}
-            PersonaCheck::Group if groups_ok => {}
-            PersonaCheck::Group => {
-                let members = groups
-                    .groups
-                    .get(name)
-                    .map(|m| m.iter().cloned().collect::<Vec<_>>().join(", "))
-                    .unwrap_or_default();
-                return Err(
-                    crate::cli::error::usage(format!("{name} is a group, not a persona"))
-                        .hint(format!("name one of its members: {members}"))
-                        .into(),
-                );
-            }
-            PersonaCheck::Unknown { suggestion } => {
-                let message = format!("unknown persona {name}");
-                let hint = match &suggestion {
-                    Some(s) => format!("did you mean {s}?"),
-                    None => "the personas are listed in .jules/schedules.toml".to_owned(),
-                };
-                if strict {
-                    return Err(crate::cli::error::usage(message)
-                        .hint(hint)
-                        .hint("--strict (or jules.strictPersonas) makes unknown personas errors")
-                        .into());
-                }
-                ui::warn(format!("{message}; {hint}"));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// `2026-01-28 15:30` from a stored time.

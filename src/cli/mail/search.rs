@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use git_jules::mail::search::{self, snippet, SearchInput, SearchOutput};
 
-use super::{short_time, Context, PersonaArg};
+use super::{short_time, PersonaArg};
+use crate::cli::context::Context;
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]

@@ -4,12 +4,10 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use git_jules::mail::recipients::Groups;
-use git_jules::mail::{message, ops, when, Priority, SendRequest};
+use git_jules::mail::{api, message, Priority};
 use git_jules::Error;
-use serde::Serialize;
 
-use super::{Context, JSON_VERSION};
+use crate::cli::context::Context;
 use crate::cli::ui;
 
 // What every new message can carry besides its recipients and subject. (A plain comment, as on PersonaArg.)
@@ -80,20 +78,10 @@ pub struct ReplyArgs {
     pub compose: Compose,
 }
 
-#[derive(Serialize)]
-struct SentOut {
-    version: u32,
-    id: String,
-    commit: String,
-    lamport: u64,
-}
-
 fn sender(from: &Option<String>) -> anyhow::Result<String> {
-    let f = from
+    Ok(from
         .clone()
-        .ok_or_else(|| Error::usage("no sender: pass --from or set JULES_PERSONA"))?;
-    message::validate_persona(&f)?;
-    Ok(f)
+        .ok_or_else(|| Error::usage("no sender: pass --from or set JULES_PERSONA"))?)
 }
 
 fn read_body(c: &Compose) -> anyhow::Result<String> {
@@ -125,141 +113,59 @@ fn read_body(c: &Compose) -> anyhow::Result<String> {
     Ok(message::utf8(bytes, "the body")?)
 }
 
-fn fill(req: &mut SendRequest, c: &Compose) -> anyhow::Result<()> {
-    req.body = read_body(c)?;
-    message::validate_body(&req.body)?;
-    if let Some(t) = &c.msg_type {
-        req.msg_type = t.clone();
-    }
-    if let Some(p) = &c.priority {
-        req.priority = Priority::parse(p)?;
-    }
-    req.tags = c.tags.clone();
-    req.needs_response = c.needs_response;
-    if let Some(e) = &c.expires {
-        let now = chrono::Utc::now();
-        let t = when::parse_when(e, now, when::Direction::Future)?;
-        if t <= now {
-            return Err(Error::usage(format!("--expires {e} is not in the future")).into());
-        }
-        req.expires = Some(when::format_event_time(t));
-    }
-    for a in &c.attach {
-        if message::is_url(a) {
-            req.urls.push(a.clone());
-        } else {
-            let path = Path::new(a);
-            let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
-                Error::usage(format!("--attach {a:?}: not a link or a file name"))
-            })?;
-            let bytes = std::fs::read(path).map_err(|e| {
-                Error::usage(format!(
-                    "--attach {a}: {e} (a link needs a scheme, e.g. https://)"
-                ))
-            })?;
-            req.files.push((name.to_owned(), bytes));
-        }
-    }
-    Ok(())
+/// The use case's input from the flags; files named by `--attach` are read relative to the current
+/// directory, as the shell that expanded them meant.
+fn compose(c: &Compose) -> anyhow::Result<api::Compose> {
+    Ok(api::Compose {
+        body: read_body(c)?,
+        msg_type: c.msg_type.clone(),
+        priority: c.priority.as_deref().map(Priority::parse).transpose()?,
+        tags: c.tags.clone(),
+        needs_response: c.needs_response,
+        expires: c.expires.clone(),
+        attachments: c
+            .attach
+            .iter()
+            .map(|a| api::Attachment::from_arg(Path::new(""), a))
+            .collect::<Result<_, _>>()?,
+    })
 }
 
-fn finish(
-    ctx: &Context,
-    log: &git_jules::eventlog::Log<'_>,
-    req: SendRequest,
-    groups: &Groups,
-) -> anyhow::Result<i32> {
-    let appended = ops::send(log, req, groups)?;
+fn finish(ctx: &Context, sent: api::Sent) -> anyhow::Result<i32> {
+    super::warn_unknown(&sent.warnings);
     if ctx.ui.json {
-        ui::json(&SentOut {
-            version: JSON_VERSION,
-            id: appended.id.to_hex(),
-            commit: appended.commit.to_string(),
-            lamport: appended.lamport,
-        });
+        ui::json(&sent);
     } else {
-        ui::out(appended.id.to_hex());
+        ui::out(&sent.id);
     }
     Ok(0)
 }
 
 pub fn send(ctx: &Context, repo: &gix::Repository, a: SendArgs) -> anyhow::Result<i32> {
-    let log = ops::log(repo)?;
-    let mut req = SendRequest {
-        from: sender(&a.from)?,
-        to: a.to.clone(),
-        msg_type: "status".into(),
-        ..SendRequest::default()
+    let from = sender(&a.from)?;
+    message::validate_persona(&from)?;
+    let input = api::SendInput {
+        from,
+        to: a.to,
+        subject: a.subject,
+        reply_to: a.reply_to,
+        thread: a.thread,
+        compose: compose(&a.compose)?,
     };
-    if a.reply_to.is_some() || a.thread.as_deref().is_some_and(looks_like_id) {
-        ops::with_view(&log, |view| {
-            if let Some(r) = &a.reply_to {
-                let parent = ops::find(&log, view, r)?;
-                req.in_reply_to = Some(parent.id.to_hex());
-                if a.subject.is_none() {
-                    req.subject = message::reply_subject(&parent.data.subject);
-                }
-            }
-            if let Some(t) = a.thread.as_deref().filter(|t| looks_like_id(t)) {
-                // Hex digits name a message when one matches; otherwise they are a thread name.
-                match view.resolve(t) {
-                    Ok((id, _)) => req.thread = Some(view.thread_of(&id.to_hex())?),
-                    Err(Error::NotFound { .. }) => req.thread = Some(t.to_owned()),
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok(())
-        })?;
-    }
-    if let Some(t) = a.thread.as_deref().filter(|t| !looks_like_id(t)) {
-        req.thread = Some(t.to_owned());
-    }
-    match &a.subject {
-        Some(s) => req.subject = s.clone(),
-        None if req.in_reply_to.is_some() => {}
-        None => return Err(Error::usage("no subject: pass --subject").into()),
-    }
-    message::validate_subject(&req.subject)?;
-    fill(&mut req, &a.compose)?;
-    let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
-    let groups = Groups::load(repo)?;
-    super::check_names(ctx, repo, &groups, &names, true)?;
-    finish(ctx, &log, req, &groups)
-}
-
-/// A `--thread` value that names a message rather than a thread: hex digits only, at least 4.
-fn looks_like_id(s: &str) -> bool {
-    s.len() >= git_jules::abbrev::MIN_ABBREV && s.bytes().all(|b| b.is_ascii_hexdigit())
+    let sent = api::send(&ctx.workspace_of(repo.clone()), input)?;
+    finish(ctx, sent)
 }
 
 pub fn reply(ctx: &Context, repo: &gix::Repository, a: ReplyArgs) -> anyhow::Result<i32> {
-    let log = ops::log(repo)?;
     let from = sender(&a.from)?;
-    let parent = ops::with_view(&log, |view| ops::find(&log, view, &a.id))?;
-    let mut to: Vec<String> = vec![parent.event.actor.clone()];
-    if a.all {
-        to.extend(parent.data.to.iter().cloned());
-    }
-    let mut to: Vec<String> = to.into_iter().filter(|r| *r != from).collect();
-    to.dedup();
-    if to.is_empty() {
-        to = parent.data.to.clone();
-    }
-    let mut req = SendRequest {
+    message::validate_persona(&from)?;
+    let input = api::ReplyInput {
         from,
-        to,
-        subject: a
-            .subject
-            .clone()
-            .unwrap_or_else(|| message::reply_subject(&parent.data.subject)),
-        msg_type: "response".into(),
-        in_reply_to: Some(parent.id.to_hex()),
-        ..SendRequest::default()
+        id: a.id,
+        all: a.all,
+        subject: a.subject,
+        compose: compose(&a.compose)?,
     };
-    message::validate_subject(&req.subject)?;
-    fill(&mut req, &a.compose)?;
-    let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
-    let groups = Groups::load(repo)?;
-    super::check_names(ctx, repo, &groups, &names, true)?;
-    finish(ctx, &log, req, &groups)
+    let sent = api::reply(&ctx.workspace_of(repo.clone()), input)?;
+    finish(ctx, sent)
 }

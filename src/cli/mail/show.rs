@@ -1,11 +1,9 @@
 //! `git jules mail read`, `show` and `thread`.
 
-use git_jules::mail::ops::{self, Mark};
-use git_jules::mail::out;
-use git_jules::mail::view::MailView;
-use serde::Serialize;
+use git_jules::mail::api;
 
-use super::{Context, ListOut, MessageOut, PersonaArg, JSON_VERSION};
+use super::{MessageOut, PersonaArg};
+use crate::cli::context::Context;
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
@@ -31,21 +29,6 @@ pub struct ThreadArgs {
     pub id: String,
     #[command(flatten)]
     pub persona: PersonaArg,
-}
-
-#[derive(Serialize)]
-struct OneOut {
-    version: u32,
-    message: MessageOut,
-}
-
-fn detail(
-    view: &mut MailView,
-    msg: &ops::Message,
-    persona: Option<&str>,
-    now: chrono::DateTime<chrono::Utc>,
-) -> git_jules::Result<MessageOut> {
-    out::detail(view, msg, persona, now)
 }
 
 fn print(ctx: &Context, m: &MessageOut) {
@@ -117,64 +100,42 @@ fn print(ctx: &Context, m: &MessageOut) {
 }
 
 pub fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.checked_optional(ctx, repo)?;
-    let log = ops::log(repo)?;
-    let now = chrono::Utc::now();
-    let out = ops::with_view(&log, |view| {
-        let msg = ops::find(&log, view, &a.id)?;
-        detail(view, &msg, persona.as_deref(), now)
-    })?;
-    emit(ctx, out);
+    let persona = a.persona.persona.as_deref();
+    if let Some(p) = persona {
+        git_jules::mail::message::validate_persona(p)?;
+    }
+    let one = api::show(&ctx.workspace_of(repo.clone()), &a.id, persona)?;
+    emit(ctx, one);
     Ok(0)
 }
 
-fn emit(ctx: &Context, out: MessageOut) {
+fn emit(ctx: &Context, one: api::One) {
+    super::warn_unknown(&one.warnings);
     if ctx.ui.json {
-        ui::json(&OneOut {
-            version: JSON_VERSION,
-            message: out,
-        });
+        ui::json(&one);
     } else {
-        print(ctx, &out);
+        print(ctx, &one.message);
     }
 }
 
 pub fn read(ctx: &Context, repo: &gix::Repository, a: ReadArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.checked(ctx, repo)?;
-    let log = ops::log(repo)?;
-    let now = chrono::Utc::now();
-    let out = ops::with_view(&log, |view| {
-        let msg = ops::find(&log, view, &a.id)?;
-        // Show the state as it is after reading.
-        let mut out = detail(view, &msg, Some(&persona), now)?;
-        ops::set_mark(&log, view, &persona, &msg.id, Mark::Read)?;
-        if let Some(s) = &mut out.state {
-            if s.unread {
-                s.unread = false;
-                s.read_at = Some(git_jules::eventlog::event::now_rfc3339());
-            }
-        }
-        Ok(out)
-    })?;
-    emit(ctx, out);
+    let persona = a.persona.required()?;
+    let one = api::read(&ctx.workspace_of(repo.clone()), &a.id, &persona)?;
+    emit(ctx, one);
     Ok(0)
 }
 
 pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::Result<i32> {
-    let persona = a.persona.checked_optional(ctx, repo)?;
-    let log = ops::log(repo)?;
-    let now = chrono::Utc::now();
-    let messages = ops::with_view(&log, |view| {
-        out::thread(&log, view, &a.id, persona.as_deref(), now)
-    })?;
+    let persona = a.persona.persona.as_deref();
+    if let Some(p) = persona {
+        git_jules::mail::message::validate_persona(p)?;
+    }
+    let listing = api::thread(&ctx.workspace_of(repo.clone()), &a.id, persona)?;
+    super::warn_unknown(&listing.warnings);
     if ctx.ui.json {
-        ui::json(&ListOut {
-            version: JSON_VERSION,
-            persona,
-            messages,
-        });
+        ui::json(&listing);
     } else {
-        for (i, m) in messages.iter().enumerate() {
+        for (i, m) in listing.list.messages.iter().enumerate() {
             if i > 0 {
                 ui::out(ctx.ui.dim(&"-".repeat(60)));
             }

@@ -9,7 +9,8 @@ use git_jules::mail::recipients::Groups;
 use git_jules::mail::{jsonl, message, ops};
 use serde::Serialize;
 
-use super::{Context, JSON_VERSION};
+use super::JSON_VERSION;
+use crate::cli::context::Context;
 use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]

@@ -8,8 +8,10 @@ use std::time::{Duration, Instant};
 use git_jules::mail::ops;
 
 use super::list::print_items;
-use super::{Context, PersonaArg};
-use crate::cli::{ui, EXIT_CHECK_FAILED};
+use super::PersonaArg;
+use crate::cli::context::Context;
+use crate::cli::context::EXIT_CHECK_FAILED;
+use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct WaitArgs {

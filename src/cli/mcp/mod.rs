@@ -1,9 +1,9 @@
 //! `git jules mcp`: the personas' tools over the Model Context Protocol, on stdio.
 //!
-//! The server is a thin adapter, like the rest of `src/cli/`: every tool is a CLI command run in-process
-//! with `--json` and its output captured ([`tools`]), so a tool shares the command's logic, checks, error
-//! messages, hints and JSON shape, and costs no process start; `mail_search` instead calls the library
-//! with typed arguments ([`search`]), the way new tools should. The session's persona (`--persona` or
+//! The server is a thin adapter, like the rest of `src/cli/`: every tool deserialises its typed arguments,
+//! calls the library's use case for the job and serialises the typed result ([`tools`], [`search`],
+//! [`lease_tools`]), so a tool shares the command's logic, checks and JSON shape without running the
+//! command, and costs no process start. The session's persona (`--persona` or
 //! `JULES_PERSONA`) is fixed when the server starts; no tool takes a persona argument, so a persona acts
 //! only as itself. The inbox is a resource, `jules://mail/inbox`, and clients that subscribe to it are sent
 //! `notifications/resources/updated` when new mail arrives, from a local send, a sync or a plain
@@ -32,7 +32,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
-use super::{ui, Context};
+use super::ui;
+use crate::cli::context::Context;
 
 /// The one resource: the persona's inbox, as `git jules mail inbox --json` prints it.
 pub const INBOX_URI: &str = "jules://mail/inbox";
@@ -55,9 +56,14 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // Calls follow each other in this process: keep the mail view of the current tips in memory between
     // them instead of decoding its cache files on every call (the library decides when it may be reused).
     git_jules::eventlog::warm::keep_warm(true);
+    let session = Arc::new(tools::Session {
+        ws: ctx.workspace_of(repo),
+        persona: persona.clone(),
+    });
     let server = Server {
         dir: ctx.dir.clone(),
         persona,
+        session,
         tools: Arc::new(tools::all()),
         subscribers: Arc::new(Mutex::new(Vec::new())),
     };
@@ -88,78 +94,10 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
 pub struct Server {
     dir: PathBuf,
     persona: String,
+    session: Arc<tools::Session>,
     tools: Arc<Vec<tools::Spec>>,
     /// Clients subscribed to the inbox resource.
     subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
-}
-
-/// What one in-process command run gave.
-pub struct Outcome {
-    pub exit: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// Run `git jules -C DIR --json ARGV…` in this process with its output captured.
-pub fn run_command(dir: &std::path::Path, argv: Vec<String>) -> Outcome {
-    let mut full: Vec<std::ffi::OsString> = vec![
-        "git-jules".into(),
-        "-C".into(),
-        dir.as_os_str().to_owned(),
-        "--json".into(),
-        "--color=never".into(),
-    ];
-    full.extend(argv.into_iter().map(Into::into));
-    // A panic in a command must not take the server down with it: it becomes this call's error.
-    let (exit, captured) = ui::capture(|| {
-        std::panic::catch_unwind(|| super::run_from(full)).unwrap_or_else(|_| {
-            ui::err("error: internal error: the command panicked (a bug; please report it)");
-            super::error::EXIT_INTERNAL
-        })
-    });
-    Outcome {
-        exit,
-        stdout: captured.stdout,
-        stderr: captured.stderr,
-    }
-}
-
-impl Server {
-    async fn run_tool(&self, argv: Vec<String>) -> CallToolResult {
-        let dir = self.dir.clone();
-        let outcome = match tokio::task::spawn_blocking(move || run_command(&dir, argv)).await {
-            Ok(o) => o,
-            Err(e) => {
-                return CallToolResult::error(vec![ContentBlock::text(format!(
-                    "error: internal error: {e}"
-                ))])
-            }
-        };
-        let json: Option<serde_json::Value> = serde_json::from_str(outcome.stdout.trim()).ok();
-        if outcome.exit == 0 {
-            match json {
-                Some(value) => CallToolResult::structured(value),
-                None => CallToolResult::success(vec![ContentBlock::text(outcome.stdout)]),
-            }
-        } else {
-            // The CLI's own words: `error: …` and its `hint: …` lines; a command that reports its
-            // failure as data (a lost claim, exit 3) has only its JSON document to say.
-            let text = if outcome.stderr.trim().is_empty() {
-                outcome.stdout.trim_end().to_owned()
-            } else {
-                outcome.stderr.trim_end().to_owned()
-            };
-            let value = json.unwrap_or_else(|| {
-                serde_json::json!({
-                    "error": { "message": text },
-                    "exit": outcome.exit,
-                })
-            });
-            let mut result = CallToolResult::structured_error(value);
-            result.content = vec![ContentBlock::text(text)];
-            result
-        }
-    }
 }
 
 fn bad_request(message: impl Into<String>) -> CallToolResult {
@@ -167,6 +105,39 @@ fn bad_request(message: impl Into<String>) -> CallToolResult {
         "error: {}",
         message.into()
     ))])
+}
+
+/// A failed call in the CLI's words: `error: …` and `hint: …` lines as text, and the JSON error object
+/// that `--json` prints as structured content (`{"version", "error", "exit"}`).
+pub fn failure(e: &anyhow::Error) -> CallToolResult {
+    let err = super::error::CliError::from(e);
+    let mut text = format!("error: {}", err.message);
+    for h in &err.hints {
+        text.push_str(&format!("\nhint: {h}"));
+    }
+    let doc = serde_json::json!({
+        "version": ui::JSON_VERSION,
+        "error": err,
+        "exit": err.exit_code(),
+    });
+    let mut result = CallToolResult::structured_error(doc);
+    result.content = vec![ContentBlock::text(text)];
+    result
+}
+
+/// A tool's answer as a result: a success carries its document; a failure reported as data (a lost
+/// claim, a failed verify, a conflicting weave) is a tool error whose text is that document.
+fn answer(outcome: anyhow::Result<tools::Answer>) -> CallToolResult {
+    match outcome {
+        Ok((true, doc)) => CallToolResult::structured(doc),
+        Ok((false, doc)) => {
+            let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            let mut result = CallToolResult::structured_error(doc);
+            result.content = vec![ContentBlock::text(text)];
+            result
+        }
+        Err(e) => failure(&e),
+    }
 }
 
 impl ServerHandler for Server {
@@ -236,15 +207,27 @@ impl ServerHandler for Server {
             .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
             return Ok(result.into());
         }
-        let Some(spec) = self.tools.iter().find(|t| t.name == request.name) else {
+        let Some(index) = self.tools.iter().position(|t| t.name == request.name) else {
             return Ok(bad_request(format!("no tool named {}", request.name)).into());
         };
+        let (tools, session) = (self.tools.clone(), self.session.clone());
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let argv = match spec.argv(&self.persona, arguments) {
-            Ok(argv) => argv,
-            Err(e) => return Ok(bad_request(format!("{}: {e}", spec.name)).into()),
-        };
-        Ok(self.run_tool(argv).await.into())
+        let result = tokio::task::spawn_blocking(move || {
+            let spec = &tools[index];
+            // A panic must not take the server down with it: it becomes this call's error.
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                answer(spec.call(&session, arguments))
+            }))
+            .unwrap_or_else(|_| {
+                bad_request(format!(
+                    "internal error: {} panicked (a bug; please report it)",
+                    spec.name
+                ))
+            })
+        })
+        .await
+        .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+        Ok(result.into())
     }
 
     async fn list_resources(
@@ -272,19 +255,15 @@ impl ServerHandler for Server {
                 None,
             ));
         }
-        let dir = self.dir.clone();
-        let argv = vec![
-            "mail".to_owned(),
-            "inbox".to_owned(),
-            format!("--persona={}", self.persona),
-        ];
-        let outcome = tokio::task::spawn_blocking(move || run_command(&dir, argv))
-            .await
+        let session = self.session.clone();
+        let doc =
+            tokio::task::spawn_blocking(move || tools::inbox(&session, tools::MailList::default()))
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+                .map_err(|e| ErrorData::internal_error(format!("{e:#}"), None))?;
+        let text = serde_json::to_string_pretty(&doc)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        if outcome.exit != 0 {
-            return Err(ErrorData::internal_error(outcome.stderr, None));
-        }
-        let mut contents = ResourceContents::text(outcome.stdout, INBOX_URI);
+        let mut contents = ResourceContents::text(text, INBOX_URI);
         if let ResourceContents::TextResourceContents { mime_type, .. } = &mut contents {
             *mime_type = Some("application/json".into());
         }

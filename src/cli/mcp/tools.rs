@@ -1,23 +1,41 @@
 //! The tools `git jules mcp` offers: each is a typed argument struct (its JSON schema is what the client
-//! sees) that becomes the argument vector of the CLI command doing the same job, run in-process with its
-//! output captured. A tool and its command therefore share every line of logic, every check and every JSON
-//! shape; the server adds only the persona, which it fixes for the whole session.
+//! sees), deserialised and handed to the library's use case for the same job (`mail::api`, `tasks`,
+//! `series::api`, `sync`, `weave`), whose typed result is serialised. No command line is built and no
+//! printed text is parsed: the server and the CLI share the use cases, their checks and their JSON shapes
+//! (the documents of `docs/json.md`), not each other's output. The server adds only the persona, which it
+//! fixes for the whole session.
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use git_jules::mail::api::{self as mail, Attachment, Compose, SendInput};
+use git_jules::mail::ops::Mark;
+use git_jules::mail::view::{Filter, Folder};
+use git_jules::mail::{when, Priority};
+use git_jules::{series, tasks, Error, Workspace};
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// One tool: its name, what it does, its schema, and how its arguments become a command line.
+/// What every call of a session shares: the repository with the caller's options, and the persona.
+pub struct Session {
+    pub ws: Workspace,
+    pub persona: String,
+}
+
+/// A tool's answer: its document, and whether it is a success (a failed check, a lost claim or a
+/// conflicting weave is a tool error that carries its document).
+pub type Answer = (bool, Value);
+
+/// One tool: its name, what it does, its schema, and the use case it calls.
 pub struct Spec {
     pub name: &'static str,
     pub description: &'static str,
     pub read_only: bool,
     schema: fn() -> Arc<JsonObject>,
-    argv: fn(&str, Value) -> Result<Vec<String>, String>,
+    call: fn(&Session, Value) -> anyhow::Result<Answer>,
 }
 
 impl Spec {
@@ -29,9 +47,9 @@ impl Spec {
         )
     }
 
-    /// The command line (after the global flags) for a call as `persona`; an error names a bad argument.
-    pub fn argv(&self, persona: &str, arguments: Value) -> Result<Vec<String>, String> {
-        (self.argv)(persona, arguments)
+    /// Run the tool for a session; a bad argument is a usage error that names the tool.
+    pub fn call(&self, session: &Session, arguments: Value) -> anyhow::Result<Answer> {
+        (self.call)(session, arguments)
     }
 }
 
@@ -43,74 +61,39 @@ fn schema<T: JsonSchema>() -> Arc<JsonObject> {
     }
 }
 
-fn parse<T: DeserializeOwned>(arguments: Value) -> Result<T, String> {
+fn parse<T: DeserializeOwned>(name: &str, arguments: Value) -> anyhow::Result<T> {
     let arguments = if arguments.is_null() {
         Value::Object(Default::default())
     } else {
         arguments
     };
-    serde_json::from_value(arguments).map_err(|e| format!("bad arguments: {e}"))
+    serde_json::from_value(arguments)
+        .map_err(|e| Error::usage(format!("{name}: bad arguments: {e}")).into())
+}
+
+/// A success with the document `--json` prints for `v` (see `ui::versioned_value`).
+fn ok(v: impl Serialize) -> anyhow::Result<Answer> {
+    Ok((true, doc(v)?))
+}
+
+fn doc(v: impl Serialize) -> anyhow::Result<Value> {
+    Ok(super::super::ui::versioned_value(&v)?)
 }
 
 macro_rules! spec {
-    ($name:literal, $ty:ty, $read_only:expr, $desc:literal, $build:expr) => {
+    ($name:literal, $ty:ty, $read_only:expr, $desc:literal, $call:expr) => {
         Spec {
             name: $name,
             description: $desc,
             read_only: $read_only,
             schema: schema::<$ty>,
-            argv: |persona, arguments| {
-                let args: $ty = parse(arguments)?;
-                let build: fn(&str, $ty) -> Vec<String> = $build;
-                Ok(build(persona, args))
+            call: |session, arguments| {
+                let args: $ty = parse($name, arguments)?;
+                let call: fn(&Session, $ty) -> anyhow::Result<Answer> = $call;
+                call(session, args)
             },
         }
     };
-}
-
-fn s(x: &str) -> String {
-    x.to_owned()
-}
-
-// Values are always joined to their flag (`--to=VALUE`) and positionals always follow `--`, so that no
-// argument a client sends can be read as a flag (for example a `--persona=someone-else` as a message id).
-fn opt(flag: &str, value: impl ToString) -> String {
-    format!("{flag}={}", value.to_string())
-}
-
-fn push_opt(v: &mut Vec<String>, flag: &str, value: Option<impl ToString>) {
-    if let Some(value) = value {
-        v.push(opt(flag, value));
-    }
-}
-
-fn push_each(v: &mut Vec<String>, flag: &str, values: &[String]) {
-    for value in values {
-        v.push(opt(flag, value));
-    }
-}
-
-/// `words…`, the persona flag, `--`, then the positionals.
-fn cmd(
-    words: &[&str],
-    persona_flag: Option<(&str, &str)>,
-    positionals: Vec<String>,
-) -> Vec<String> {
-    let mut v: Vec<String> = words.iter().map(|w| s(w)).collect();
-    if let Some((flag, persona)) = persona_flag {
-        v.push(opt(flag, persona));
-    }
-    if !positionals.is_empty() {
-        v.push(s("--"));
-        v.extend(positionals);
-    }
-    v
-}
-
-fn push_flag(v: &mut Vec<String>, flag: &str, on: bool) {
-    if on {
-        v.push(flag.to_owned());
-    }
 }
 
 /// `mail_send`: send a message as the session's persona.
@@ -192,7 +175,7 @@ pub struct MailClaim {
     /// Fetch first and make the claim final on the remote (one winner across clones)
     #[serde(default)]
     pub sync: bool,
-    /// The remote for `sync` (default: origin)
+    /// The remote for `sync` (default: the coordination remote)
     pub remote: Option<String>,
 }
 
@@ -200,7 +183,7 @@ pub struct MailClaim {
 #[derive(Deserialize, JsonSchema, Default)]
 #[serde(deny_unknown_fields)]
 pub struct MailSync {
-    /// The remote (default: origin)
+    /// The remote (default: the coordination remote `jules.remote`, else origin)
     pub remote: Option<String>,
 }
 
@@ -271,124 +254,160 @@ pub struct WeaveCheck {
     pub into: Option<String>,
 }
 
+fn send(s: &Session, a: MailSend) -> anyhow::Result<Answer> {
+    let compose = Compose {
+        body: a.body,
+        msg_type: a.msg_type,
+        priority: a.priority.as_deref().map(Priority::parse).transpose()?,
+        tags: a.tags,
+        needs_response: a.needs_response,
+        expires: a.expires,
+        attachments: a
+            .attachments
+            .iter()
+            .map(|p| Attachment::from_arg(s.ws.dir(), p))
+            .collect::<Result<_, _>>()?,
+    };
+    ok(mail::send(
+        &s.ws,
+        SendInput {
+            from: s.persona.clone(),
+            to: a.to,
+            subject: a.subject,
+            reply_to: a.reply_to,
+            thread: a.thread,
+            compose,
+        },
+    )?)
+}
+
+/// The persona's inbox as `mail inbox --json` shows it (also the inbox resource).
+pub fn inbox(s: &Session, a: MailList) -> anyhow::Result<Value> {
+    let now = chrono::Utc::now();
+    let filter = Filter {
+        folder: Folder::Inbox,
+        unread: a.unread,
+        msg_type: a.msg_type,
+        priority: a.priority.as_deref().map(Priority::parse).transpose()?,
+        tag: a.tag,
+        from: a.from,
+        since: a
+            .since
+            .as_deref()
+            .map(|w| when::parse_when(w, now, when::Direction::Past))
+            .transpose()?,
+        limit: a.limit.map(|l| l as usize),
+    };
+    doc(mail::inbox(&s.ws, &s.persona, &filter)?)
+}
+
+fn mark(s: &Session, id: &str, m: Mark) -> anyhow::Result<Answer> {
+    ok(mail::mark(&s.ws, id, &s.persona, m)?)
+}
+
+fn prompt(s: &Session) -> anyhow::Result<Answer> {
+    // The layer, role, workstream and phase a launched run sets in the environment, as `git jules prompt`
+    // reads them.
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let opts = git_jules::prompt::Options {
+        layer: env("JULES_LAYER"),
+        role: env("JULES_ROLE"),
+        workstream: env("JULES_WORKSTREAM"),
+        phase: env("JULES_PHASE"),
+        vars: Default::default(),
+        now: None,
+    };
+    let rendered = git_jules::prompt::render(&s.ws.repo(), &s.persona, &opts)?;
+    ok(rendered)
+}
+
 /// Every tool, in the order `tools/list` shows them.
 pub fn all() -> Vec<Spec> {
     vec![
         spec!("mail_send", MailSend, false,
             "Send a message as this persona to personas, groups or __broadcast. Returns the new message's id.",
-            |p, a| {
-                let mut v = vec![s("mail"), s("send"), opt("--from", p)];
-                push_each(&mut v, "--to", &a.to);
-                push_opt(&mut v, "--subject", a.subject);
-                v.push(opt("--body", a.body));
-                push_opt(&mut v, "--type", a.msg_type);
-                push_opt(&mut v, "--priority", a.priority);
-                push_each(&mut v, "--tag", &a.tags);
-                push_flag(&mut v, "--needs-response", a.needs_response);
-                push_opt(&mut v, "--reply-to", a.reply_to);
-                push_opt(&mut v, "--thread", a.thread);
-                push_each(&mut v, "--attach", &a.attachments);
-                push_opt(&mut v, "--expires", a.expires);
-                v
-            }),
+            send),
         spec!("mail_list", MailList, true,
             "List this persona's inbox: urgent first, then newest. Same shape as `git jules mail inbox --json`.",
-            |p, a| {
-                let mut v = vec![s("mail"), s("inbox"), opt("--persona", p)];
-                push_flag(&mut v, "--unread", a.unread);
-                push_opt(&mut v, "--limit", a.limit);
-                push_opt(&mut v, "--type", a.msg_type);
-                push_opt(&mut v, "--tag", a.tag);
-                push_opt(&mut v, "--priority", a.priority);
-                push_opt(&mut v, "--from", a.from);
-                push_opt(&mut v, "--since", a.since);
-                v
-            }),
+            |s, a| Ok((true, inbox(s, a)?))),
         spec!("mail_read", MessageId, false,
             "Show a message with its body and mark it read for this persona.",
-            |p, a| cmd(&["mail", "read"], Some(("--persona", p)), vec![a.id])),
+            |s, a| ok(mail::read(&s.ws, &a.id, &s.persona)?)),
         spec!("mail_mark_read", MessageId, false,
             "Mark a message read for this persona (the message is returned as by mail_read).",
-            |p, a| cmd(&["mail", "read"], Some(("--persona", p)), vec![a.id])),
+            |s, a| ok(mail::read(&s.ws, &a.id, &s.persona)?)),
         spec!("mail_archive", MessageId, false,
             "Archive a message: it leaves this persona's inbox.",
-            |p, a| cmd(&["mail", "archive"], Some(("--persona", p)), vec![a.id])),
+            |s, a| mark(s, &a.id, Mark::Archive)),
         spec!("mail_trash", MessageId, false,
             "Move a message to this persona's trash.",
-            |p, a| cmd(&["mail", "trash"], Some(("--persona", p)), vec![a.id])),
+            |s, a| mark(s, &a.id, Mark::Trash)),
         spec!("mail_tag", MailTag, false,
             "Add (or with remove: true, remove) one of this persona's tags on a message.",
-            |p, a| {
-                let verb = if a.remove { "rm" } else { "add" };
-                cmd(&["mail", "tag", verb], Some(("--persona", p)), vec![a.id, a.tag])
-            }),
+            |s, a| mark(s, &a.id, if a.remove { Mark::Untag(a.tag) } else { Mark::Tag(a.tag) })),
         spec!("mail_thread", MessageId, true,
             "Show the whole conversation a message belongs to, in order.",
-            |p, a| cmd(&["mail", "thread"], Some(("--persona", p)), vec![a.id])),
+            |s, a| ok(mail::thread(&s.ws, &a.id, Some(&s.persona))?)),
         spec!("mail_claim", MailClaim, false,
             "Claim a group message for this persona; exactly one recipient wins (with sync: across clones).",
-            |p, a| {
-                let mut v = vec![s("mail"), s("claim"), opt("--persona", p)];
-                push_flag(&mut v, "--sync", a.sync);
-                push_opt(&mut v, "--remote", a.remote);
-                v.push(s("--"));
-                v.push(a.id);
-                v
+            |s, a| {
+                let claimed = mail::claim(&s.ws, &a.id, &s.persona, a.sync, a.remote.as_deref())?;
+                Ok((claimed.won(), doc(&claimed)?))
             }),
         spec!("mail_sync", MailSync, false,
             "Fetch, join and push every jules log and notes ref with the remote (the mail of other sandboxes arrives).",
-            |_p, a| {
-                cmd(&["sync"], None, a.remote.into_iter().collect())
-            }),
+            |s, a| ok(git_jules::sync::sync_configured(&s.ws.repo(), a.remote.as_deref(), false)?)),
         spec!("prompt", NoArgs, true,
             "This persona's prompt: the mailbox check with its unread messages.",
-            |p, _a| cmd(&["prompt"], None, vec![s(p)])),
+            |s, _a| prompt(s)),
         spec!("sprint_status", NoArgs, true,
             "The current sprint: number, state, tasks and notes.",
-            |_p, _a| vec![s("sprint"), s("status")]),
+            |s, _a| {
+                let view = git_jules::state::State::open(&s.ws.repo())?.view()?.view;
+                ok(git_jules::state::status::sprint_status(&view))
+            }),
         spec!("task_list", TaskList, true,
             "The current sprint's tasks, optionally by state or persona.",
-            |_p, a| {
-                let mut v = vec![s("task"), s("ls")];
-                push_opt(&mut v, "--state", a.state);
-                push_opt(&mut v, "--persona", a.persona);
-                v
-            }),
+            |s, a| ok(tasks::list(&s.ws, &tasks::TaskQuery { state: a.state, persona: a.persona })?)),
         spec!("task_done", TaskDone, false,
             "Mark a task of the current sprint done, as this persona.",
-            |p, a| cmd(&["task", "done"], Some(("--actor", p)), vec![a.id])),
+            |s, a| ok(tasks::done(&s.ws, &s.persona, &a.id)?)),
         spec!("series_status", SeriesStatus, true,
             "A patch series: its base, numbered patches and cached verify results.",
-            |_p, a| {
-                cmd(&["series", "status"], None, a.name.into_iter().collect())
+            |s, a| {
+                let repo = s.ws.repo();
+                let cmd = git_jules::verify::settings::command(&repo);
+                ok(series::status::status(&repo, a.name.as_deref(), None, cmd.as_deref())?)
             }),
         spec!("verify", Verify, false,
             "Run the verify command on every commit of base..rev in private worktrees, with the notes cache.",
-            |_p, a| {
-                let mut v = vec![s("verify")];
-                push_opt(&mut v, "--base", a.base);
-                push_opt(&mut v, "--cmd", a.cmd);
-                push_opt(&mut v, "--jobs", a.jobs);
-                push_flag(&mut v, "--keep-going", a.keep_going);
-                push_flag(&mut v, "--force", a.force);
-                if let Some(rev) = a.rev {
-                    v.push(s("--"));
-                    v.push(rev);
-                }
-                v
+            |s, a| {
+                let input = series::api::VerifyInput {
+                    rev: a.rev,
+                    base: a.base,
+                    cmd: a.cmd,
+                    jobs: a.jobs,
+                    keep_going: a.keep_going,
+                    force: a.force,
+                    worktree_dir: None,
+                };
+                // Nothing interrupts a tool call but the client going away, which ends the session.
+                let never = AtomicBool::new(false);
+                let verified = series::api::verify(&s.ws, &input, &never, &|_| {})?;
+                Ok((verified.report.passed, doc(&verified.report)?))
             }),
         spec!("weave_check", WeaveCheck, true,
             "What weaving these inputs would apply and conflict; writes nothing (no objects, refs or mail).",
-            |_p, a| {
-                let mut v = vec![s("weave"), s("--check"), s("--no-mail")];
-                push_each(&mut v, "--branches", &a.branches);
-                push_opt(&mut v, "--base", a.base);
-                push_opt(&mut v, "--into", a.into);
-                if !a.inputs.is_empty() {
-                    v.push(s("--"));
-                    v.extend(a.inputs);
-                }
-                v
+            |s, a| {
+                let specs = a
+                    .inputs
+                    .iter()
+                    .map(|i| git_jules::weave::input::Spec::from_arg(s.ws.dir(), i))
+                    .collect();
+                let opts = git_jules::weave::Options::check_only(specs, a.branches, a.base, a.into);
+                let never = AtomicBool::new(false);
+                let report = git_jules::weave::weave(&s.ws.repo(), &opts, &never)?;
+                Ok((report.clean(), doc(&report)?))
             }),
     ]
 }

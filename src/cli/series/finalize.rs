@@ -7,7 +7,8 @@ use git_jules::series::finalize::{self, Mode, Outcome};
 use git_jules::verify::{self, CommitResult};
 use git_jules::Error;
 
-use super::super::{interrupt, ui, verify as verify_cli, Context, EXIT_CHECK_FAILED};
+use super::super::{interrupt, ui, verify as verify_cli};
+use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
 #[command(

@@ -6,7 +6,8 @@ use anyhow::{bail, Context as _};
 use git_jules::series::format::{self, file_stem};
 use git_jules::Error;
 
-use super::super::{ui, Context};
+use super::super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 #[command(

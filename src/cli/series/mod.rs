@@ -10,7 +10,7 @@ mod start;
 mod status;
 mod version;
 
-use super::Context;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]

@@ -7,7 +7,8 @@ use git_jules::series::journal;
 use git_jules::series::reroll::{self, Action, ChangeKind, MessageEdit, Rerolled};
 use git_jules::Error;
 
-use super::super::{ui, Context};
+use super::super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 #[command(

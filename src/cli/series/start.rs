@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use git_jules::series;
 
-use super::super::{ui, Context};
+use super::super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct StartArgs {

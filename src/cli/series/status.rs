@@ -2,7 +2,8 @@
 
 use git_jules::series::{self, status::VerifyState};
 
-use super::super::{ui, Context};
+use super::super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct StatusArgs {

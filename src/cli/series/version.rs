@@ -4,7 +4,8 @@
 use git_jules::series::rangediff;
 use git_jules::series::version::{self, parse_spec, parse_version, Version};
 
-use super::super::{ui, Context};
+use super::super::ui;
+use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct VersionArgs {

@@ -1,0 +1,542 @@
+//! The mail use cases, one typed call each: what `git jules mail …`, the MCP server's `mail_*` tools and
+//! the web view do, with their checks, in one place.
+//!
+//! Every call takes the caller's [`Workspace`] and a typed input and returns a typed, serialisable output:
+//! the documents of `docs/json.md` (`mail send`, `mail inbox`, `mail read`, …) are these values
+//! serialised. Names given where personas are expected are checked here ([`check_names`]); what does not
+//! stop a call (an unknown name, with the closest known one) comes back as data in the output's
+//! `warnings`, for the frontend to show in its own words. No message here names a command-line flag.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::claim::{self, ClaimReport};
+use super::ops::{self, Mark};
+use super::out::{self, ListOut, MessageOut, JSON_VERSION};
+use super::recipients::{Groups, Known, PersonaCheck};
+use super::view::Filter;
+use super::{message, when, Priority, SendRequest};
+use crate::error::NameProblem;
+use crate::workspace::Workspace;
+use crate::{Error, Result};
+
+/// A name that was given where a persona is expected and that nobody knows: a warning unless strict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnknownName {
+    pub name: String,
+    /// The closest known persona, when one is close.
+    pub suggestion: Option<String>,
+}
+
+/// Check `names` given where personas are expected against `.jules/schedules.toml`, the groups and the
+/// personas seen on the mail log. A group where one persona is expected is an error ([`Error::Persona`]);
+/// an unknown name is returned as a warning, and is an error when strict (`ws.strict_personas` or
+/// `jules.strictPersonas`). Personas seen on the log are its senders (a recipient there may be an earlier
+/// typo). A repository that declares no persona (no schedules file, no group) is not checked, unless strict.
+pub fn check_names(
+    ws: &Workspace,
+    repo: &gix::Repository,
+    groups: &Groups,
+    names: &[&str],
+    groups_ok: bool,
+) -> Result<Vec<UnknownName>> {
+    let strict = ws.strict_personas
+        || repo
+            .config_snapshot()
+            .boolean("jules.strictPersonas")
+            .unwrap_or(false);
+    let mut known = Known::load(repo, groups, std::iter::empty())?;
+    let declared = !known.personas.is_empty() || !known.groups.is_empty();
+    if !declared && !strict {
+        // Nothing to check against but the log, which would cost every send a read of it.
+        return Ok(Vec::new());
+    }
+    let mut warnings = Vec::new();
+    let mut seen_loaded = false;
+    for &name in names {
+        let mut verdict = known.check(name);
+        if matches!(verdict, PersonaCheck::Unknown { .. }) && !seen_loaded {
+            // The log is only read when the declarations do not settle it; senders only: a recipient on
+            // the log may be the very typo being checked.
+            let log = ops::log(repo)?;
+            let seen = ops::with_view(&log, |v| {
+                Ok(v.all_headers()?
+                    .into_iter()
+                    .map(|h| h.from)
+                    .collect::<Vec<_>>())
+            })?;
+            known.personas.extend(seen);
+            seen_loaded = true;
+            verdict = known.check(name);
+        }
+        match verdict {
+            PersonaCheck::Known => {}
+            PersonaCheck::Group if groups_ok => {}
+            PersonaCheck::Group => {
+                let members = groups
+                    .groups
+                    .get(name)
+                    .map(|m| m.iter().cloned().collect())
+                    .unwrap_or_default();
+                return Err(Error::Persona {
+                    name: name.to_owned(),
+                    problem: NameProblem::Group { members },
+                });
+            }
+            PersonaCheck::Unknown { suggestion } if strict => {
+                return Err(Error::Persona {
+                    name: name.to_owned(),
+                    problem: NameProblem::Unknown {
+                        suggestion,
+                        strict: true,
+                    },
+                });
+            }
+            PersonaCheck::Unknown { suggestion } => warnings.push(UnknownName {
+                name: name.to_owned(),
+                suggestion,
+            }),
+        }
+    }
+    Ok(warnings)
+}
+
+/// A persona acting on its own mailbox: a valid name, checked like [`check_names`] (groups refused).
+pub fn check_persona(
+    ws: &Workspace,
+    repo: &gix::Repository,
+    persona: &str,
+) -> Result<Vec<UnknownName>> {
+    message::validate_persona(persona)?;
+    let groups = Groups::load(repo)?;
+    check_names(ws, repo, &groups, &[persona], false)
+}
+
+/// An attachment: a link kept as given, or a file's bytes stored in the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Attachment {
+    Link(String),
+    File { name: String, bytes: Vec<u8> },
+}
+
+impl Attachment {
+    /// A link when `arg` has a scheme, else the file at `arg` (relative to `dir`), read now.
+    pub fn from_arg(dir: &Path, arg: &str) -> Result<Attachment> {
+        if message::is_url(arg) {
+            return Ok(Attachment::Link(arg.to_owned()));
+        }
+        let path = Path::new(arg);
+        let name = path.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+            Error::usage(format!("attachment {arg:?}: not a link or a file name"))
+        })?;
+        let bytes = std::fs::read(dir.join(path)).map_err(|e| {
+            Error::usage(format!(
+                "attachment {arg}: {e} (a link needs a scheme, e.g. https://)"
+            ))
+        })?;
+        Ok(Attachment::File {
+            name: name.to_owned(),
+            bytes,
+        })
+    }
+}
+
+/// What every new message carries besides its recipients and subject.
+#[derive(Debug, Clone, Default)]
+pub struct Compose {
+    pub body: String,
+    /// Default: `status` for a send, `response` for a reply.
+    pub msg_type: Option<String>,
+    pub priority: Option<Priority>,
+    pub tags: Vec<String>,
+    pub needs_response: bool,
+    /// When the message drops out of the views: a duration (30m, 2h, 3d) or a time.
+    pub expires: Option<String>,
+    pub attachments: Vec<Attachment>,
+}
+
+/// A new message.
+#[derive(Debug, Clone, Default)]
+pub struct SendInput {
+    pub from: String,
+    pub to: Vec<String>,
+    /// Required unless `reply_to` is given (then "Re: …" of the message answered).
+    pub subject: Option<String>,
+    /// The message this answers: an id or a unique prefix.
+    pub reply_to: Option<String>,
+    /// A message id (its thread) or a thread name.
+    pub thread: Option<String>,
+    pub compose: Compose,
+}
+
+/// An answer to a message, to its sender (with `all`, to everyone it went to), in its thread.
+#[derive(Debug, Clone, Default)]
+pub struct ReplyInput {
+    pub from: String,
+    /// The message answered: an id or a unique prefix.
+    pub id: String,
+    pub all: bool,
+    /// Default: "Re: " and the original subject.
+    pub subject: Option<String>,
+    pub compose: Compose,
+}
+
+/// A sent message (`mail send --json`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Sent {
+    pub version: u32,
+    pub id: String,
+    pub commit: String,
+    pub lamport: u64,
+    /// Recipients nobody knows (sent all the same).
+    #[serde(skip)]
+    pub warnings: Vec<UnknownName>,
+}
+
+/// A `thread` value that names a message rather than a thread: hex digits only, at least 4.
+fn looks_like_id(s: &str) -> bool {
+    s.len() >= crate::abbrev::MIN_ABBREV && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn fill(req: &mut SendRequest, c: Compose, now: DateTime<Utc>) -> Result<()> {
+    req.body = c.body;
+    message::validate_body(&req.body)?;
+    if let Some(t) = c.msg_type {
+        req.msg_type = t;
+    }
+    if let Some(p) = c.priority {
+        req.priority = p;
+    }
+    req.tags = c.tags;
+    req.needs_response = c.needs_response;
+    if let Some(e) = &c.expires {
+        let t = when::parse_when(e, now, when::Direction::Future)?;
+        if t <= now {
+            return Err(Error::usage(format!("expiry {e} is not in the future")));
+        }
+        req.expires = Some(when::format_event_time(t));
+    }
+    for a in c.attachments {
+        match a {
+            Attachment::Link(u) => req.urls.push(u),
+            Attachment::File { name, bytes } => req.files.push((name, bytes)),
+        }
+    }
+    Ok(())
+}
+
+fn finish(ws: &Workspace, repo: &gix::Repository, req: SendRequest) -> Result<Sent> {
+    let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
+    let groups = Groups::load(repo)?;
+    let warnings = check_names(ws, repo, &groups, &names, true)?;
+    let log = ops::log(repo)?;
+    let appended = ops::send(&log, req, &groups)?;
+    Ok(Sent {
+        version: JSON_VERSION,
+        id: appended.id.to_hex(),
+        commit: appended.commit.to_string(),
+        lamport: appended.lamport,
+        warnings,
+    })
+}
+
+/// Send a message: resolve what it answers and its thread, check it, append it.
+pub fn send(ws: &Workspace, input: SendInput) -> Result<Sent> {
+    let repo = ws.repo();
+    message::validate_persona(&input.from)?;
+    let now = Utc::now();
+    let mut req = SendRequest {
+        from: input.from,
+        to: input.to,
+        msg_type: "status".into(),
+        ..SendRequest::default()
+    };
+    let thread_is_id = input.thread.as_deref().is_some_and(looks_like_id);
+    if input.reply_to.is_some() || thread_is_id {
+        let log = ops::log(&repo)?;
+        ops::with_view(&log, |view| {
+            if let Some(r) = &input.reply_to {
+                let parent = ops::find(&log, view, r)?;
+                req.in_reply_to = Some(parent.id.to_hex());
+                if input.subject.is_none() {
+                    req.subject = message::reply_subject(&parent.data.subject);
+                }
+            }
+            if let Some(t) = input.thread.as_deref().filter(|t| looks_like_id(t)) {
+                // Hex digits name a message when one matches; otherwise they are a thread name.
+                match view.resolve(t) {
+                    Ok((id, _)) => req.thread = Some(view.thread_of(&id.to_hex())?),
+                    Err(Error::NotFound { .. }) => req.thread = Some(t.to_owned()),
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        })?;
+    }
+    if let Some(t) = input.thread.filter(|t| !looks_like_id(t)) {
+        req.thread = Some(t);
+    }
+    match input.subject {
+        Some(s) => req.subject = s,
+        None if req.in_reply_to.is_some() => {}
+        None => return Err(Error::usage("no subject: a new message needs one")),
+    }
+    message::validate_subject(&req.subject)?;
+    fill(&mut req, input.compose, now)?;
+    finish(ws, &repo, req)
+}
+
+/// Answer a message.
+pub fn reply(ws: &Workspace, input: ReplyInput) -> Result<Sent> {
+    let repo = ws.repo();
+    message::validate_persona(&input.from)?;
+    let log = ops::log(&repo)?;
+    let parent = ops::with_view(&log, |view| ops::find(&log, view, &input.id))?;
+    let mut to: Vec<String> = vec![parent.event.actor.clone()];
+    if input.all {
+        to.extend(parent.data.to.iter().cloned());
+    }
+    let mut to: Vec<String> = to.into_iter().filter(|r| *r != input.from).collect();
+    to.dedup();
+    if to.is_empty() {
+        to = parent.data.to.clone();
+    }
+    let mut req = SendRequest {
+        from: input.from,
+        to,
+        subject: input
+            .subject
+            .unwrap_or_else(|| message::reply_subject(&parent.data.subject)),
+        msg_type: "response".into(),
+        in_reply_to: Some(parent.id.to_hex()),
+        ..SendRequest::default()
+    };
+    message::validate_subject(&req.subject)?;
+    fill(&mut req, input.compose, Utc::now())?;
+    finish(ws, &repo, req)
+}
+
+/// A listing with the warnings its persona check gave.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listing {
+    #[serde(flatten)]
+    pub list: ListOut,
+    #[serde(skip)]
+    pub warnings: Vec<UnknownName>,
+}
+
+/// `persona`'s mailbox as `filter` selects it (`mail inbox`).
+pub fn inbox(ws: &Workspace, persona: &str, filter: &Filter) -> Result<Listing> {
+    let repo = ws.repo();
+    let warnings = check_persona(ws, &repo, persona)?;
+    let log = ops::log(&repo)?;
+    let now = Utc::now();
+    let list = ops::with_view(&log, |view| out::inbox(view, persona, filter, now))?;
+    Ok(Listing { list, warnings })
+}
+
+/// What `persona` sent, newest first (`mail sent`).
+pub fn sent(ws: &Workspace, persona: &str, limit: Option<usize>) -> Result<Listing> {
+    let repo = ws.repo();
+    let warnings = check_persona(ws, &repo, persona)?;
+    let log = ops::log(&repo)?;
+    let list = ops::with_view(&log, |view| out::sent(view, persona, limit, Utc::now()))?;
+    Ok(Listing { list, warnings })
+}
+
+/// One message (`mail show`, `mail read`).
+#[derive(Debug, Clone, Serialize)]
+pub struct One {
+    pub version: u32,
+    pub message: MessageOut,
+    #[serde(skip)]
+    pub warnings: Vec<UnknownName>,
+}
+
+/// A message with `persona`'s state of it (when given), without marking it.
+pub fn show(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<One> {
+    let repo = ws.repo();
+    let warnings = match persona {
+        Some(p) => check_persona(ws, &repo, p)?,
+        None => Vec::new(),
+    };
+    let log = ops::log(&repo)?;
+    let now = Utc::now();
+    let message = ops::with_view(&log, |view| {
+        let msg = ops::find(&log, view, id)?;
+        out::detail(view, &msg, persona, now)
+    })?;
+    Ok(One {
+        version: JSON_VERSION,
+        message,
+        warnings,
+    })
+}
+
+/// A message, marked read for `persona`; its state is shown as it is after reading.
+pub fn read(ws: &Workspace, id: &str, persona: &str) -> Result<One> {
+    let repo = ws.repo();
+    let warnings = check_persona(ws, &repo, persona)?;
+    let log = ops::log(&repo)?;
+    let now = Utc::now();
+    let message = ops::with_view(&log, |view| {
+        let msg = ops::find(&log, view, id)?;
+        let mut out = out::detail(view, &msg, Some(persona), now)?;
+        ops::set_mark(&log, view, persona, &msg.id, Mark::Read)?;
+        if let Some(s) = &mut out.state {
+            if s.unread {
+                s.unread = false;
+                s.read_at = Some(crate::eventlog::event::now_rfc3339());
+            }
+        }
+        Ok(out)
+    })?;
+    Ok(One {
+        version: JSON_VERSION,
+        message,
+        warnings,
+    })
+}
+
+/// The whole conversation a message (or a thread name) belongs to, in order (`mail thread`).
+pub fn thread(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<Listing> {
+    let repo = ws.repo();
+    let warnings = match persona {
+        Some(p) => check_persona(ws, &repo, p)?,
+        None => Vec::new(),
+    };
+    let log = ops::log(&repo)?;
+    let now = Utc::now();
+    let messages = ops::with_view(&log, |view| out::thread(&log, view, id, persona, now))?;
+    Ok(Listing {
+        list: ListOut {
+            version: JSON_VERSION,
+            persona: persona.map(str::to_owned),
+            messages,
+        },
+        warnings,
+    })
+}
+
+/// A mark set by a persona on a message (`mail archive`, `trash`, `tag add`, …).
+#[derive(Debug, Clone, Serialize)]
+pub struct Marked {
+    pub version: u32,
+    pub message: String,
+    pub persona: String,
+    /// The mark's name: `read`, `archive`, `tag`, …
+    pub action: String,
+    /// False when the message already was in that state (nothing was written).
+    pub changed: bool,
+    #[serde(skip)]
+    pub warnings: Vec<UnknownName>,
+}
+
+/// Set `mark` on the message `id` for `persona`; writes nothing when it is already so.
+pub fn mark(ws: &Workspace, id: &str, persona: &str, mark: Mark) -> Result<Marked> {
+    let repo = ws.repo();
+    let warnings = check_persona(ws, &repo, persona)?;
+    if let Mark::Tag(t) | Mark::Untag(t) = &mark {
+        crate::names::validate_name("tag", t)?;
+    }
+    let log = ops::log(&repo)?;
+    let (full, changed) = ops::with_view(&log, |view| {
+        let full = ops::find(&log, view, id)?.id;
+        let changed = ops::set_mark(&log, view, persona, &full, mark.clone())?.is_some();
+        Ok((full, changed))
+    })?;
+    Ok(Marked {
+        version: JSON_VERSION,
+        message: full.to_hex(),
+        persona: persona.to_owned(),
+        action: mark.kind().trim_start_matches("mail.").to_owned(),
+        changed,
+        warnings,
+    })
+}
+
+/// The tags of a message (`mail tag ls`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Tags {
+    pub version: u32,
+    pub message: String,
+    /// The sender's tags, part of the message.
+    pub sender: Vec<String>,
+    pub persona: Option<String>,
+    /// The persona's own tags.
+    pub tags: Vec<String>,
+    #[serde(skip)]
+    pub warnings: Vec<UnknownName>,
+}
+
+/// The sender's tags of a message and, with a persona, that persona's own.
+pub fn tags(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<Tags> {
+    let repo = ws.repo();
+    let warnings = match persona {
+        Some(p) => check_persona(ws, &repo, p)?,
+        None => Vec::new(),
+    };
+    let log = ops::log(&repo)?;
+    ops::with_view(&log, |view| {
+        let msg = ops::find(&log, view, id)?;
+        let tags = match persona {
+            Some(p) => view.marks(p, &msg.id.to_hex())?.tags.into_iter().collect(),
+            None => Vec::new(),
+        };
+        Ok(Tags {
+            version: JSON_VERSION,
+            message: msg.id.to_hex(),
+            sender: msg.data.tags.clone(),
+            persona: persona.map(str::to_owned),
+            tags,
+            warnings: warnings.clone(),
+        })
+    })
+}
+
+/// A claim's outcome (`mail claim`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Claimed {
+    pub version: u32,
+    #[serde(flatten)]
+    pub report: ClaimReport,
+    #[serde(skip)]
+    pub warnings: Vec<UnknownName>,
+}
+
+impl Claimed {
+    /// Whether `persona` holds the message now.
+    pub fn won(&self) -> bool {
+        matches!(self.report.outcome, claim::Outcome::Won { .. })
+    }
+}
+
+/// Claim a group message for `persona`; with `sync`, through the lock on `remote` (default: the
+/// coordination remote), and final when it returns.
+pub fn claim(
+    ws: &Workspace,
+    id: &str,
+    persona: &str,
+    sync: bool,
+    remote: Option<&str>,
+) -> Result<Claimed> {
+    let repo = ws.repo();
+    let warnings = check_persona(ws, &repo, persona)?;
+    let log = ops::log(&repo)?;
+    let report = if sync {
+        let remote = match remote {
+            Some(r) => r.to_owned(),
+            None => crate::sync::default_remote(&repo)?,
+        };
+        claim::claim_synced(&log, &remote, persona, id)?
+    } else {
+        claim::claim(&log, persona, id)?
+    };
+    Ok(Claimed {
+        version: JSON_VERSION,
+        report,
+        warnings,
+    })
+}

@@ -1,0 +1,285 @@
+//! The use cases called as a library, without a process: what the MCP server and the web view do. One test
+//! per group (mail, state, series, weave); each checks the typed answer against what git or the CLI says
+//! about the same repository afterwards, so the API and the commands cannot drift apart.
+
+use std::sync::atomic::AtomicBool;
+
+use git_jules::mail::api::{self, Attachment, Compose, ReplyInput, SendInput};
+use git_jules::mail::ops::Mark;
+use git_jules::mail::view::Filter;
+use git_jules::{Error, NameProblem, Workspace};
+
+use crate::harness::{open, Repo};
+
+fn workspace(r: &Repo) -> Workspace {
+    Workspace::from_repo(r.path(), open(r.path()))
+}
+
+fn send(ws: &Workspace, from: &str, to: &[&str], subject: &str) -> api::Sent {
+    api::send(
+        ws,
+        SendInput {
+            from: from.into(),
+            to: to.iter().map(|t| t.to_string()).collect(),
+            subject: Some(subject.into()),
+            compose: Compose {
+                body: format!("about {subject}"),
+                ..Compose::default()
+            },
+            ..SendInput::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn mail_use_cases_send_read_mark_reply_and_claim_as_the_cli_sees_them() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[groups]\nreviewers = [\"alice\", \"bob\"]\n",
+    );
+    let ws = workspace(&r);
+
+    // A send with an attachment file and a link; the CLI shows the same message.
+    r.write("notes.txt", "attached\n");
+    let hello = api::send(
+        &ws,
+        SendInput {
+            from: "carol".into(),
+            to: vec!["alice".into()],
+            subject: Some("hello".into()),
+            thread: Some("standup".into()),
+            compose: Compose {
+                body: "b1".into(),
+                priority: Some(git_jules::mail::Priority::Urgent),
+                attachments: vec![
+                    Attachment::from_arg(r.path(), "notes.txt").unwrap(),
+                    Attachment::from_arg(r.path(), "https://example.com/x").unwrap(),
+                ],
+                ..Compose::default()
+            },
+            ..SendInput::default()
+        },
+    )
+    .unwrap();
+    assert!(hello.warnings.is_empty(), "{:?}", hello.warnings);
+    let shown: serde_json::Value = serde_json::from_str(&r.jules_ok([
+        "--json",
+        "mail",
+        "show",
+        &hello.id,
+        "--persona",
+        "alice",
+    ]))
+    .unwrap();
+    assert_eq!(shown["message"]["subject"], "hello");
+    assert_eq!(shown["message"]["priority"], "urgent");
+    assert_eq!(shown["message"]["thread"], "standup");
+    assert_eq!(
+        shown["message"]["urls"],
+        serde_json::json!(["https://example.com/x"])
+    );
+    assert_eq!(shown["message"]["files"][0]["name"], "notes.txt");
+
+    // An unknown recipient is sent all the same, and comes back as data with the closest name.
+    let typo = send(&ws, "carol", &["alicee"], "typo");
+    assert_eq!(
+        typo.warnings,
+        [api::UnknownName {
+            name: "alicee".into(),
+            suggestion: Some("alice".into())
+        }]
+    );
+    // A group where one persona is expected is refused with its members, as data.
+    match api::inbox(&ws, "reviewers", &Filter::default()) {
+        Err(Error::Persona {
+            name,
+            problem: NameProblem::Group { members },
+        }) => assert_eq!(
+            (name.as_str(), members),
+            ("reviewers", vec!["alice".to_owned(), "bob".to_owned()])
+        ),
+        other => panic!("{other:?}"),
+    }
+
+    // The inbox is the CLI's document, value for value.
+    let inbox = api::inbox(&ws, "alice", &Filter::default()).unwrap();
+    let cli: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "mail", "inbox", "--persona", "alice"]))
+            .unwrap();
+    assert_eq!(serde_json::to_value(&inbox).unwrap(), cli);
+
+    // Read marks it read; a second read changes nothing; archive moves it out of the inbox.
+    let read = api::read(&ws, &hello.id[..8], "alice").unwrap();
+    assert_eq!(read.message.body.as_deref(), Some("b1"));
+    assert!(!read.message.state.as_ref().unwrap().unread);
+    let again = api::mark(&ws, &hello.id, "alice", Mark::Read).unwrap();
+    assert!(!again.changed);
+    let archived = api::mark(&ws, &hello.id, "alice", Mark::Archive).unwrap();
+    assert!(archived.changed);
+    let unread: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "mail", "inbox", "--persona", "alice"]))
+            .unwrap();
+    assert!(unread["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["id"] != hello.id.as_str()));
+
+    // A reply goes to the sender, in the thread, "Re: …".
+    let re = api::reply(
+        &ws,
+        ReplyInput {
+            from: "alice".into(),
+            id: hello.id[..10].into(),
+            compose: Compose {
+                body: "thanks".into(),
+                ..Compose::default()
+            },
+            ..ReplyInput::default()
+        },
+    )
+    .unwrap();
+    let thread = api::thread(&ws, "standup", Some("alice")).unwrap();
+    let ids: Vec<&str> = thread.list.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, [hello.id.as_str(), re.id.as_str()]);
+    assert_eq!(thread.list.messages[1].subject, "Re: hello");
+    assert_eq!(thread.list.messages[1].to, ["carol"]);
+
+    // A group claim: one winner, the loser is told who.
+    let task = send(&ws, "carol", &["reviewers"], "review it");
+    let won = api::claim(&ws, &task.id, "bob", false, None).unwrap();
+    assert!(won.won());
+    let lost = api::claim(&ws, &task.id, "alice", false, None).unwrap();
+    assert!(!lost.won());
+    assert_eq!(
+        serde_json::to_value(&lost).unwrap()["winner"],
+        serde_json::json!("bob")
+    );
+}
+
+#[test]
+fn state_use_cases_list_and_finish_tasks() {
+    let r = Repo::new();
+    r.jules_ok(["sprint", "start"]);
+    let a = r.jules_ok(["task", "add", "write the parser", "--persona", "alice"]);
+    r.jules_ok(["task", "add", "review", "--persona", "bob"]);
+    let ws = workspace(&r);
+    let alice = git_jules::tasks::list(
+        &ws,
+        &git_jules::tasks::TaskQuery {
+            persona: Some("alice".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(alice.len(), 1);
+    assert!(alice[0].id.starts_with(a.trim()));
+    let done = git_jules::tasks::done(&ws, "alice", a.trim()).unwrap();
+    assert_eq!(
+        (done.state, done.task.as_str()),
+        ("done", alice[0].id.as_str())
+    );
+    // Finishing it twice is refused; the CLI sees it done.
+    assert!(git_jules::tasks::done(&ws, "alice", a.trim()).is_err());
+    let cli: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "task", "ls", "--state", "done"])).unwrap();
+    assert_eq!(cli["items"][0]["id"], alice[0].id.as_str());
+}
+
+#[test]
+fn series_use_case_verifies_a_range_and_caches_what_git_notes_show() {
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "topic"]);
+    for (i, content) in ["ok\n", "ok\n", "bad\n"].iter().enumerate() {
+        r.write(&format!("f{i}"), content);
+        r.commit_all(&format!("patch {i}"));
+    }
+    let ws = workspace(&r);
+    let input = git_jules::series::api::VerifyInput {
+        base: Some("main".into()),
+        cmd: Some("! grep -q bad f*".into()),
+        keep_going: true,
+        ..Default::default()
+    };
+    let never = AtomicBool::new(false);
+    let seen = std::sync::Mutex::new(0usize);
+    let verified = git_jules::series::api::verify(&ws, &input, &never, &|_| {
+        *seen.lock().unwrap() += 1;
+    })
+    .unwrap();
+    assert!(!verified.report.passed);
+    assert_eq!(verified.base, "main");
+    assert_eq!(*seen.lock().unwrap(), 3);
+    let failed: Vec<String> = verified
+        .report
+        .commits
+        .iter()
+        .filter(|c| c.result == git_jules::verify::Outcome::Fail)
+        .map(|c| c.commit.to_string())
+        .collect();
+    assert_eq!(failed, [r.rev("topic").unwrap()]);
+    // The results are cached where the CLI finds them: a second run through the binary runs nothing.
+    let out = r.jules([
+        "--json",
+        "verify",
+        "--base",
+        "main",
+        "--cmd",
+        "! grep -q bad f*",
+        "--keep-going",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        report["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["cached"] == true),
+        "{report}"
+    );
+}
+
+#[test]
+fn weave_use_case_checks_inputs_without_writing_anything() {
+    let r = Repo::new();
+    r.write("shared", "base\n");
+    r.commit_all("shared file");
+    for (branch, content) in [("one", "one\n"), ("two", "two\n")] {
+        r.git(["checkout", "-qb", branch, "main"]);
+        r.write("shared", content);
+        r.commit_all(branch);
+    }
+    r.git(["checkout", "-q", "main"]);
+    let refs_before = r.git(["for-each-ref"]);
+    let objects_before = r.git(["count-objects", "-v"]);
+    let ws = workspace(&r);
+    let opts = git_jules::weave::Options::check_only(
+        vec![
+            git_jules::weave::input::Spec::from_arg(ws.dir(), "one"),
+            git_jules::weave::input::Spec::from_arg(ws.dir(), "two"),
+        ],
+        Vec::new(),
+        Some("main".into()),
+        None,
+    );
+    let report = git_jules::weave::weave(&ws.repo(), &opts, &AtomicBool::new(false)).unwrap();
+    assert!(!report.clean());
+    let doc = serde_json::to_value(&report).unwrap();
+    assert_eq!(doc["check"], true);
+    let names = |key: &str| -> Vec<String> {
+        doc[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["input"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(names("applied"), ["one"], "{doc}");
+    assert_eq!(names("conflicted"), ["two"], "{doc}");
+    // Nothing written: the refs and the object store are as they were.
+    assert_eq!(r.git(["for-each-ref"]), refs_before);
+    assert_eq!(r.git(["count-objects", "-v"]), objects_before);
+}
