@@ -48,16 +48,6 @@ fn held_paths(r: &Repo) -> Vec<String> {
         .collect()
 }
 
-/// A repository, its bare remote `origin` and a clone of that remote.
-fn two_clones() -> (Repo, Repo, Repo) {
-    let a = Repo::new();
-    let bare = a.bare_sibling();
-    a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
-    a.git(["push", "-q", "origin", "main"]);
-    let b = a.clone_of(bare.path());
-    (a, bare, b)
-}
-
 fn inbox(r: &Repo, persona: &str) -> String {
     r.jules_ok(["mail", "inbox", "--persona", persona])
 }
@@ -332,7 +322,7 @@ fn a_forced_release_is_an_event_with_a_reason_and_mails_the_holder() {
 
 #[test]
 fn two_offline_clones_see_the_same_single_holder_after_sync() {
-    let (a, _bare, b) = two_clones();
+    let (a, _bare, b) = Repo::with_clone();
     assert_eq!(
         code(&at(&a, T0, "ann", &["lease", "acquire", "src/*.rs"])),
         Some(0)
@@ -623,7 +613,7 @@ fn reminders(r: &Repo, persona: &str) -> usize {
 
 #[test]
 fn sync_and_tick_remind_holders_once_even_across_clones() {
-    let (a, _bare, b) = two_clones();
+    let (a, _bare, b) = Repo::with_clone();
     at(&a, T0, "ann", &["lease", "acquire", "src", "--ttl", "1h"]);
     at(&a, T0, "bob", &["lease", "acquire", "docs", "--ttl", "2h"]);
     a.jules_ok(["sync"]);
