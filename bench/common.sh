@@ -3,8 +3,12 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SHARED=${SHARED:-$ROOT/../shared}
-# JULES_BIN: a binary built beforehand (on a shared machine, `flock /work/release.lock nice cargo build --release`).
-JULES=${JULES_BIN:-$(cd "$ROOT" && CARGO_TERM_QUIET=true ./install.sh --build)}
+# JULES_BIN or GIT_JULES: a binary built beforehand (on a shared machine, `flock /work/release.lock nice cargo
+# build --release`); neither: build what install.sh installs.
+JULES=${JULES_BIN:-${GIT_JULES:-}}
+if [ -z "$JULES" ]; then
+  JULES=$(cd "$ROOT" && CARGO_TERM_QUIET=true ./install.sh --build)
+fi
 case $JULES in /*) ;; *) JULES=$ROOT/$JULES ;; esac
 export PATH="$(dirname "$JULES"):$PATH"
 if ! command -v hyperfine >/dev/null; then
@@ -25,3 +29,5 @@ git config --file "$GIT_CONFIG_GLOBAL" init.defaultBranch main
 median() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][int(sys.argv[2])]["median"])' "$@"; }
 ratio() { python3 -c 'import sys; print(f"{float(sys.argv[1])/float(sys.argv[2]):.2f}")' "$1" "$2"; }
 ms() { python3 -c 'import sys; print(f"{float(sys.argv[1])*1000:.2f} ms")' "$1"; }
+# mean CPU seconds (user + system) of a hyperfine JSON export
+cpu() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][int(sys.argv[2])]; print(r["user"]+r["system"])' "$@"; }

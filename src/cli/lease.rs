@@ -118,6 +118,9 @@ pub struct CheckArgs {
     /// Check the paths the index changes against HEAD (what the pre-commit hook runs)
     #[arg(long)]
     pub staged: bool,
+    /// Run as the pre-commit hook: jules.lease.preCommit decides (refuse, warn, off); say so on stderr
+    #[arg(long, hide = true, requires = "staged")]
+    pub pre_commit: bool,
     /// Whose leases do not count (default: $JULES_PERSONA; without one every exclusive lease counts)
     #[arg(long, env = "JULES_PERSONA", value_name = "PERSONA")]
     pub persona: Option<String>,
@@ -149,6 +152,19 @@ fn left(secs: i64) -> String {
         format!("{sign}{}m", s / 60)
     } else {
         format!("{sign}{s}s")
+    }
+}
+
+/// The status lines of the reminders `sync` and `tick` sent.
+pub fn say_reminded(reminded: &[Lease]) {
+    for l in reminded {
+        ui::status(format!(
+            "reminded {} that lease {} on {} expires at {}",
+            l.persona,
+            l.short(),
+            l.paths.join(" "),
+            lease::format_time(l.expires)
+        ));
     }
 }
 
@@ -275,21 +291,29 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
         LeaseCommand::Check(a) => {
-            let changes = Changes::from_flags(a.diff, a.staged);
-            let paths = lease::to_check(&repo, &a.paths, changes.as_ref(), settings.ignore_case)?;
-            if let Some(p) = &a.persona {
-                git_jules::mail::message::validate_persona(p)?;
+            if a.pre_commit && settings.pre_commit == lease::PreCommit::Off {
+                return Ok(0);
             }
-            let v = lease::view(&log)?;
-            let conflicts =
-                ops::check(&v, now, a.persona.as_deref(), &paths, settings.ignore_case)?;
+            let changes = Changes::from_flags(a.diff, a.staged);
+            let r = lease::held::check_request(
+                &log,
+                now,
+                a.persona.as_deref(),
+                &a.paths,
+                changes.as_ref(),
+                settings.ignore_case,
+            );
+            let r = match r {
+                Err(e) if a.pre_commit => {
+                    ui::status("pre-commit: could not check leases; commit refused");
+                    return Err(e.into());
+                }
+                r => r?,
+            };
             if ctx.ui.json {
-                ui::json(&serde_json::json!({
-                    "checked": paths.len(),
-                    "conflicts": conflicts,
-                }));
+                ui::json(&r);
             } else {
-                for c in &conflicts {
+                for c in &r.conflicts {
                     ui::out(format!(
                         "{}: under lease {}",
                         c.path,
@@ -297,11 +321,23 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
                     ));
                 }
             }
-            Ok(if conflicts.is_empty() {
-                0
-            } else {
-                EXIT_CHECK_FAILED
-            })
+            if r.conflicts.is_empty() {
+                return Ok(0);
+            }
+            if a.pre_commit {
+                if settings.pre_commit == lease::PreCommit::Warn {
+                    ui::status(
+                        "pre-commit: warning: the commit touches paths under another persona's lease \
+                         (jules.lease.preCommit=warn)",
+                    );
+                    return Ok(0);
+                }
+                ui::status(
+                    "pre-commit: commit refused: it touches paths under another persona's exclusive lease \
+                     (git commit --no-verify skips this)",
+                );
+            }
+            Ok(EXIT_CHECK_FAILED)
         }
         LeaseCommand::Remind(a) => {
             let lead = match a.lead {

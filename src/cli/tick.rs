@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
+use git_jules::lease::{self, Lease};
 use git_jules::mail::{self, message::SendRequest, recipients::Groups};
 use git_jules::state::schedules::Schedules;
 use git_jules::state::tick::{self, Plan, TickInput};
@@ -54,6 +55,8 @@ struct TickReport<'a> {
     #[serde(flatten)]
     plan: &'a Plan,
     runs: Vec<Launch>,
+    /// Leases whose holders this tick mailed before expiry (`jules.lease.remindBefore`).
+    reminded: Vec<Lease>,
 }
 
 fn load_schedules(repo: &gix::Repository, config: Option<PathBuf>) -> anyhow::Result<Schedules> {
@@ -133,7 +136,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
         });
         git_jules::lease::hold_back(&repo, &view.tasks, &mut plan, now.timestamp())?;
         if a.dry_run {
-            print_plan(ctx, &plan, false, Vec::new());
+            print_plan(ctx, &plan, false, Vec::new(), Vec::new());
             return Ok(0);
         }
         let events = tick::plan_events(&plan, &a.actor);
@@ -178,6 +181,8 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
             )),
         }
     }
+    // Before any launch, so that a persona launched now finds the reminder in its mail.
+    let reminded = lease::remind_due(&repo, now.timestamp(), &a.actor)?;
     let mut runs = Vec::new();
     for (d, app) in plan.decisions.iter().zip(&appended) {
         let run = app.id.to_hex();
@@ -227,19 +232,21 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
         }
         runs.push(launch);
     }
-    print_plan(ctx, &plan, true, runs);
+    print_plan(ctx, &plan, true, runs, reminded);
     Ok(0)
 }
 
-fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>) {
+fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, reminded: Vec<Lease>) {
     if ctx.ui.json {
         ui::json(&TickReport {
             recorded,
             plan,
             runs,
+            reminded,
         });
         return;
     }
+    super::lease::say_reminded(&reminded);
     let sprint = plan
         .sprint
         .map(|s| format!("sprint {s}"))

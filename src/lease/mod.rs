@@ -20,11 +20,14 @@
 //! The fold decides overlap with case folded (conservative, and the same on every replica whatever its
 //! `core.ignoreCase`); `check` folds case only where the repository says so.
 
+pub mod held;
 pub mod ops;
 pub mod pattern;
+pub mod staged;
 
 use std::collections::BTreeMap;
 
+use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::{Error, Result};
@@ -292,23 +295,76 @@ pub fn view(log: &Log<'_>) -> Result<View> {
     Ok(log.project::<View>()?.view)
 }
 
-/// A lease as the cache keeps it (times as integers; patterns parsed again on load).
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    id: String,
-    persona: String,
-    paths: Vec<String>,
-    exclusive: bool,
+/// A lease as the caches keep it (times as integers; patterns parsed again on load).
+#[derive(Clone, Serialize, Deserialize)]
+pub(crate) struct Stored {
+    pub(crate) id: String,
+    pub(crate) persona: String,
+    pub(crate) paths: Vec<String>,
+    pub(crate) exclusive: bool,
     acquired: i64,
-    expires: i64,
+    pub(crate) expires: i64,
     lock: bool,
+    // Left out when empty: a held lease has no `by`, `forced` or `release_reason`, and the held leases'
+    // file is read on every commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     task: Option<String>,
     state: State,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     by: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     forced: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     release_reason: Option<String>,
-    reminded: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reminded: Option<i64>,
+}
+
+impl From<&Lease> for Stored {
+    fn from(l: &Lease) -> Stored {
+        Stored {
+            id: l.id.clone(),
+            persona: l.persona.clone(),
+            paths: l.paths.clone(),
+            exclusive: l.exclusive,
+            acquired: l.acquired,
+            expires: l.expires,
+            lock: l.lock,
+            reason: l.reason.clone(),
+            task: l.task.clone(),
+            state: l.state,
+            by: l.by.clone(),
+            forced: l.forced,
+            release_reason: l.release_reason.clone(),
+            reminded: l.reminded,
+        }
+    }
+}
+
+impl Stored {
+    /// The lease, its patterns parsed as the fold parses them.
+    pub(crate) fn into_lease(self) -> Result<Lease> {
+        let patterns = parse_patterns(&self.paths, true)?;
+        Ok(Lease {
+            id: self.id,
+            persona: self.persona,
+            paths: self.paths,
+            exclusive: self.exclusive,
+            acquired: self.acquired,
+            expires: self.expires,
+            lock: self.lock,
+            reason: self.reason,
+            task: self.task,
+            state: self.state,
+            by: self.by,
+            forced: self.forced,
+            release_reason: self.release_reason,
+            reminded: self.reminded,
+            patterns,
+        })
+    }
 }
 
 impl Projection for View {
@@ -324,26 +380,7 @@ impl Projection for View {
     }
 
     fn save(&self, dir: &std::path::Path, stamp: &Stamp) -> std::io::Result<()> {
-        let stored: Vec<Stored> = self
-            .leases
-            .iter()
-            .map(|l| Stored {
-                id: l.id.clone(),
-                persona: l.persona.clone(),
-                paths: l.paths.clone(),
-                exclusive: l.exclusive,
-                acquired: l.acquired,
-                expires: l.expires,
-                lock: l.lock,
-                reason: l.reason.clone(),
-                task: l.task.clone(),
-                state: l.state,
-                by: l.by.clone(),
-                forced: l.forced,
-                release_reason: l.release_reason.clone(),
-                reminded: l.reminded,
-            })
-            .collect();
+        let stored: Vec<Stored> = self.leases.iter().map(Stored::from).collect();
         save_json(dir, "leases.json", &stored, stamp)
     }
 
@@ -351,25 +388,9 @@ impl Projection for View {
         let stored: Vec<Stored> = load_json(dir, "leases.json")?;
         let mut v = View::default();
         for s in stored {
-            let patterns = parse_patterns(&s.paths, true).ok()?;
-            v.index.insert(s.id.clone(), v.leases.len());
-            v.leases.push(Lease {
-                id: s.id,
-                persona: s.persona,
-                paths: s.paths,
-                exclusive: s.exclusive,
-                acquired: s.acquired,
-                expires: s.expires,
-                lock: s.lock,
-                reason: s.reason,
-                task: s.task,
-                state: s.state,
-                by: s.by,
-                forced: s.forced,
-                release_reason: s.release_reason,
-                reminded: s.reminded,
-                patterns,
-            });
+            let lease = s.into_lease().ok()?;
+            v.index.insert(lease.id.clone(), v.leases.len());
+            v.leases.push(lease);
         }
         Some(v)
     }
@@ -469,6 +490,17 @@ pub fn release_after_done(
     ops::release_for_task(&log, now(repo), persona, task_id, "task done")
 }
 
+/// Mail the holders of leases that expire within `jules.lease.remindBefore` of `now`, as `from`, once per
+/// expiry ([`ops::remind`]): what `sync` and `tick` do on every run, so that no lease lapses unannounced
+/// when nobody runs `lease remind`. `jules.lease.remind = false` turns it off there.
+pub fn remind_due(repo: &gix::Repository, now: i64, from: &str) -> Result<Vec<Lease>> {
+    let settings = Settings::from_config(repo)?;
+    if !settings.remind {
+        return Ok(Vec::new());
+    }
+    ops::remind(&open(repo)?, now, settings.remind_before, from)
+}
+
 /// The live exclusive leases at `now` that cover `file` (a path git named): whose work the file is. Weave
 /// names them on its conflicting paths.
 pub fn covering<'v>(v: &'v View, now: i64, file: &str) -> Vec<&'v Lease> {
@@ -532,8 +564,11 @@ pub fn hold_back(
 pub struct Settings {
     /// `jules.lease.ttl`, default 2h: the time to live of an acquire that names none.
     pub ttl: i64,
-    /// `jules.lease.remindBefore`, default 15m: how long before expiry `lease remind` mails the holder.
+    /// `jules.lease.remindBefore`, default 15m: how long before expiry the holder is mailed (`lease
+    /// remind`, and `sync` and `tick` on every run).
     pub remind_before: i64,
+    /// `jules.lease.remind`, default true: `sync` and `tick` send due reminders.
+    pub remind: bool,
     /// `core.ignoreCase`: whether `check` folds case.
     pub ignore_case: bool,
     /// `jules.lease.releaseOnFinalize`, default true: `series finalize` releases the persona's leases on
@@ -541,6 +576,17 @@ pub struct Settings {
     pub release_on_finalize: bool,
     /// `jules.lease.releaseOnDone`, default true: `task done` releases the persona's leases for the task.
     pub release_on_done: bool,
+    /// `jules.lease.preCommit`: what the pre-commit hook does with a conflict.
+    pub pre_commit: PreCommit,
+}
+
+/// `jules.lease.preCommit`: `refuse` (the default, and any value not listed), `warn`, or `off` (also
+/// `false`, `no`, `0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreCommit {
+    Refuse,
+    Warn,
+    Off,
 }
 
 impl Settings {
@@ -557,33 +603,20 @@ impl Settings {
         Ok(Settings {
             ttl: dur("jules.lease.ttl", 2 * 3600)?,
             remind_before: dur("jules.lease.remindBefore", 15 * 60)?,
+            remind: c.boolean("jules.lease.remind").unwrap_or(true),
             ignore_case: c.boolean("core.ignoreCase").unwrap_or(false),
             release_on_finalize: c.boolean("jules.lease.releaseOnFinalize").unwrap_or(true),
             release_on_done: c.boolean("jules.lease.releaseOnDone").unwrap_or(true),
+            pre_commit: match c
+                .string("jules.lease.preCommit")
+                .as_deref()
+                .map(|v| v.to_str_lossy())
+            {
+                Some(v) if matches!(v.as_ref(), "off" | "false" | "no" | "0") => PreCommit::Off,
+                Some(v) if v == "warn" => PreCommit::Warn,
+                _ => PreCommit::Refuse,
+            },
         })
-    }
-}
-
-/// What `check` is given, turned into patterns: changed files (`changes`, taken literally) or the
-/// `paths`/globs named; naming neither is bad input.
-pub fn to_check(
-    repo: &gix::Repository,
-    paths: &[String],
-    changes: Option<&Changes>,
-    ignore_case: bool,
-) -> Result<Vec<Pattern>> {
-    match changes {
-        Some(c) => Ok(changed_paths(repo, c)?
-            .iter()
-            .map(|p| Pattern::literal(p, ignore_case))
-            .collect()),
-        None if paths.is_empty() => Err(Error::usage(
-            "name paths to check, or the staged change or a diff range",
-        )),
-        None => paths
-            .iter()
-            .map(|p| Pattern::parse(p, ignore_case))
-            .collect(),
     }
 }
 
@@ -620,21 +653,32 @@ impl Changes {
     }
 }
 
-/// The paths `changes` touches, both sides of a rename. Through the git binary: the index's exact diff
-/// against HEAD (an unborn HEAD included) is what the pre-commit hook must see, and git computes it cheapest.
+/// The paths `changes` touches, both sides of a rename. The staged change is read with gix ([`staged`]): it
+/// is the pre-commit hook's path, where a `git` process was most of the cost. A range goes through `git
+/// diff`, after gix has checked that it names commits: a range that does not is bad input, not a failure.
 pub fn changed_paths(repo: &gix::Repository, changes: &Changes) -> Result<Vec<String>> {
-    let mut args = vec!["diff", "--name-only", "-z", "--no-renames", "--no-ext-diff"];
-    match changes {
-        Changes::Staged => args.push("--cached"),
-        Changes::Range(r) => {
-            if r.starts_with('-') {
-                return Err(Error::usage(format!("{r:?} is not a range")));
-            }
-            args.push(r);
-        }
+    let r = match changes {
+        Changes::Staged => return staged::paths(repo),
+        Changes::Range(r) => r,
+    };
+    if r.starts_with('-') {
+        return Err(Error::usage(format!("{r:?} is not a range")));
     }
-    args.push("--");
-    let out = crate::gitcli::run(crate::gitcli::dir_of(repo), &args)?;
+    if let Err(e) = repo.rev_parse(r.as_str()) {
+        return Err(Error::usage(format!(
+            "cannot read the range {r:?}: {e}; give a commit or A..B"
+        )));
+    }
+    let args = [
+        "diff",
+        "--name-only",
+        "-z",
+        "--no-renames",
+        "--no-ext-diff",
+        r.as_str(),
+        "--",
+    ];
+    let out = crate::gitcli::run(crate::gitcli::dir_of(repo), args)?;
     Ok(out
         .stdout
         .split(|&b| b == 0)

@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use super::pattern::{Index, Pattern};
+use super::pattern::Pattern;
 use super::{
     format_time, parse_patterns, view, Lease, State, View, ACQUIRE, RELEASE, REMIND, RENEW,
 };
@@ -404,54 +404,19 @@ fn release_where(
     Ok(done)
 }
 
-/// A path (or pattern) under another persona's live exclusive lease.
-#[derive(Debug, Clone, Serialize)]
-pub struct Conflict {
-    pub path: String,
-    pub lease: Lease,
-}
-
-/// The paths or patterns in `paths` that fall under a live exclusive lease of someone other than
-/// `persona` (everyone's, without a persona), at `now`. `ignore_case` as the repository's `core.ignoreCase`.
-pub fn check(
-    v: &View,
-    now: i64,
-    persona: Option<&str>,
-    paths: &[Pattern],
-    ignore_case: bool,
-) -> Result<Vec<Conflict>> {
-    let mut idx = Index::default();
-    for (n, l) in v.leases.iter().enumerate() {
-        if l.exclusive && l.live_at(now) && persona != Some(l.persona.as_str()) {
-            for p in &l.paths {
-                idx.insert(Pattern::parse(p, ignore_case)?, n);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for p in paths {
-        let mut hit: Vec<usize> = idx.overlapping(p).copied().collect();
-        hit.sort_unstable();
-        hit.dedup();
-        out.extend(hit.into_iter().map(|n| Conflict {
-            path: p.as_str().to_owned(),
-            lease: v.leases[n].clone(),
-        }));
-    }
-    Ok(out)
-}
-
 /// Mail every holder whose live lease expires within `lead` seconds of `now` and was not reminded of that
-/// expiry yet; record each reminder on the log so it is sent once. Returns the leases reminded about.
+/// expiry yet; record each reminder on the log so it is sent once (by any clone that synced the record).
+/// Returns the leases reminded about. Cheap when nothing is due: the held leases come from their file
+/// ([`super::held`]) and nothing is written.
 pub fn remind(log: &Log<'_>, now: i64, lead: i64, from: &str) -> Result<Vec<Lease>> {
     crate::mail::message::validate_persona(from)?;
-    let v = view(log)?;
-    let due: Vec<Lease> = v
-        .leases
-        .iter()
-        .filter(|l| l.live_at(now) && l.expires - now <= lead && l.reminded != Some(l.expires))
-        .cloned()
-        .collect();
+    let held = super::held::held(log)?;
+    let due: Vec<Lease> = held
+        .heads()?
+        .into_iter()
+        .filter(|(h, _)| h.live_at(now) && h.expires - now <= lead && h.reminded != Some(h.expires))
+        .map(|(_, raw)| super::held::Held::lease(raw))
+        .collect::<Result<_>>()?;
     for l in &due {
         notify(
             log.repo(),

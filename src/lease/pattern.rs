@@ -435,6 +435,10 @@ impl<T> Index<T> {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.by_head.is_empty() && self.wild.is_empty()
+    }
+
     /// Every entry whose pattern overlaps `p`.
     pub fn overlapping<'s>(&'s self, p: &'s Pattern) -> impl Iterator<Item = &'s T> + 's {
         let bucket: &[(Pattern, T)] = match p.head() {

@@ -92,6 +92,16 @@ impl Repo {
         r
     }
 
+    /// A repository, a bare remote `origin` it pushed `main` to, and a clone of that remote.
+    pub fn with_clone() -> (Repo, Repo, Repo) {
+        let a = Repo::new();
+        let bare = a.bare_sibling();
+        a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+        a.git(["push", "-q", "origin", "main"]);
+        let b = a.clone_of(bare.path());
+        (a, bare, b)
+    }
+
     /// A bare repository sharing this repository's environment.
     pub fn bare_sibling(&self) -> Repo {
         let dir = tempfile::tempdir().unwrap();

@@ -322,11 +322,7 @@ fn a_forced_release_is_an_event_with_a_reason_and_mails_the_holder() {
 
 #[test]
 fn two_offline_clones_see_the_same_single_holder_after_sync() {
-    let a = Repo::new();
-    let bare = a.bare_sibling();
-    a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
-    a.git(["push", "-q", "origin", "main"]);
-    let b = a.clone_of(bare.path());
+    let (a, _bare, b) = Repo::with_clone();
     assert_eq!(
         code(&at(&a, T0, "ann", &["lease", "acquire", "src/*.rs"])),
         Some(0)
@@ -588,4 +584,145 @@ fn tick_holds_back_a_persona_whose_task_paths_are_under_another_lease() {
     // A malformed path is refused when the task is added.
     let o = r.jules(["task", "add", "bad", "--path", "src/[x"]);
     assert_eq!(code(&o), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn a_range_check_names_no_commit_is_bad_input() {
+    let r = Repo::new();
+    for bad in ["nope..HEAD", "HEAD..nope", "not-a-commit"] {
+        let o = r.jules(["lease", "check", "--diff", bad]);
+        assert_eq!(code(&o), Some(2), "{bad}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains(&format!("cannot read the range {bad:?}")),
+            "{bad}: {}",
+            stderr(&o)
+        );
+    }
+    // A good range still checks (and finds nothing: no leases).
+    r.write("a.txt", "a\n");
+    r.commit_all("a");
+    let o = r.jules(["--json", "lease", "check", "--diff", "HEAD~1..HEAD"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    assert_eq!(json(&o)["checked"], 1);
+}
+
+/// The mails `persona` got whose subject says a lease expires.
+fn reminders(r: &Repo, persona: &str) -> usize {
+    inbox(r, persona).matches("expires at").count()
+}
+
+#[test]
+fn sync_and_tick_remind_holders_once_even_across_clones() {
+    let (a, _bare, b) = Repo::with_clone();
+    at(&a, T0, "ann", &["lease", "acquire", "src", "--ttl", "1h"]);
+    at(&a, T0, "bob", &["lease", "acquire", "docs", "--ttl", "2h"]);
+    a.jules_ok(["sync"]);
+    // 40 minutes before ann's expiry, with the default 15-minute lead: nothing is due.
+    let o = a.jules_at("2030-01-01T10:20:00Z", ["--json", "sync"]);
+    assert_eq!(json(&o)["reminded"].as_array().unwrap().len(), 0);
+    b.jules_ok(["sync"]);
+    assert_eq!(reminders(&b, "ann"), 0);
+    // 10 minutes before: clone b's sync mails ann, records it and publishes both.
+    let o = b.jules_at("2030-01-01T10:50:00Z", ["--json", "sync"]);
+    let v = json(&o);
+    assert_eq!(v["reminded"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["reminded"][0]["persona"], "ann");
+    // Clone a syncs after: it sees the record and mails nobody again; so does a tick.
+    let o = a.jules_at("2030-01-01T10:51:00Z", ["--json", "sync"]);
+    assert_eq!(
+        json(&o)["reminded"].as_array().unwrap().len(),
+        0,
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(reminders(&a, "ann"), 1);
+    a.write(".jules/schedules.toml", "[cycle]\norder = [\"curator\"]\n");
+    let tick = |r: &Repo, when: &str| -> serde_json::Value {
+        json(&r.jules(["tick", "--json", "--now", when]))
+    };
+    assert_eq!(
+        tick(&a, "2030-01-01T10:52:00Z")["reminded"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // A renewal is a new expiry: the next reminder is due again before it, and a tick sends it.
+    let id = json(&a.jules_at(T0, ["--json", "lease", "list", "--persona", "ann"]))["leases"][0]
+        ["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    at(
+        &a,
+        "2030-01-01T10:55:00Z",
+        "ann",
+        &["lease", "renew", &id, "--ttl", "20m"],
+    );
+    let t = tick(&a, "2030-01-01T11:05:00Z");
+    assert_eq!(t["reminded"].as_array().unwrap().len(), 1, "{t}");
+    assert_eq!(t["reminded"][0]["expires_at"], "2030-01-01T11:15:00Z");
+    assert_eq!(reminders(&a, "ann"), 2);
+    // bob's lease (11:55 is 2h after T0 minus 5 min) is reminded by the same tick run later, once.
+    assert_eq!(
+        tick(&a, "2030-01-01T11:50:00Z")["reminded"][0]["persona"],
+        "bob"
+    );
+    assert_eq!(
+        tick(&a, "2030-01-01T11:51:00Z")["reminded"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+}
+
+#[test]
+fn the_pre_commit_hook_sees_what_commit_a_and_a_removal_commit() {
+    let r = Repo::new();
+    r.write("src/a.rs", "a\n");
+    r.write("src/keep.rs", "k\n");
+    r.write("free.txt", "f\n");
+    r.commit_all("base");
+    r.jules_ok(["hooks", "install", "--hook", "pre-commit"]);
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/a.rs", "--reason", "mine"],
+    );
+    let commit = |args: &[&str]| {
+        let mut c = r.git_cmd(args);
+        c.env("GIT_COMMITTER_DATE", T0).env("JULES_PERSONA", "bob");
+        c.output().unwrap()
+    };
+    // Changed in the work tree only: `git commit -a` commits it through a temporary index.
+    r.write("src/a.rs", "changed\n");
+    let o = commit(&["commit", "-qam", "change"]);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("src/a.rs: under lease"),
+        "{}",
+        stderr(&o)
+    );
+    // `git commit PATH` too.
+    let o = commit(&["commit", "-qm", "change", "--", "src/a.rs"]);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    r.git(["checkout", "--", "src/a.rs"]);
+    // A removal is a change of the path.
+    r.git(["rm", "-q", "src/a.rs"]);
+    let o = commit(&["commit", "-qm", "remove"]);
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("src/a.rs"), "{}", stderr(&o));
+    r.git(["reset", "-q", "--hard"]);
+    // What the lease does not cover commits, in a subdirectory next to the leased file too.
+    r.write("src/keep.rs", "k2\n");
+    r.write("free.txt", "f2\n");
+    let o = commit(&["commit", "-qam", "free"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Off turns the hook off.
+    r.git(["config", "jules.lease.preCommit", "off"]);
+    r.write("src/a.rs", "again\n");
+    let o = commit(&["commit", "-qam", "off"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

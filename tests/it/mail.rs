@@ -198,11 +198,7 @@ fn fails_with(r: &Repo, persona: &str, args: &[&str], code: i32, needle: &str) {
 
 /// A work repository and a second clone, both pushing to a bare remote after `git jules init`.
 fn two_clones() -> (Repo, Repo, Repo) {
-    let a = Repo::new();
-    let bare = a.bare_sibling();
-    a.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
-    a.git(["push", "-q", "origin", "main"]);
-    let b = a.clone_of(bare.path());
+    let (a, bare, b) = Repo::with_clone();
     a.jules_ok(["init"]);
     b.jules_ok(["init"]);
     (a, b, bare)

@@ -216,14 +216,15 @@ fn run(dir: &Path, persona: &str, name: &str, arguments: Value) -> anyhow::Resul
         "lease_check" => {
             let a: Check = parse(name, arguments)?;
             let changes = Changes::from_flags(a.diff, a.staged);
-            let paths = lease::to_check(&repo, &a.paths, changes.as_ref(), settings.ignore_case)?;
-            let v = lease::view(&log)?;
-            let conflicts = ops::check(&v, now, Some(persona), &paths, settings.ignore_case)?;
-            let ok = conflicts.is_empty();
-            Ok((
-                ok,
-                versioned(json!({ "checked": paths.len(), "conflicts": conflicts }))?,
-            ))
+            let r = lease::held::check_request(
+                &log,
+                now,
+                Some(persona),
+                &a.paths,
+                changes.as_ref(),
+                settings.ignore_case,
+            )?;
+            Ok((r.conflicts.is_empty(), versioned(&r)?))
         }
         _ => Err(git_jules::Error::usage(format!("no tool named {name}")).into()),
     }

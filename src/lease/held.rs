@@ -1,0 +1,371 @@
+//! The held leases, kept per log tip for what runs on every commit and every sync: `lease check` (the
+//! pre-commit hook) and the reminders.
+//!
+//! The full view ([`super::view`]) carries every lease ever acquired, denied and released ones included; a
+//! check needs only the held ones, and reads them from `.git/jules/cache/lease/held/held.jsonl`, a sealed
+//! file stamped with the log's tips (derived data: rebuilt from the view whenever the stamp does not match,
+//! the seal fails or the file is gone; never needed for an answer). A check on a thousand changed files
+//! then reads one file, parses the heads of its lines and only the glob patterns, and looks each file up with its ancestor
+//! directories among the literal patterns ([`check`]), instead of comparing every pair.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::pattern::{Index, Pattern};
+use super::{view, Changes, Lease, State, Stored};
+use crate::error::Result;
+use crate::eventlog::cache::{full_replay, read_sealed_stamp, write_sealed, Stamp};
+use crate::eventlog::Log;
+
+const DIR: &str = "held";
+const FILE: &str = "held.jsonl";
+
+/// The leases in state `held` (live or expired, shared or exclusive) at the log's current tips, as the file
+/// holds them: one line per lease, `HEAD<TAB>LEASE`, where `HEAD` is the JSON of what a check or a reminder
+/// filters on ([`Head`]) and `LEASE` the whole lease. A check parses the heads only, borrowing their
+/// strings from the bytes, and the whole lease of the few it names.
+pub struct Held {
+    bytes: Vec<u8>,
+}
+
+/// What a check and a reminder look at first.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Head<'a> {
+    #[serde(borrow)]
+    pub(crate) persona: Cow<'a, str>,
+    #[serde(borrow)]
+    pub(crate) paths: Vec<Cow<'a, str>>,
+    pub(crate) exclusive: bool,
+    pub(crate) expires: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reminded: Option<i64>,
+}
+
+impl Head<'_> {
+    pub(crate) fn live_at(&self, t: i64) -> bool {
+        t < self.expires
+    }
+}
+
+impl Held {
+    /// Encode held leases (tab and newline never occur in serde_json's output: control characters are
+    /// escaped).
+    pub(crate) fn encode(leases: &[Stored]) -> Result<Held> {
+        let mut bytes = Vec::new();
+        for l in leases {
+            let head = Head {
+                persona: Cow::Borrowed(&l.persona),
+                paths: l.paths.iter().map(|p| Cow::Borrowed(p.as_str())).collect(),
+                exclusive: l.exclusive,
+                expires: l.expires,
+                reminded: l.reminded,
+            };
+            let json = |e: serde_json::Error| crate::Error::Other(format!("encoding a lease: {e}"));
+            serde_json::to_writer(&mut bytes, &head).map_err(json)?;
+            bytes.push(b'\t');
+            serde_json::to_writer(&mut bytes, l).map_err(json)?;
+            bytes.push(b'\n');
+        }
+        Ok(Held { bytes })
+    }
+
+    /// Each lease's head and the bytes of the whole lease.
+    pub(crate) fn heads(&self) -> Result<Vec<(Head<'_>, &[u8])>> {
+        let bad = || crate::Error::Other("the held leases' file is damaged".into());
+        self.bytes
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|line| {
+                let tab = line.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
+                let head = serde_json::from_slice(&line[..tab]).map_err(|_| bad())?;
+                Ok((head, &line[tab + 1..]))
+            })
+            .collect()
+    }
+
+    /// The whole lease of a line [`Held::heads`] returned.
+    pub(crate) fn lease(raw: &[u8]) -> Result<Lease> {
+        serde_json::from_slice::<Stored>(raw)
+            .map_err(|e| crate::Error::Other(format!("the held leases' file is damaged: {e}")))?
+            .into_lease()
+    }
+}
+
+/// Read the held leases from their file when it matches the tips; else fold (through the view's cache) and
+/// write it for the next reader. A failure to write costs only speed.
+pub fn held(log: &Log<'_>) -> Result<Held> {
+    let tips = log.tips()?;
+    if tips.is_empty() {
+        return Ok(Held { bytes: Vec::new() });
+    }
+    let stamp = Stamp::of(&tips);
+    let dir = log.cache_dir(DIR);
+    if !full_replay() {
+        if let Ok((bytes, s)) = read_sealed_stamp(&dir, FILE) {
+            if s == stamp.as_str() {
+                return Ok(Held { bytes });
+            }
+        }
+    }
+    // If the tips move while the view is folded, the file holds newer leases under the older stamp: the
+    // next reader sees other tips and rebuilds it.
+    let leases: Vec<Stored> = view(log)?
+        .leases
+        .iter()
+        .filter(|l| l.state == State::Held)
+        .map(Stored::from)
+        .collect();
+    let held = Held::encode(&leases)?;
+    if !full_replay() && std::fs::create_dir_all(&dir).is_ok() {
+        let _ = write_sealed(&dir, FILE, &held.bytes, &stamp);
+    }
+    Ok(held)
+}
+
+/// A path (or pattern) under another persona's live exclusive lease.
+#[derive(Debug, Clone, Serialize)]
+pub struct Conflict {
+    pub path: String,
+    pub lease: Lease,
+}
+
+/// What `lease check` answers (`--json`: docs/json.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// How many paths or patterns were checked.
+    pub checked: usize,
+    pub conflicts: Vec<Conflict>,
+}
+
+/// What a check looks at: files git named (changed paths, taken literally) or paths and globs.
+#[derive(Debug, Clone)]
+pub enum Targets {
+    Files(Vec<String>),
+    Patterns(Vec<Pattern>),
+}
+
+/// Check `paths` (patterns), or the files `changes` touches, against the live exclusive leases of everyone
+/// but `persona` at `now`; naming neither is bad input. `ignore_case` as the repository's `core.ignoreCase`.
+pub fn check_request(
+    log: &Log<'_>,
+    now: i64,
+    persona: Option<&str>,
+    paths: &[String],
+    changes: Option<&Changes>,
+    ignore_case: bool,
+) -> Result<CheckReport> {
+    let targets = match changes {
+        Some(c) => Targets::Files(super::changed_paths(log.repo(), c)?),
+        None if paths.is_empty() => {
+            return Err(crate::Error::usage(
+                "name paths to check, or the staged change or a diff range",
+            ))
+        }
+        None => Targets::Patterns(
+            paths
+                .iter()
+                .map(|p| Pattern::parse(p, ignore_case))
+                .collect::<Result<_>>()?,
+        ),
+    };
+    if let Some(p) = persona {
+        crate::mail::message::validate_persona(p)?;
+    }
+    let held = held(log)?;
+    check(&held, now, persona, &targets, ignore_case)
+}
+
+fn fold(s: &str, ignore_case: bool) -> Cow<'_, str> {
+    if ignore_case {
+        Cow::Owned(s.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// A lease path without glob syntax, as the key a file's ancestors are looked up under (`./` and a trailing
+/// `/` dropped, as [`Pattern::parse`] drops them); `None` for a glob.
+fn literal_key(p: &str, ignore_case: bool) -> Option<Cow<'_, str>> {
+    if p.contains(['*', '?', '[', '\\']) {
+        return None;
+    }
+    let p = p.strip_prefix("./").unwrap_or(p);
+    Some(fold(p.strip_suffix('/').unwrap_or(p), ignore_case))
+}
+
+/// The targets that fall under a live exclusive lease of someone other than `persona` at `now`.
+pub fn check(
+    held: &Held,
+    now: i64,
+    persona: Option<&str>,
+    targets: &Targets,
+    ignore_case: bool,
+) -> Result<CheckReport> {
+    let heads = held.heads()?;
+    let counting = heads
+        .iter()
+        .enumerate()
+        .filter(|(_, (h, _))| h.exclusive && h.live_at(now) && persona != Some(&*h.persona));
+    let mut hits: Vec<(String, usize)> = Vec::new();
+    match targets {
+        Targets::Files(files) => {
+            // Literal lease paths by key; globs parsed and indexed by their first component.
+            let mut literal: HashMap<Cow<'_, str>, Vec<usize>> = HashMap::new();
+            let mut globs = Index::default();
+            for (n, (h, _)) in counting {
+                for p in &h.paths {
+                    match literal_key(p, ignore_case) {
+                        Some(k) => literal.entry(k).or_default().push(n),
+                        None => globs.insert(Pattern::parse(p, ignore_case)?, n),
+                    }
+                }
+            }
+            for f in files {
+                let key = fold(f, ignore_case);
+                // A literal lease covers the file when it names the file or a directory above it.
+                let mut found: Vec<usize> = key
+                    .match_indices('/')
+                    .map(|(i, _)| &key[..i])
+                    .chain([&*key])
+                    .filter_map(|k| literal.get(k))
+                    .flatten()
+                    .copied()
+                    .collect();
+                if !globs.is_empty() {
+                    let file = Pattern::literal(f, ignore_case);
+                    found.extend(globs.overlapping(&file).copied());
+                }
+                found.sort_unstable();
+                found.dedup();
+                hits.extend(found.into_iter().map(|n| (f.clone(), n)));
+            }
+        }
+        Targets::Patterns(patterns) => {
+            let mut idx = Index::default();
+            for (n, (h, _)) in counting {
+                for p in &h.paths {
+                    idx.insert(Pattern::parse(p, ignore_case)?, n);
+                }
+            }
+            for p in patterns {
+                let mut found: Vec<usize> = idx.overlapping(p).copied().collect();
+                found.sort_unstable();
+                found.dedup();
+                hits.extend(found.into_iter().map(|n| (p.as_str().to_owned(), n)));
+            }
+        }
+    }
+    let checked = match targets {
+        Targets::Files(f) => f.len(),
+        Targets::Patterns(p) => p.len(),
+    };
+    // Only the leases named are read whole (their patterns parsed once more).
+    let mut leases: HashMap<usize, Lease> = HashMap::new();
+    let mut conflicts = Vec::with_capacity(hits.len());
+    for (path, n) in hits {
+        let lease = match leases.get(&n) {
+            Some(l) => l.clone(),
+            None => {
+                let l = Held::lease(heads[n].1)?;
+                leases.insert(n, l.clone());
+                l
+            }
+        };
+        conflicts.push(Conflict { path, lease });
+    }
+    Ok(CheckReport { checked, conflicts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(paths: &[(&str, &str, bool)]) -> Held {
+        let mut v = super::super::View::default();
+        for (n, (persona, path, exclusive)) in paths.iter().enumerate() {
+            let id =
+                crate::eventlog::EventId::from_hex(&format!("{:02x}", n + 1).repeat(32)).unwrap();
+            v.apply(
+                &id,
+                super::super::ACQUIRE,
+                persona,
+                &serde_json::json!({"paths": [path], "exclusive": exclusive, "at": 0, "expires": 100}),
+            );
+        }
+        // Held all at once (the fold would deny the overlapping ones): the check must find each.
+        let leases: Vec<Stored> = v
+            .leases
+            .iter_mut()
+            .map(|l| {
+                l.state = State::Held;
+                Stored::from(&*l)
+            })
+            .collect();
+        Held::encode(&leases).unwrap()
+    }
+
+    fn files_hit(h: &Held, files: &[&str], ignore_case: bool) -> Vec<(String, String)> {
+        let t = Targets::Files(files.iter().map(|f| f.to_string()).collect());
+        check(h, 10, Some("me"), &t, ignore_case)
+            .unwrap()
+            .conflicts
+            .into_iter()
+            .map(|c| (c.path, c.lease.paths[0].clone()))
+            .collect()
+    }
+
+    #[test]
+    fn files_meet_literal_directories_files_and_globs_as_the_overlap_rule_says() {
+        let h = held(&[
+            ("ann", "src/", true),
+            ("bob", "./docs/a.md", true),
+            ("cat", "**/*.toml", true),
+            ("dan", "lib/[ab]*/x", true),
+            ("eve", "share", false),
+            ("me", "mine", true),
+        ]);
+        let hit = files_hit(
+            &h,
+            &[
+                "src/a/b.rs",
+                "srcx/a",
+                "docs/a.md",
+                "docs/a.md.bak",
+                "Cargo.toml",
+                "lib/b1/x",
+                "lib/c1/x",
+                "share/x",
+                "mine/x",
+            ],
+            false,
+        );
+        let want = [
+            ("src/a/b.rs", "src/"),
+            ("docs/a.md", "./docs/a.md"),
+            ("Cargo.toml", "**/*.toml"),
+            ("lib/b1/x", "lib/[ab]*/x"),
+        ];
+        assert_eq!(
+            hit,
+            want.map(|(a, b)| (a.to_owned(), b.to_owned())).to_vec()
+        );
+        // The same answers as the pairwise rule, file by file.
+        for f in ["src/a/b.rs", "srcx/a", "docs/a.md.bak", "lib/c1/x"] {
+            let pairwise = h.heads().unwrap().iter().any(|(l, _)| {
+                l.exclusive
+                    && l.persona != "me"
+                    && l.paths.iter().any(|p| {
+                        Pattern::parse(p, false)
+                            .unwrap()
+                            .overlaps(&Pattern::literal(f, false))
+                    })
+            });
+            assert_eq!(pairwise, hit.iter().any(|(p, _)| p == f), "{f}");
+        }
+        // Case folds only when the repository says so.
+        assert!(files_hit(&h, &["SRC/a"], false).is_empty());
+        assert_eq!(files_hit(&h, &["SRC/a"], true).len(), 1);
+    }
+}
