@@ -18,41 +18,14 @@ pub struct Args {
     pub remind_from: Option<String>,
 }
 
-/// The report, with the leases whose holders this sync reminded.
-#[derive(serde::Serialize)]
-struct Out {
-    #[serde(flatten)]
-    report: sync::SyncReport,
-    reminded: Vec<lease::Lease>,
-}
-
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let mut report = sync::sync_configured(&repo, args.remote.as_deref(), args.now)?;
-    // After the fetch, so that a reminder another clone already sent (and recorded) is not sent again; a
-    // failure here warns and leaves the sync done.
     let from = args.remind_from.unwrap_or_else(|| "scheduler".into());
-    let reminded = match lease::remind_due(&repo, lease::now(&repo), &from) {
-        Ok(r) => r,
-        Err(e) => {
-            ui::warn(format!("lease reminders not sent: {e}"));
-            Vec::new()
-        }
-    };
-    if !reminded.is_empty() {
-        // Publish the reminders and their records now, not at the next sync.
-        let again = sync::sync_configured(&repo, Some(&report.remote), args.now)?;
-        report.rounds += again.rounds;
-        report.folded += again.folded;
-        report.push_deferred_secs = again.push_deferred_secs;
-        for r in again.refs {
-            match report.refs.iter_mut().find(|x| x.name == r.name) {
-                Some(x) if r.action != sync::Action::UpToDate => *x = r,
-                Some(_) => {}
-                None => report.refs.push(r),
-            }
-        }
+    let synced = lease::sync_and_remind(&repo, args.remote.as_deref(), args.now, &from)?;
+    if let Some(e) = &synced.remind_error {
+        ui::warn(format!("lease reminders not sent: {e}"));
     }
+    let report = &synced.report;
     let remote = report.remote.clone();
     for s in &report.skipped {
         ui::warn(format!("skipped {}: {}", s.name, s.reason));
@@ -64,10 +37,10 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         ui::err(format!("error: {remote} refused {}: {}", r.name, r.reason));
     }
     if ctx.ui.json {
-        ui::json(&Out { report, reminded });
+        ui::json(&synced);
         return Ok(0);
     }
-    super::lease::say_reminded(&reminded);
+    super::lease::say_reminded(&synced.reminded);
     if !ctx.ui.quiet {
         // Like `git push -q` and `git fetch -q`: with -q a successful sync prints nothing (warnings stay).
         for r in &report.refs {

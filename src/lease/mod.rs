@@ -490,6 +490,54 @@ pub fn release_after_done(
     ops::release_for_task(&log, now(repo), persona, task_id, "task done")
 }
 
+/// A sync with the lease reminders it sent (`git jules sync --json`, the MCP server's `mail_sync`).
+#[derive(Debug, serde::Serialize)]
+pub struct SyncWithReminders {
+    #[serde(flatten)]
+    pub report: crate::sync::SyncReport,
+    /// Leases whose holders this sync mailed before expiry.
+    pub reminded: Vec<Lease>,
+    /// Why no reminder was sent, when sending failed (the sync itself is done).
+    #[serde(skip)]
+    pub remind_error: Option<String>,
+}
+
+/// Sync as configured ([`crate::sync::sync_configured`]), then mail the holders of leases about to
+/// expire as `from` ([`remind_due`]; after the fetch, so that a reminder another clone already sent and
+/// recorded is not sent again) and, when it sent any, sync again to publish them now rather than at the
+/// next sync. A failure to remind leaves the sync done and says why.
+pub fn sync_and_remind(
+    repo: &gix::Repository,
+    remote: Option<&str>,
+    push_now: bool,
+    from: &str,
+) -> Result<SyncWithReminders> {
+    use crate::sync;
+    let mut report = sync::sync_configured(repo, remote, push_now)?;
+    let (reminded, remind_error) = match remind_due(repo, now(repo), from) {
+        Ok(r) => (r, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    if !reminded.is_empty() {
+        let again = sync::sync_configured(repo, Some(&report.remote), push_now)?;
+        report.rounds += again.rounds;
+        report.folded += again.folded;
+        report.push_deferred_secs = again.push_deferred_secs;
+        for r in again.refs {
+            match report.refs.iter_mut().find(|x| x.name == r.name) {
+                Some(x) if r.action != sync::Action::UpToDate => *x = r,
+                Some(_) => {}
+                None => report.refs.push(r),
+            }
+        }
+    }
+    Ok(SyncWithReminders {
+        report,
+        reminded,
+        remind_error,
+    })
+}
+
 /// Mail the holders of leases that expire within `jules.lease.remindBefore` of `now`, as `from`, once per
 /// expiry ([`ops::remind`]): what `sync` and `tick` do on every run, so that no lease lapses unannounced
 /// when nobody runs `lease remind`. `jules.lease.remind = false` turns it off there.

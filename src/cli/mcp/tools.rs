@@ -356,7 +356,7 @@ pub fn all() -> Vec<Spec> {
             }),
         spec!("mail_sync", MailSync, false,
             "Fetch, join and push every jules log and notes ref with the remote (the mail of other sandboxes arrives).",
-            |s, a| ok(git_jules::sync::sync_configured(&s.ws.repo(), a.remote.as_deref(), false)?)),
+            |s, a| ok(git_jules::lease::sync_and_remind(&s.ws.repo(), a.remote.as_deref(), false, &s.persona)?)),
         spec!("prompt", NoArgs, true,
             "This persona's prompt: the mailbox check with its unread messages.",
             |s, _a| prompt(s)),
