@@ -36,9 +36,16 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     for r in &report.series_refused {
         ui::err(format!("error: {remote} refused {}: {}", r.name, r.reason));
     }
+    // A refused version ref is a push the remote refused, which sync reports as exit 2 for logs too; the
+    // rest of the sync was done and is reported.
+    let code = if report.series_refused.is_empty() {
+        0
+    } else {
+        2
+    };
     if ctx.ui.json {
         ui::json(&synced);
-        return Ok(0);
+        return Ok(code);
     }
     super::lease::say_reminded(&synced.reminded);
     if !ctx.ui.quiet {
@@ -74,11 +81,5 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             ui::status(format!("up to date with {remote}"));
         }
     }
-    // A refused version ref is a push the remote refused, which sync reports as exit 2 for logs too; the
-    // rest of the sync was done and is reported above.
-    Ok(if report.series_refused.is_empty() {
-        0
-    } else {
-        2
-    })
+    Ok(code)
 }
