@@ -60,7 +60,7 @@ pub fn check_names(
         if matches!(verdict, PersonaCheck::Unknown { .. }) && !seen_loaded {
             // The log is only read when the declarations do not settle it; senders only: a recipient on
             // the log may be the very typo being checked.
-            let log = ops::log(repo)?.with_warm(ws.warm());
+            let log = mail_log(ws, repo)?;
             let seen = ops::with_view(&log, |v| {
                 Ok(v.all_headers()?
                     .into_iter()
@@ -112,6 +112,23 @@ pub fn check_persona(
     message::validate_persona(persona)?;
     let groups = Groups::load(repo)?;
     check_names(ws, repo, &groups, &[persona], false)
+}
+
+/// [`check_persona`] when a persona is given.
+fn check_optional(
+    ws: &Workspace,
+    repo: &gix::Repository,
+    persona: Option<&str>,
+) -> Result<Vec<UnknownName>> {
+    match persona {
+        Some(p) => check_persona(ws, repo, p),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// The mail log, with the workspace's warm views.
+fn mail_log<'r>(ws: &Workspace, repo: &'r gix::Repository) -> Result<crate::eventlog::Log<'r>> {
+    Ok(ops::log(repo)?.with_warm(ws.warm()))
 }
 
 /// An attachment: a link kept as given, or a file's bytes stored in the log.
@@ -231,7 +248,7 @@ fn finish(ws: &Workspace, repo: &gix::Repository, req: SendRequest) -> Result<Se
     let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
     let groups = Groups::load(repo)?;
     let warnings = check_names(ws, repo, &groups, &names, true)?;
-    let log = ops::log(repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, repo)?;
     let appended = ops::send(&log, req, &groups)?;
     Ok(Sent {
         version: JSON_VERSION,
@@ -255,7 +272,7 @@ pub fn send(ws: &Workspace, input: SendInput) -> Result<Sent> {
     };
     let thread_is_id = input.thread.as_deref().is_some_and(looks_like_id);
     if input.reply_to.is_some() || thread_is_id {
-        let log = ops::log(&repo)?.with_warm(ws.warm());
+        let log = mail_log(ws, &repo)?;
         ops::with_view(&log, |view| {
             if let Some(r) = &input.reply_to {
                 let parent = ops::find(&log, view, r)?;
@@ -292,7 +309,7 @@ pub fn send(ws: &Workspace, input: SendInput) -> Result<Sent> {
 pub fn reply(ws: &Workspace, input: ReplyInput) -> Result<Sent> {
     let repo = ws.repo();
     message::validate_persona(&input.from)?;
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, &repo)?;
     let parent = ops::with_view(&log, |view| ops::find(&log, view, &input.id))?;
     let mut to: Vec<String> = vec![parent.event.actor.clone()];
     if input.all {
@@ -331,7 +348,7 @@ pub struct Listing {
 pub fn inbox(ws: &Workspace, persona: &str, filter: &Filter) -> Result<Listing> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, &repo)?;
     let now = Utc::now();
     let list = ops::with_view(&log, |view| {
         let mut list = out::inbox(view, persona, filter, now)?;
@@ -345,7 +362,7 @@ pub fn inbox(ws: &Workspace, persona: &str, filter: &Filter) -> Result<Listing> 
 pub fn sent(ws: &Workspace, persona: &str, limit: Option<usize>) -> Result<Listing> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, &repo)?;
     let list = ops::with_view(&log, |view| {
         let mut list = out::sent(view, persona, limit, Utc::now())?;
         out::sign_listing(&repo, view, &mut list.messages)?;
@@ -366,11 +383,8 @@ pub struct One {
 /// A message with `persona`'s state of it (when given), without marking it.
 pub fn show(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<One> {
     let repo = ws.repo();
-    let warnings = match persona {
-        Some(p) => check_persona(ws, &repo, p)?,
-        None => Vec::new(),
-    };
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let warnings = check_optional(ws, &repo, persona)?;
+    let log = mail_log(ws, &repo)?;
     let now = Utc::now();
     let message = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
@@ -389,7 +403,7 @@ pub fn show(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<One> {
 pub fn read(ws: &Workspace, id: &str, persona: &str) -> Result<One> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, &repo)?;
     let now = Utc::now();
     let message = ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
@@ -414,11 +428,8 @@ pub fn read(ws: &Workspace, id: &str, persona: &str) -> Result<One> {
 /// The whole conversation a message (or a thread name) belongs to, in order (`mail thread`).
 pub fn thread(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<Listing> {
     let repo = ws.repo();
-    let warnings = match persona {
-        Some(p) => check_persona(ws, &repo, p)?,
-        None => Vec::new(),
-    };
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let warnings = check_optional(ws, &repo, persona)?;
+    let log = mail_log(ws, &repo)?;
     let now = Utc::now();
     let messages = ops::with_view(&log, |view| {
         let mut messages = out::thread(&log, view, id, persona, now)?;
@@ -456,7 +467,7 @@ pub fn mark(ws: &Workspace, id: &str, persona: &str, mark: Mark) -> Result<Marke
     if let Mark::Tag(t) | Mark::Untag(t) = &mark {
         crate::names::validate_name("tag", t)?;
     }
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, &repo)?;
     let (full, changed) = ops::with_view(&log, |view| {
         let full = ops::find(&log, view, id)?.id;
         let changed = ops::set_mark(&log, view, persona, &full, mark.clone())?.is_some();
@@ -489,11 +500,8 @@ pub struct Tags {
 /// The sender's tags of a message and, with a persona, that persona's own.
 pub fn tags(ws: &Workspace, id: &str, persona: Option<&str>) -> Result<Tags> {
     let repo = ws.repo();
-    let warnings = match persona {
-        Some(p) => check_persona(ws, &repo, p)?,
-        None => Vec::new(),
-    };
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let warnings = check_optional(ws, &repo, persona)?;
+    let log = mail_log(ws, &repo)?;
     ops::with_view(&log, |view| {
         let msg = ops::find(&log, view, id)?;
         let tags = match persona {
@@ -539,7 +547,7 @@ pub fn claim(
 ) -> Result<Claimed> {
     let repo = ws.repo();
     let warnings = check_persona(ws, &repo, persona)?;
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, &repo)?;
     let report = if sync {
         let remote = match remote {
             Some(r) => r.to_owned(),
@@ -559,6 +567,6 @@ pub fn claim(
 /// Messages and unread messages per persona, and the oldest unanswered request (`mail stats`).
 pub fn stats(ws: &Workspace) -> Result<ops::Stats> {
     let repo = ws.repo();
-    let log = ops::log(&repo)?.with_warm(ws.warm());
+    let log = mail_log(ws, &repo)?;
     ops::with_view(&log, |view| ops::stats(view, Utc::now()))
 }
