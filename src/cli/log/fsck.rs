@@ -1,0 +1,135 @@
+//! `git jules log fsck` and `log checkpoint`.
+
+use git_jules::eventlog::{self, Log};
+use serde::Serialize;
+
+use super::super::ui;
+use crate::cli::context::{Context, EXIT_CHECK_FAILED};
+
+#[derive(Debug, clap::Args)]
+pub struct CheckpointArgs {
+    /// The log: `mail`, `state`, … or a full ref under refs/jules/
+    pub log: String,
+    /// Only when at least N commits were added since the newest checkpoint (for a cron schedule)
+    #[arg(long, value_name = "N")]
+    pub every: Option<u64>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FsckArgs {
+    /// The log to check (default: every log under refs/jules/)
+    pub log: Option<String>,
+    /// Also recompute every checkpoint on the log from its events and compare
+    #[arg(long)]
+    pub checkpoints: bool,
+}
+
+pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow::Result<i32> {
+    let logs = match a.log {
+        Some(l) => vec![Log::open(repo, &l)?.name().to_owned()],
+        None => eventlog::list_logs(repo)?,
+    };
+    let mut reports = Vec::new();
+    for name in &logs {
+        reports.push(Log::open(repo, name)?.fsck()?);
+    }
+    let mut checkpoints = Vec::new();
+    if a.checkpoints {
+        for name in &logs {
+            let log = Log::open(repo, name)?;
+            checkpoints.push(CheckpointFsck {
+                log: name.clone(),
+                report: git_jules::checkpoints::fsck(&log)?,
+            });
+        }
+    }
+    let clean = reports.iter().all(|r| r.is_clean())
+        && checkpoints.iter().all(|c| c.report.problems.is_empty());
+    if ctx.ui.json && a.checkpoints {
+        ui::json(&serde_json::json!({"logs": reports, "checkpoints": checkpoints}));
+    } else if ctx.ui.json {
+        ui::json(&reports);
+    } else {
+        for r in &reports {
+            ui::out(format!(
+                "{}: {} commits, {} events, {} merges, {} duplicates, {} invalid",
+                r.log,
+                r.commits,
+                r.events,
+                r.merges,
+                r.duplicates,
+                r.invalid.len()
+            ));
+            for p in &r.invalid {
+                ui::out(format!(
+                    "  {} {}: {}",
+                    ctx.ui.red("invalid"),
+                    p.commit,
+                    p.problem
+                ));
+            }
+            for u in &r.unverified {
+                ui::out(format!(
+                    "  {} event {} by {} (commit {}): {}; it carries no authority (jules.requireSigned)",
+                    ctx.ui.red("unverified"),
+                    &u.event[..12],
+                    u.actor,
+                    u.commit,
+                    u.signature.describe()
+                ));
+            }
+        }
+        for c in &checkpoints {
+            ui::out(format!(
+                "{}: {} checkpoints, {} problems",
+                c.log,
+                c.report.checked,
+                c.report.problems.len()
+            ));
+            for p in &c.report.problems {
+                ui::out(format!(
+                    "  {} {}: {}",
+                    ctx.ui.red("checkpoint"),
+                    p.commit,
+                    p.problem
+                ));
+            }
+        }
+    }
+    Ok(if clean { 0 } else { EXIT_CHECK_FAILED })
+}
+
+#[derive(Serialize)]
+struct CheckpointFsck {
+    log: String,
+    #[serde(flatten)]
+    report: git_jules::checkpoints::Report,
+}
+
+pub(super) fn checkpoint(
+    ctx: &Context,
+    repo: &gix::Repository,
+    a: CheckpointArgs,
+) -> anyhow::Result<i32> {
+    let log = Log::open(repo, &a.log)?;
+    let w = git_jules::checkpoints::write(&log, a.every)?;
+    if ctx.ui.json {
+        ui::json(&w);
+    } else if w.skipped {
+        ui::out(format!(
+            "{}: {} commits since the last checkpoint, under {}: nothing written",
+            log.name(),
+            w.since_previous.unwrap_or(0),
+            a.every.unwrap_or(0)
+        ));
+    } else {
+        ui::out(format!(
+            "{}: checkpoint of {} events at {} (manifest {})",
+            log.name(),
+            w.events,
+            w.commit,
+            w.manifest.as_deref().unwrap_or("-")
+        ));
+    }
+    Ok(0)
+}
