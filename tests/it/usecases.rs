@@ -11,7 +11,12 @@ use git_jules::{Error, NameProblem, Workspace};
 
 use crate::harness::{open, Repo};
 
+/// A workspace on `r`, read in this process: the identity the harness gives its processes (through a
+/// `HOME` of its own) is set in the repository itself, so that a machine with no global `user.name` (a
+/// fresh one) sees the same as the binary does.
 fn workspace(r: &Repo) -> Workspace {
+    r.git(["config", "user.name", "Test User"]);
+    r.git(["config", "user.email", "test@example.com"]);
     Workspace::from_repo(r.path(), open(r.path()))
 }
 
