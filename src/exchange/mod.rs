@@ -515,18 +515,7 @@ pub fn take(
         let commit =
             log.write_detached(parent, vec![take_event(ws, issue, persona, true)?])?[0].commit;
         if sync::push_leased(repo, remote, log.name(), commit, remote_tip)? {
-            loop {
-                let local = log.local_tip()?;
-                let new = match local {
-                    None => commit,
-                    Some(l) => log.join(l, commit)?.tip(),
-                };
-                if Some(new) == local
-                    || refs::cas(repo, log.name(), local, new, "jules: exchange take")?
-                {
-                    break;
-                }
-            }
+            crate::mail::claim::bring_local_along(log, commit, "jules: exchange take")?;
             continue;
         }
         std::thread::sleep(std::time::Duration::from_millis(
