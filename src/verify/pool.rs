@@ -41,7 +41,7 @@ impl Pool {
             match tempfile::Builder::new().prefix(DIR_PREFIX).tempdir_in(dir) {
                 Ok(root) => {
                     return Ok(Pool {
-                        repo: repo.clone().into_sync(),
+                        repo: with_reflog_identity(repo)?.into_sync(),
                         root: Some(root),
                         created: Mutex::new(Vec::new()),
                         registering: Mutex::new(()),
@@ -169,6 +169,24 @@ impl Pool {
             )))
         }
     }
+}
+
+/// `repo`, or, when no committer identity is configured, `repo` opened again with a fallback identity for
+/// the worktrees' reflogs. gix writes a reflog entry for a new worktree's `HEAD` and refuses to without a
+/// committer, where `git worktree add` falls back to the user's login name; a sandbox with no `user.name`
+/// must still be able to verify (nothing is committed: the identity only labels a scratch reflog). The
+/// fallback goes through open options, not the in-memory snapshot, because gix opens each new worktree's
+/// repository afresh with the parent's options.
+fn with_reflog_identity(repo: &gix::Repository) -> Result<gix::Repository> {
+    if repo.committer().is_some() {
+        return Ok(repo.clone());
+    }
+    let options = repo.open_options().clone().config_overrides([
+        "gitoxide.committer.nameFallback=git-jules verify",
+        "gitoxide.committer.emailFallback=git-jules@localhost",
+    ]);
+    gix::open_opts(repo.git_dir(), options)
+        .context(|| "opening the repository for verify worktrees".into())
 }
 
 /// The lock reason of a verify worktree, followed by the owner's process id and `)`.

@@ -627,3 +627,31 @@ impl Drop for KillOnDrop {
         }
     }
 }
+
+/// A sandbox with no git identity at all can still verify: the worktrees' reflogs need a committer, which gix
+/// refuses to make up and git does (from the login name). Before the fallback this exited 4 with "reflog
+/// messages need a committer which isn't set".
+#[test]
+fn a_machine_without_a_git_identity_can_verify() {
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "topic"]);
+    r.write("a.txt", "a\n");
+    r.git(["add", "a.txt"]);
+    r.git(["commit", "-qm", "add a"]);
+    std::fs::write(
+        r.env.home.path().join(".gitconfig"),
+        "[init]\n\tdefaultBranch = main\n",
+    )
+    .unwrap();
+    let out = r.jules([
+        "--json",
+        "verify",
+        "--cmd",
+        "test -f a.txt",
+        "--base",
+        "main",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(results(&json(&stdout(&out))), ["pass"]);
+    assert_eq!(worktrees(&r), 1, "{}", r.git(["worktree", "list"]));
+}
