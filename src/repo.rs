@@ -6,9 +6,63 @@ use crate::error::{Result, ResultExt};
 
 /// Open the repository containing `dir`, honouring `GIT_DIR`, `GIT_WORK_TREE` and friends like git does.
 pub fn open(dir: &Path) -> Result<gix::Repository> {
+    open_with(dir, &Overrides::default())
+}
+
+/// What a frontend decides for every use case it calls on one repository, beyond what the configuration
+/// says: carried by the repository handle itself as configuration overrides (as `git -c` would), so that
+/// every call on that handle, every thread-local copy of it and every reopening (sync reopens after a
+/// fetch; gix opens a new worktree with its parent's options) sees the same, and two handles in one
+/// process (two MCP sessions, a web server and a CLI call in a test) never see each other's: no
+/// process-wide switch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Overrides {
+    /// Reads replay the whole log: no cache and no checkpoint (`--full`; the configuration variable
+    /// [`FULL_REPLAY`]).
+    pub full_replay: bool,
+    /// Every event written through this handle is signed with this key, whatever the configuration says
+    /// for its actor (`JULES_SIGNING_KEY`; the MCP server and `web --as` pin their persona's key): the
+    /// configuration variable [`SESSION_SIGNING_KEY`].
+    pub signing_key: Option<PathBuf>,
+}
+
+/// `jules.fullReplay`: see [`Overrides::full_replay`] (`git -c jules.fullReplay=true jules …` is `--full`).
+pub const FULL_REPLAY: &str = "jules.fullReplay";
+/// `jules.sessionSigningKey`: see [`Overrides::signing_key`].
+pub const SESSION_SIGNING_KEY: &str = "jules.sessionSigningKey";
+
+impl Overrides {
+    fn config(&self) -> Vec<String> {
+        let mut values = Vec::new();
+        if self.full_replay {
+            values.push(format!("{FULL_REPLAY}=true"));
+        }
+        if let Some(key) = &self.signing_key {
+            values.push(format!("{SESSION_SIGNING_KEY}={}", key.display()));
+        }
+        values
+    }
+}
+
+/// [`open`] with a frontend's [`Overrides`].
+pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
+    let values = overrides.config();
+    let found = if values.is_empty() {
+        gix::discover_with_environment_overrides(dir)
+    } else {
+        let mut trust: gix::sec::trust::Mapping<gix::open::Options> = Default::default();
+        trust.full = trust.full.config_overrides(values.clone());
+        trust.reduced = trust.reduced.config_overrides(values);
+        gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+            dir,
+            Default::default(),
+            trust,
+        )
+        .map(Into::into)
+    };
     // gix's discovery error repeats its reason through three sources; when the reason is that there is
     // no repository, say it in git's one line. Any other failure (unreadable config, …) keeps its chain.
-    let mut repo = match gix::discover_with_environment_overrides(dir) {
+    let mut repo = match found {
         Ok(repo) => repo,
         Err(e) if format!("{e:#}").contains("Could not find a git repository") => {
             return Err(crate::Error::NotRepository {

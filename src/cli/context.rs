@@ -17,11 +17,30 @@ pub struct Context {
     pub dir: PathBuf,
     /// `--strict`: unknown persona names are errors.
     pub strict: bool,
+    /// `--full` and `JULES_SIGNING_KEY`: carried by every repository handle this command opens.
+    pub overrides: git_jules::repo::Overrides,
 }
 
 impl Context {
     pub fn open(&self) -> git_jules::Result<gix::Repository> {
-        git_jules::repo::open(&self.dir)
+        git_jules::repo::open_with(&self.dir, &self.overrides)
+    }
+
+    /// The repository for a frontend that acts as `persona` for its whole life (the MCP server): the
+    /// persona's key, checked now, pinned on the handle, so every event it writes is signed with that key
+    /// and no other.
+    pub fn open_as(&self, persona: &str) -> git_jules::Result<gix::Repository> {
+        let repo = self.open()?;
+        match git_jules::sign::keys::pinned_key(&repo, persona)? {
+            Some(key) => {
+                let overrides = git_jules::repo::Overrides {
+                    signing_key: Some(key),
+                    ..self.overrides.clone()
+                };
+                git_jules::repo::open_with(&self.dir, &overrides)
+            }
+            None => Ok(repo),
+        }
     }
 
     /// The use cases' view of this command: the repository and the caller's options.

@@ -195,15 +195,18 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
         }
     };
     let dir = cli.dir.clone().unwrap_or_else(|| PathBuf::from("."));
-    git_jules::eventlog::cache::set_full_replay(cli.full);
-    // The one environment variable of signing, read here because the library reads none.
-    if let Some(key) = std::env::var_os("JULES_SIGNING_KEY").filter(|k| !k.is_empty()) {
-        git_jules::sign::keys::set_process_key(key.into());
-    }
+    let overrides = git_jules::repo::Overrides {
+        full_replay: cli.full,
+        // The one environment variable of signing, read here because the library reads none.
+        signing_key: std::env::var_os("JULES_SIGNING_KEY")
+            .filter(|k| !k.is_empty())
+            .map(Into::into),
+    };
     let ctx = Context {
         ui: ui::Ui::new(cli.json, cli.color, cli.quiet, &dir),
         dir,
         strict: cli.strict,
+        overrides,
     };
     let result = dispatch(&ctx, cli);
     let failure = match result {

@@ -28,16 +28,13 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             args.listen
         ));
     }
-    if let Some(persona) = &args.as_persona {
-        // `--as` writes as one persona: with that persona's key only, checked before serving.
-        git_jules::sign::keys::pin_persona(&ctx.open()?, persona)?;
-    }
     let server = git_jules::web::Server::bind(
         ctx.dir.clone(),
         git_jules::web::Options {
             listen: args.listen,
             as_persona: args.as_persona,
             read_only: args.read_only,
+            overrides: ctx.overrides.clone(),
         },
     )?;
     let url = server.url();

@@ -12,7 +12,6 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use gix::ObjectId;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -213,16 +212,13 @@ pub(super) fn fetch_pending(dir: &Path, rel: &str) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-static FULL_REPLAY: AtomicBool = AtomicBool::new(false);
-
-/// Make every read of this process a full replay: no cache, no checkpoint is read (`--full`). The answer
-/// is the same either way; this is how to check it, and how to measure the cold path.
-pub fn set_full_replay(full: bool) {
-    FULL_REPLAY.store(full, Ordering::Relaxed);
-}
-
-pub fn full_replay() -> bool {
-    FULL_REPLAY.load(Ordering::Relaxed)
+/// Whether reads through `repo` replay the whole log: no cache, no checkpoint is read (`--full`, set by the
+/// frontend on its handle: [`crate::repo::Overrides::full_replay`]). The answer is the same either way;
+/// this is how to check it, and how to measure the cold path.
+pub fn full_replay(repo: &gix::Repository) -> bool {
+    repo.config_snapshot()
+        .boolean(crate::repo::FULL_REPLAY)
+        .unwrap_or(false)
 }
 
 /// How a projection was brought up to date, for diagnostics and tests.

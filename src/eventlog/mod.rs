@@ -100,6 +100,12 @@ impl<'r> Log<'r> {
         self.name.strip_prefix(LOG_REF_PREFIX).unwrap_or(&self.name)
     }
 
+    /// Whether reads of this log replay it whole: no cache, no checkpoint (`--full`; see
+    /// [`cache::full_replay`]).
+    pub fn full_replay(&self) -> bool {
+        cache::full_replay(self.repo)
+    }
+
     pub fn repo(&self) -> &'r gix::Repository {
         self.repo
     }

@@ -38,7 +38,7 @@ impl Log<'_> {
     /// A cache that turns out unreadable, or that vanishes while it is read (somebody deleted
     /// `.git/jules/`), is thrown away and the projection is computed once more.
     pub fn project_locked<P: Projection>(&self, lock: &CacheLock) -> Result<Loaded<P>> {
-        if !lock.held || full_replay() {
+        if !lock.held || self.full_replay() {
             // Another process kept the lock too long, or a full replay was asked for: answer from the log,
             // touch no cache file.
             let tips = self.tips()?;

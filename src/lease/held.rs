@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::pattern::{Index, Pattern};
 use super::{view, Changes, Lease, State, Stored};
 use crate::error::Result;
-use crate::eventlog::cache::{full_replay, read_sealed_stamp, write_sealed, Stamp};
+use crate::eventlog::cache::{read_sealed_stamp, write_sealed, Stamp};
 use crate::eventlog::Log;
 
 const DIR: &str = "held";
@@ -102,7 +102,7 @@ pub fn held(log: &Log<'_>) -> Result<Held> {
     }
     let stamp = Stamp::of(&tips);
     let dir = log.cache_dir(DIR);
-    if !full_replay() {
+    if !log.full_replay() {
         if let Ok((bytes, s)) = read_sealed_stamp(&dir, FILE) {
             if s == stamp.as_str() {
                 return Ok(Held { bytes });
@@ -118,7 +118,7 @@ pub fn held(log: &Log<'_>) -> Result<Held> {
         .map(Stored::from)
         .collect();
     let held = Held::encode(&leases)?;
-    if !full_replay() && std::fs::create_dir_all(&dir).is_ok() {
+    if !log.full_replay() && std::fs::create_dir_all(&dir).is_ok() {
         let _ = write_sealed(&dir, FILE, &held.bytes, &stamp);
     }
     Ok(held)

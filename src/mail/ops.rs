@@ -53,9 +53,7 @@ fn clear_cache(log: &Log<'_>) {
 pub fn with_view<T>(log: &Log<'_>, mut f: impl FnMut(&mut MailView) -> Result<T>) -> Result<T> {
     // The view loads its partitions lazily, so the lock spans the whole of `f`.
     let lock = log.lock_cache(<MailView as crate::eventlog::cache::Projection>::NAME);
-    let warm = log
-        .warm()
-        .filter(|_| lock.is_held() && !crate::eventlog::cache::full_replay());
+    let warm = log.warm().filter(|_| lock.is_held() && !log.full_replay());
     let warm_tips = match warm {
         Some(_) => Some(log.tips()?),
         None => None,

@@ -1,7 +1,8 @@
 //! A persona's signing key: where it is found, how one is made, how an event is signed with it.
 //!
-//! Lookup, first hit wins: the key the frontend was handed for this process ([`set_process_key`]: the CLI
-//! passes `JULES_SIGNING_KEY`, the library reads no environment), then `jules.persona.<actor>.signingKey`,
+//! Lookup, first hit wins: the key the frontend pinned on its repository handle
+//! ([`crate::repo::Overrides::signing_key`]: the CLI passes `JULES_SIGNING_KEY`, the library reads no
+//! environment; the MCP server and `web --as` pin their persona's key, [`pinned_key`]), then `jules.persona.<actor>.signingKey`,
 //! then `jules.signingKey`. No key configured: the event is written unsigned, and nothing is read (an
 //! unsigned repository pays two configuration look-ups per append). A configured key that cannot be used
 //! (missing, encrypted, not ed25519, readable by others) fails the write: silently writing unsigned
@@ -10,39 +11,35 @@
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey};
 
 use super::NAMESPACE;
 use crate::error::{Error, Result};
 
-static PROCESS_KEY: OnceLock<PathBuf> = OnceLock::new();
+/// Keys already read, by path: a long-running frontend signs many events with one key. A cache, not a
+/// switch: which key signs is decided per call by [`key_for`].
 static LOADED: Mutex<Option<HashMap<PathBuf, PrivateKey>>> = Mutex::new(None);
 
-/// The key every event this process writes is signed with, whatever the configuration says (the CLI sets
-/// it from `JULES_SIGNING_KEY`; the MCP server and `web --as` from their persona's key). Set once.
-pub fn set_process_key(path: PathBuf) {
-    let _ = PROCESS_KEY.set(path);
-}
-
-/// Fix this process to `persona`'s key, for frontends that act as one persona (the MCP server, `web --as`):
-/// the key is found and checked now, so a bad setup fails at start, and every event the process writes is
-/// signed with it and no other. `None`: the persona has no key (its events are unsigned).
-pub fn pin_persona(repo: &gix::Repository, persona: &str) -> Result<Option<KeySource>> {
+/// The key a frontend that acts as one persona (the MCP server, `web --as`) pins on the repository handle it
+/// serves with ([`crate::repo::Overrides::signing_key`]): found and checked now, so a bad setup fails at
+/// start, and every event written through that handle is signed with it and no other. `None`: the persona
+/// has no key (its events are unsigned).
+pub fn pinned_key(repo: &gix::Repository, persona: &str) -> Result<Option<PathBuf>> {
     let Some(source) = key_for(repo, persona) else {
         return Ok(None);
     };
     load(source.path())?;
-    set_process_key(source.path().to_path_buf());
-    Ok(Some(source))
+    Ok(Some(source.path().to_path_buf()))
 }
 
 /// Where a persona's key was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeySource {
-    /// [`set_process_key`] (`JULES_SIGNING_KEY`).
-    Process(PathBuf),
+    /// Pinned on the repository handle by the frontend (`JULES_SIGNING_KEY`, or the persona an MCP
+    /// server or `web --as` acts as).
+    Session(PathBuf),
     /// `jules.persona.<name>.signingKey` or `jules.signingKey`: the key and the variable.
     Config(PathBuf, String),
 }
@@ -50,13 +47,13 @@ pub enum KeySource {
 impl KeySource {
     pub fn path(&self) -> &Path {
         match self {
-            KeySource::Process(p) | KeySource::Config(p, _) => p,
+            KeySource::Session(p) | KeySource::Config(p, _) => p,
         }
     }
 
     pub fn describe(&self) -> String {
         match self {
-            KeySource::Process(p) => format!("{} (JULES_SIGNING_KEY)", p.display()),
+            KeySource::Session(p) => format!("{} (JULES_SIGNING_KEY)", p.display()),
             KeySource::Config(p, var) => format!("{} ({var})", p.display()),
         }
     }
@@ -64,10 +61,13 @@ impl KeySource {
 
 /// The key `actor` signs with, if one is configured.
 pub fn key_for(repo: &gix::Repository, actor: &str) -> Option<KeySource> {
-    if let Some(p) = PROCESS_KEY.get() {
-        return Some(KeySource::Process(p.clone()));
-    }
     let config = repo.config_snapshot();
+    if let Some(p) = config.string(crate::repo::SESSION_SIGNING_KEY) {
+        let p = p.to_string();
+        if !p.is_empty() {
+            return Some(KeySource::Session(expand_home(&p)));
+        }
+    }
     let persona_var = format!("jules.persona.{actor}.signingKey");
     for var in [persona_var.as_str(), "jules.signingKey"] {
         if let Some(v) = config.string(var) {

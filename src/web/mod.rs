@@ -32,6 +32,9 @@ pub struct Options {
     pub as_persona: Option<String>,
     /// Refuse every state-changing request, whatever `as_persona` says.
     pub read_only: bool,
+    /// What the frontend decided for every read and write (`--full`, a signing key). With `as_persona`,
+    /// [`Server::bind`] pins that persona's key here: the server signs with it and holds no other.
+    pub overrides: crate::repo::Overrides,
 }
 
 /// The security headers of every response: no script but our own file, no framing, no sniffing, no
@@ -67,11 +70,15 @@ pub struct Server {
 
 impl Server {
     /// Bind `opts.listen` and start watching the refs of the repository at `dir`.
-    pub fn bind(dir: PathBuf, opts: Options) -> Result<Server> {
+    pub fn bind(dir: PathBuf, mut opts: Options) -> Result<Server> {
+        let repo = crate::repo::open_with(&dir, &opts.overrides)?;
         if let Some(p) = &opts.as_persona {
             crate::mail::message::validate_persona(p)?;
+            // `--as` writes as one persona: with that persona's key only, checked before serving.
+            if let Some(key) = crate::sign::keys::pinned_key(&repo, p)? {
+                opts.overrides.signing_key = Some(key);
+            }
         }
-        let repo = crate::repo::open(&dir)?;
         let common = repo.common_dir().to_path_buf();
         drop(repo);
         let http = tiny_http::Server::from_listener(listen(opts.listen)?, None)

@@ -61,7 +61,7 @@ fn percent_decode(s: &str) -> String {
 }
 
 fn repo(shared: &Shared) -> Result<gix::Repository> {
-    crate::repo::open(&shared.dir)
+    crate::repo::open_with(&shared.dir, &shared.opts.overrides)
 }
 
 fn value(v: impl Serialize) -> Result<serde_json::Value> {

@@ -723,3 +723,49 @@ async fn read_tools_answer_with_the_clis_documents() {
     assert_eq!(done_cli["items"][0]["id"], done["task"]);
     alice.cancel().await.unwrap();
 }
+
+/// The server acts as one persona and signs every event it writes with that persona's key, the one it was
+/// started with (`JULES_SIGNING_KEY` here, so no configuration names it): mail through the typed tools, a
+/// lease through the lease tools, a search that writes nothing. Under `requireSigned` both events carry
+/// authority, which they would not if any tool wrote through a handle without the pinned key.
+#[tokio::test(flavor = "current_thread")]
+async fn every_tool_write_is_signed_with_the_servers_persona_key() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("alice");
+    let line = r.jules_ok(["keys", "new", "alice", "--out", key.to_str().unwrap()]);
+    let allowed = line
+        .lines()
+        .find(|l| l.starts_with("alice ssh-ed25519 "))
+        .unwrap_or_else(|| panic!("no allowed-signers line in {line}"))
+        .to_owned();
+    r.write(".jules/allowed_signers", &format!("{allowed}\n"));
+    r.commit_all("trust roots");
+
+    let mut cmd = r.jules_cmd(["mcp", "--persona", "alice"]);
+    cmd.env("JULES_SIGNING_KEY", &key);
+    let (alice, _, _) = serve(cmd, false).await;
+    ok(&call(
+        &alice,
+        "mail_send",
+        json!({"to": ["bob"], "subject": "signed by the server", "body": "b"}),
+    )
+    .await);
+    ok(&call(
+        &alice,
+        "lease_acquire",
+        json!({"paths": ["src/"], "ttl": "1h"}),
+    )
+    .await);
+    alice.cancel().await.unwrap();
+
+    r.git(["config", "jules.requireSigned", "true"]);
+    let inbox: Value =
+        serde_json::from_str(&r.jules_ok(["--json", "mail", "inbox", "--persona", "bob"])).unwrap();
+    let msg = &inbox["messages"][0];
+    assert_eq!(msg["subject"], "signed by the server", "{inbox}");
+    assert_eq!(msg["signature"]["state"], "verified", "{msg}");
+    assert_eq!(msg["signature"]["persona"], "alice", "{msg}");
+    let leases: Value = serde_json::from_str(&r.jules_ok(["--json", "lease", "list"])).unwrap();
+    assert_eq!(leases["leases"][0]["persona"], "alice", "{leases}");
+}

@@ -3,7 +3,7 @@
 //! the library is the use case, this module only adapts it to the protocol. The result documents are the
 //! ones `git jules --json lease …` prints (docs/json.md). Every tool acts as the server's persona only.
 
-use std::path::Path;
+use super::tools::Session;
 use std::sync::Arc;
 
 use git_jules::lease::{self, ops, Changes, Filter};
@@ -135,14 +135,14 @@ fn versioned(v: impl serde::Serialize) -> anyhow::Result<Value> {
     Ok(v)
 }
 
-/// Run tool `name` as `persona` in the repository at `dir`.
-pub fn call(dir: &Path, persona: &str, name: &str, arguments: Value) -> CallToolResult {
+/// Run tool `name` as the session's persona, on the session's repository (with its pinned key).
+pub fn call(session: &Session, name: &str, arguments: Value) -> CallToolResult {
     let arguments = if arguments.is_null() {
         json!({})
     } else {
         arguments
     };
-    match run(dir, persona, name, arguments) {
+    match run(session, name, arguments) {
         Ok((true, v)) => CallToolResult::structured(v),
         Ok((false, v)) => CallToolResult::structured_error(v),
         Err(e) => failure(e),
@@ -154,8 +154,9 @@ fn parse<T: serde::de::DeserializeOwned>(name: &str, v: Value) -> anyhow::Result
         .map_err(|e| git_jules::Error::usage(format!("{name}: bad arguments: {e}")).into())
 }
 
-fn run(dir: &Path, persona: &str, name: &str, arguments: Value) -> anyhow::Result<(bool, Value)> {
-    let repo = git_jules::repo::open(dir)?;
+fn run(session: &Session, name: &str, arguments: Value) -> anyhow::Result<(bool, Value)> {
+    let persona = session.persona.as_str();
+    let repo = session.ws.repo();
     let log = lease::open(&repo)?;
     let now = lease::now(&repo);
     let settings = lease::Settings::from_config(&repo)?;

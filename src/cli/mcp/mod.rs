@@ -50,10 +50,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         git_jules::Error::usage("no persona: pass --persona or set JULES_PERSONA")
     })?;
     git_jules::mail::message::validate_persona(&persona)?;
-    // Fail before speaking the protocol when this is not a repository.
-    let repo = ctx.open()?;
-    // The server acts as one persona: it signs with that persona's key only (checked before serving).
-    git_jules::sign::keys::pin_persona(&repo, &persona)?;
+    // Fail before speaking the protocol when this is not a repository. The server acts as one persona: it
+    // signs with that persona's key only (checked before serving, pinned on the handle it serves with).
+    let repo = ctx.open_as(&persona)?;
     let common_dir = repo.common_dir().to_owned();
     // Calls follow each other in this process: keep the mail view of the current tips in memory between
     // them instead of decoding its cache files on every call (the library decides when it may be reused).
@@ -191,23 +190,21 @@ impl ServerHandler for Server {
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name == search::NAME {
             // Typed: the library answers directly (see `search`).
-            let (dir, persona) = (self.dir.clone(), self.persona.clone());
+            let session = self.session.clone();
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let result =
-                tokio::task::spawn_blocking(move || search::call(&dir, &persona, arguments))
-                    .await
-                    .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+            let result = tokio::task::spawn_blocking(move || search::call(&session, arguments))
+                .await
+                .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
             return Ok(result.into());
         }
         if lease_tools::NAMES.contains(&&*request.name) {
-            let (dir, persona) = (self.dir.clone(), self.persona.clone());
+            let session = self.session.clone();
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
             let name = request.name.to_string();
-            let result = tokio::task::spawn_blocking(move || {
-                lease_tools::call(&dir, &persona, &name, arguments)
-            })
-            .await
-            .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+            let result =
+                tokio::task::spawn_blocking(move || lease_tools::call(&session, &name, arguments))
+                    .await
+                    .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
             return Ok(result.into());
         }
         let Some(index) = self.tools.iter().position(|t| t.name == request.name) else {

@@ -3,7 +3,7 @@
 //! [`super::tools`] no command line is built and no printed text is parsed; the result and the errors have
 //! the shape of `git jules mail search --json` all the same (`version` first; `error` and `exit`).
 
-use std::path::Path;
+use super::tools::Session;
 use std::sync::Arc;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
@@ -58,8 +58,9 @@ pub fn tool() -> Tool {
     )
 }
 
-/// Answer a call as `persona` on the repository at `dir` (blocking: run it off the async runtime).
-pub fn call(dir: &Path, persona: &str, arguments: Value) -> CallToolResult {
+/// Answer a call as the session's persona on its repository (blocking: run it off the async runtime).
+pub fn call(session: &Session, arguments: Value) -> CallToolResult {
+    let persona = session.persona.as_str();
     let arguments = if arguments.is_null() {
         Value::Object(Default::default())
     } else {
@@ -85,10 +86,10 @@ pub fn call(dir: &Path, persona: &str, arguments: Value) -> CallToolResult {
         all_folders: args.all_folders,
     };
     // A panic must not take the server down: it becomes this call's error, as for the other tools.
-    let answer = std::panic::catch_unwind(|| {
-        let repo = git_jules::repo::open(dir)?;
+    let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let repo = session.ws.repo();
         search::search(&repo, &input)
-    });
+    }));
     match answer {
         Ok(Ok(out)) => {
             let mut doc = serde_json::json!({ "version": super::super::ui::JSON_VERSION });

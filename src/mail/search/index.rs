@@ -162,7 +162,7 @@ pub fn open(log: &Log<'_>, lock: &CacheLock) -> Result<Opened> {
 
 fn open_untimed(log: &Log<'_>, lock: &CacheLock) -> Result<Opened> {
     let tips = log.tips()?;
-    if !lock.is_held() || crate::eventlog::cache::full_replay() {
+    if !lock.is_held() || log.full_replay() {
         return build_in_ram(log, &tips);
     }
     let dir = dir(log);
