@@ -163,34 +163,72 @@ impl PushPolicy {
     }
 
     /// How long this clone must still wait before it may push, if at all.
+    ///
+    /// Every push spends one interval, a failed attempt too (the forge counted it: a fold that lost its
+    /// lease is followed by a second push to the writer ref, and together they spend two). A clone that
+    /// has not pushed yet waits its *phase*, a share of one interval fixed by its writer id, so that a fleet
+    /// whose clones start together spreads its first pushes over one interval instead of pushing all at
+    /// once (measured: ten clones sharing six pushes a minute pushed fifteen times in their first minute).
     fn wait(&self, repo: &gix::Repository) -> Option<Duration> {
-        let interval = self.min_interval.filter(|_| !self.now)?;
-        let last: u64 = std::fs::read_to_string(last_push_path(repo))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_secs();
-        let due = last.saturating_add(interval.as_secs());
+        let interval = self.min_interval.filter(|_| !self.now)?.as_secs().max(1);
+        let now = unix_now();
+        let due = match read_ledger(repo) {
+            Some((last, pushes)) => last.saturating_add(interval.saturating_mul(pushes.max(1))),
+            None => {
+                let phase = writer_id(repo)
+                    .ok()
+                    .and_then(|w| u64::from_str_radix(w.get(..8)?, 16).ok())
+                    .unwrap_or_default()
+                    % interval;
+                // Remembered as if the clone had pushed one interval before its phase runs out, so that its
+                // later syncs keep the same due time (and each says the same wait).
+                write_ledger(repo, (now + phase).saturating_sub(interval), 1);
+                now + phase
+            }
+        };
         (due > now).then(|| Duration::from_secs(due - now))
     }
 }
 
-/// When this clone last pushed (unix seconds): derived data, a missing or damaged file only allows a push.
-fn last_push_path(repo: &gix::Repository) -> std::path::PathBuf {
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// The push ledger: when this clone last pushed (unix seconds) and how many pushes that sync made. Derived
+/// data: a missing file counts as a clone that has not pushed (it waits its phase), a damaged one only
+/// allows a push. Older builds wrote the time alone (one push).
+fn ledger_path(repo: &gix::Repository) -> std::path::PathBuf {
     crate::repo::jules_dir(repo).join("last-push")
 }
 
-fn remember_push(repo: &gix::Repository) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default();
+fn read_ledger(repo: &gix::Repository) -> Option<(u64, u64)> {
+    let text = match std::fs::read_to_string(ledger_path(repo)) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(_) => return Some((0, 1)),
+    };
+    let mut words = text.split_whitespace();
+    let last = words.next().and_then(|w| w.parse().ok());
+    let pushes = words.next().map_or(Some(1), |w| w.parse().ok());
+    Some(match (last, pushes) {
+        (Some(last), Some(pushes)) => (last, pushes),
+        _ => (0, 1),
+    })
+}
+
+fn write_ledger(repo: &gix::Repository, last: u64, pushes: u64) {
     let _ = std::fs::create_dir_all(crate::repo::jules_dir(repo));
-    let _ = std::fs::write(last_push_path(repo), format!("{now}\n"));
+    let _ = std::fs::write(ledger_path(repo), format!("{last} {pushes}\n"));
+}
+
+/// Record that this sync made `pushes` push attempts (each one the forge counts).
+fn remember_push(repo: &gix::Repository, pushes: u64) {
+    if pushes > 0 {
+        write_ledger(repo, unix_now(), pushes);
+    }
 }
 
 /// An event that may not wait for the push interval: its data says `"priority": "urgent"` (urgent mail).
@@ -462,8 +500,14 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
         }
         None => {
             let done = crate::series_refs::publish(repo, remote, &pending)?;
-            if !done.pushed.is_empty() {
-                remember_push(repo);
+            if !done.pushed.is_empty() || !done.refused.is_empty() {
+                // One more push on top of what the logs spent in this sync.
+                let logs = if logs_pushed {
+                    read_ledger(repo).map_or(0, |(_, n)| n)
+                } else {
+                    0
+                };
+                remember_push(repo, logs + 1);
             }
             report.series_pushed = done.pushed;
             report.series_refused = done.refused;
@@ -488,6 +532,8 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
     let mut folded = 0;
     let mut invalid: Vec<Skipped> = Vec::new();
     let mut urgent = false;
+    // Push attempts, for the budget: a refused one was counted by the forge as well.
+    let mut attempts: u64 = 0;
     // Round 0 fetches nothing: it takes what the remote-tracking refs already hold (a plain `git fetch`
     // wrote them) into the local refs, so that pruning them in round 1 can not drop an event from the view.
     for round in 0..=MAX_ROUNDS {
@@ -761,8 +807,9 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         }
         let fetched_shared = |shared: &str| seen.get(shared).and_then(|s| s.main);
         check_no_loss(repo, &fold, &fetched_shared)?;
+        attempts += 1;
         if push(repo, remote, &fold)? {
-            remember_push(repo);
+            remember_push(repo, attempts);
             folded += fold.iter().filter(|(_, new, _)| new.is_none()).count();
             record(repo, remote, &fold);
             for (name, new, _) in &fold {
@@ -776,11 +823,13 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         }
         if own.is_empty() {
             // Only the clean-up of folded writer refs failed: nothing of ours is unpublished.
+            remember_push(repo, attempts);
             return Ok(report(results, folded, skipped));
         }
         check_no_loss(repo, &own, &fetched_shared)?;
+        attempts += 1;
         if push(repo, remote, &own)? {
-            remember_push(repo);
+            remember_push(repo, attempts);
             record(repo, remote, &own);
             for (name, _, _) in &own {
                 if let Some((shared, _)) = shared_of_writer(name) {
@@ -795,6 +844,7 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
             5 * u64::from(round) + u64::from(std::process::id() % 11),
         ));
     }
+    remember_push(repo, attempts);
     Err(Error::Race {
         message: format!(
             "sync with {remote} did not settle after {MAX_ROUNDS} rounds: the local refs or this clone's \
@@ -1017,4 +1067,60 @@ fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool
         .collect::<String>();
     text.push_str(&stderr);
     Err(remote_error(remote, "push to", text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(secs: u64) -> PushPolicy {
+        PushPolicy {
+            min_interval: Some(Duration::from_secs(secs)),
+            now: false,
+        }
+    }
+
+    fn repo() -> (tempfile::TempDir, gix::Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        (dir, repo)
+    }
+
+    /// A clone that has not pushed waits its phase (its writer id's share of one interval), and keeps the
+    /// same due time on the next sync: a fleet that starts together spreads its first pushes.
+    #[test]
+    fn a_clone_that_never_pushed_waits_its_phase_and_keeps_it() {
+        let (_d, repo) = repo();
+        let interval = 600;
+        let phase = u64::from_str_radix(&writer_id(&repo).unwrap()[..8], 16).unwrap() % interval;
+        let first = policy(interval).wait(&repo).map_or(0, |d| d.as_secs());
+        assert!(first.abs_diff(phase) <= 1, "waited {first}, phase {phase}");
+        let again = policy(interval).wait(&repo).map_or(0, |d| d.as_secs());
+        assert!(again.abs_diff(phase) <= 1, "waited {again}, phase {phase}");
+        // `--now`, and no interval at all, never wait.
+        let now = PushPolicy {
+            now: true,
+            ..policy(interval)
+        };
+        assert_eq!(now.wait(&repo), None);
+        assert_eq!(PushPolicy::default().wait(&repo), None);
+    }
+
+    /// Every push attempt of a sync spends one interval: two (a lost fold, then the writer ref) spend two.
+    #[test]
+    fn each_push_attempt_spends_one_interval() {
+        let (_d, repo) = repo();
+        remember_push(&repo, 1);
+        let one = policy(100).wait(&repo).unwrap().as_secs();
+        assert!((99..=100).contains(&one), "{one}");
+        remember_push(&repo, 2);
+        let two = policy(100).wait(&repo).unwrap().as_secs();
+        assert!((199..=200).contains(&two), "{two}");
+        // What older builds wrote, the time alone, is one push; a damaged ledger allows a push.
+        write_ledger(&repo, unix_now(), 1);
+        std::fs::write(ledger_path(&repo), format!("{}\n", unix_now())).unwrap();
+        assert!(policy(100).wait(&repo).unwrap().as_secs() >= 99);
+        std::fs::write(ledger_path(&repo), "garbage").unwrap();
+        assert_eq!(policy(100).wait(&repo), None);
+    }
 }
