@@ -159,11 +159,7 @@ impl Log<'_> {
         if remotes.is_empty() {
             return Ok((tip, remotes));
         }
-        let known: Vec<ObjectId> = std::fs::read_to_string(self.memo_path())
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| l.parse().ok())
-            .collect();
+        let known = self.absorbed();
         let mut joined = tip;
         for r in remotes.iter().filter(|r| !known.contains(r)) {
             joined = Some(match joined {
@@ -172,6 +168,16 @@ impl Log<'_> {
             });
         }
         Ok((joined, remotes))
+    }
+
+    /// The remote tips the local ref is remembered to contain (see [`Log::joined_with_remotes`]): a hint that
+    /// stays true, since the local ref only ever moves to descendants.
+    pub(crate) fn absorbed(&self) -> Vec<ObjectId> {
+        std::fs::read_to_string(self.memo_path())
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.parse().ok())
+            .collect()
     }
 
     /// Record that the local ref now contains these remote tips (see [`Log::joined_with_remotes`]).
