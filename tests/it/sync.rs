@@ -1141,3 +1141,49 @@ fn an_idle_fleet_makes_no_pushes() {
     let all = ids(&idle);
     assert_eq!(all.len(), 7, "{all:?}");
 }
+
+/// Sync remembers the remote tips its join took in (`.git/jules/caught-up/<log>`, derived data), so the
+/// next append and the next sync do not join them again: at 100 writer refs a persona's first `mail send`
+/// after a sync joined each writer ref in turn and took about half a second (docs/benchmarks-sync.md).
+#[test]
+fn sync_remembers_the_remote_tips_it_joined() {
+    let (_bare, cs) = clones(3);
+    for (i, c) in cs.iter().enumerate() {
+        append(c, &format!("p{i}"), 2);
+        c.jules_ok(["sync"]);
+    }
+    // The first clone takes in the others' writer refs (or the fold that holds them).
+    cs[0].jules_ok(["sync"]);
+    let tracked: Vec<String> = cs[0]
+        .git([
+            "for-each-ref",
+            "--format=%(objectname)",
+            "refs/remotes/origin/jules/mail",
+            "refs/remotes/origin/jules/writers/mail/",
+        ])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert!(!tracked.is_empty());
+    let memo = std::fs::read_to_string(cs[0].path().join(".git/jules/caught-up/mail"))
+        .expect("sync writes the memo");
+    let mut remembered: Vec<&str> = memo.lines().collect();
+    remembered.sort();
+    let mut want: Vec<&str> = tracked.iter().map(String::as_str).collect();
+    want.sort();
+    want.dedup();
+    assert_eq!(remembered, want);
+    // Every remembered tip really is in the local log.
+    for t in &want {
+        assert!(
+            cs[0]
+                .git_output(["merge-base", "--is-ancestor", t, "refs/jules/mail"])
+                .status
+                .success(),
+            "{t} is not in the local log"
+        );
+    }
+    // And a sync with nothing new is still a no-op that sees every event.
+    assert!(is_noop(&sync_json(&cs[0])));
+    assert_eq!(ids(&cs[0]).len(), 6);
+}
