@@ -90,6 +90,23 @@ impl<'r> Verifier<'r> {
         Self::open_in(repo, "log")
     }
 
+    /// A verifier under the trust file `trust` (blob `id`) that requires signatures whatever the
+    /// configuration says: a signed checkpoint is the fold a reader under `jules.requireSigned` with that
+    /// trust file computes. It shares the whole-log cache of that trust file.
+    pub fn with_trust(repo: &'r gix::Repository, trust: AllowedSigners, id: ObjectId) -> Self {
+        Verifier {
+            repo,
+            trust: Some(trust),
+            require: true,
+            cache_path: crate::repo::jules_dir(repo)
+                .join("signatures")
+                .join(id.to_string())
+                .join("log"),
+            cache: None,
+            fresh: Vec::new(),
+        }
+    }
+
     fn open_in(repo: &'r gix::Repository, cache: &str) -> Result<Option<Self>> {
         let require = require_signed(repo);
         let trust = load_trust(repo)?;

@@ -16,7 +16,7 @@ use serde::Serialize;
 use ssh_key::{HashAlg, SshSig};
 
 use super::trust::AllowedSigners;
-use super::{NAMESPACE, TRUST_FILE};
+use super::{CHECKPOINT_NAMESPACE, NAMESPACE, TRUST_FILE};
 use crate::error::{Error, Result};
 
 /// What the signature of one event says.
@@ -99,6 +99,29 @@ pub fn check_signature(
         Some(Ok(())) => State::Verified {
             key: fingerprint,
             persona: actor.to_owned(),
+        },
+        _ => State::KeyNotAllowed { key: fingerprint },
+    }
+}
+
+/// The state of `signature` (compacted SSHSIG) over the checkpoint manifest bytes `manifest`: `Verified`
+/// names the key and the principals of the trust line that lets it sign checkpoints now.
+pub fn check_checkpoint(trust: Option<&AllowedSigners>, manifest: &[u8], signature: &str) -> State {
+    let Ok(sig) = SshSig::from_pem(super::armor(signature)) else {
+        return State::BadSignature;
+    };
+    let key = sig.public_key();
+    if ssh_key::PublicKey::from(key.clone())
+        .verify(CHECKPOINT_NAMESPACE, manifest, &sig)
+        .is_err()
+    {
+        return State::BadSignature;
+    }
+    let fingerprint = key.fingerprint(HashAlg::Sha256).to_string();
+    match trust.map(|t| t.allows_checkpoints(key, Utc::now())) {
+        Some(Ok(principals)) => State::Verified {
+            key: fingerprint,
+            persona: principals,
         },
         _ => State::KeyNotAllowed { key: fingerprint },
     }
