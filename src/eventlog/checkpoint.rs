@@ -731,3 +731,53 @@ pub fn distrust_seed(dir: &Path) {
     text.push('\n');
     let _ = cache::write_atomically(&file, text.as_bytes());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(trust: Option<ObjectId>) -> Manifest {
+        Manifest {
+            log: "refs/jules/mail".into(),
+            commit: ObjectId::from_hex(&[b'c'; 40]).unwrap(),
+            trust,
+            sections: vec![SectionRef {
+                projection: "stats".into(),
+                version: 1,
+                events: 3,
+                max_key: None,
+                files: vec![(
+                    "stats.json".into(),
+                    ObjectId::from_hex(&[b'f'; 40]).unwrap(),
+                )],
+            }],
+        }
+    }
+
+    #[test]
+    fn signed_manifests_round_trip_and_split_at_their_signature() {
+        let plain = manifest(None);
+        let text = plain.to_text();
+        assert!(text.starts_with("jules-checkpoint 1\n"));
+        assert_eq!(Manifest::parse(text.as_bytes()), Ok(plain));
+        assert_eq!(split_signature(text.as_bytes()), (text.as_bytes(), None));
+        // A plain manifest has no signature line.
+        assert!(Manifest::parse(format!("{text}signature AAAA\n").as_bytes()).is_err());
+
+        let signed = manifest(Some(ObjectId::from_hex(&[b'7'; 40]).unwrap()));
+        let body = signed.to_text();
+        assert!(body.starts_with("jules-checkpoint 2\n"));
+        let text = format!("{body}signature AAAA\n");
+        assert_eq!(Manifest::parse(text.as_bytes()), Ok(signed));
+        assert_eq!(
+            split_signature(text.as_bytes()),
+            (body.as_bytes(), Some("AAAA"))
+        );
+        // The signature is the last line or nothing: a line after it makes the manifest unusable.
+        let late = format!("{body}signature AAAA\nevents 4\n");
+        assert!(Manifest::parse(late.as_bytes()).is_err());
+        // Format 2 without its trust line is not one.
+        let no_trust = body.replacen(&format!("trust {}\n", "7".repeat(40)), "", 1);
+        assert!(Manifest::parse(no_trust.as_bytes()).is_err());
+    }
+}
