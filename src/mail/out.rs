@@ -394,3 +394,44 @@ pub fn thread(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ListedMemo;
+    use crate::sign::State;
+
+    #[test]
+    fn the_listed_memo_holds_one_views_states_and_starts_again_for_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("listed");
+        let verified = State::Verified {
+            key: "SHA256:k".into(),
+            persona: "alice".into(),
+        };
+        let memo = ListedMemo::load(path.clone(), "s1".into());
+        assert_eq!(memo.get("a"), None);
+        memo.save(&[("a", Some(verified.clone())), ("b", None)]);
+        let memo = ListedMemo::load(path.clone(), "s1".into());
+        assert_eq!(memo.get("a"), Some(Some(verified.clone())));
+        assert_eq!(
+            memo.get("b"),
+            Some(None),
+            "not a valid event is remembered too"
+        );
+        memo.save(&[("c", Some(State::Unsigned))]);
+        let memo = ListedMemo::load(path.clone(), "s1".into());
+        assert_eq!(memo.get("c"), Some(Some(State::Unsigned)));
+        assert!(memo.get("a").is_some(), "lines are kept when adding");
+        // Another view: nothing of the first counts, and saving starts the file again.
+        let other = ListedMemo::load(path.clone(), "s2".into());
+        assert_eq!(other.get("a"), None);
+        other.save(&[("d", Some(State::BadSignature))]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "s2\nd b\n");
+        // A torn last line is ignored.
+        std::fs::write(&path, "s2\nd b\ne u").unwrap();
+        let memo = ListedMemo::load(path, "s2".into());
+        assert_eq!(memo.get("d"), Some(Some(State::BadSignature)));
+        assert_eq!(memo.get("e"), None);
+    }
+}

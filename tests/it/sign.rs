@@ -768,3 +768,34 @@ fn signed_checkpoints_count_under_require_signed_and_nothing_else_does() {
     );
     assert!(!bad.status.success(), "{}", stdout(&bad));
 }
+
+/// Warm reads remember the trust file's blob id per trust-ref commit and the states of listed messages per
+/// mail view: a reviewed change of the trust file, or new mail, counts at the next read all the same.
+#[test]
+fn warm_listings_follow_the_trust_file_and_the_log() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    let (_, bob_line) = new_key(&r, keys.path(), "bob");
+    trust(&r, &[&alice_line, &bob_line]);
+    let first = send_with_key(&r, Some(&alice_key), "alice", "bob", "first");
+    let state_of = |id: &str| {
+        let msgs = inbox(&r, "bob", &[]);
+        msgs.iter().find(|m| m["id"] == id).unwrap()["signature"]["state"].clone()
+    };
+    assert_eq!(state_of(&first), "verified");
+    assert_eq!(state_of(&first), "verified", "warm");
+    // alice's key removed on main: revoked at the next read.
+    trust(&r, &[&bob_line]);
+    assert_eq!(state_of(&first), "key_not_allowed");
+    // New mail moves the view: both messages judged under the current file.
+    let second = send_with_key(&r, Some(&alice_key), "alice", "bob", "second");
+    assert_eq!(state_of(&second), "key_not_allowed");
+    trust(&r, &[&alice_line, &bob_line]);
+    assert_eq!(state_of(&first), "verified");
+    assert_eq!(state_of(&second), "verified");
+    // The trust ref moved without touching the file: the same blob, the same answers.
+    r.write("other", "x");
+    r.commit_all("unrelated");
+    assert_eq!(state_of(&second), "verified");
+}
