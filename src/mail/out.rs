@@ -204,7 +204,8 @@ struct ListedMemo {
     /// The file's text when its stamp is this view's (else empty, and the next save starts it again), and
     /// where each id's state is in it.
     text: String,
-    index: std::collections::HashMap<String, std::ops::Range<usize>>,
+    /// (id, state) ranges of `text`, sorted by id: no allocation per line.
+    index: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
 }
 
 impl ListedMemo {
@@ -213,7 +214,7 @@ impl ListedMemo {
             path,
             stamp,
             text: String::new(),
-            index: std::collections::HashMap::new(),
+            index: Vec::new(),
         };
         let Ok(text) = std::fs::read_to_string(&memo.path) else {
             return memo;
@@ -233,18 +234,26 @@ impl ListedMemo {
                 continue;
             };
             if let Some((id, _)) = body.split_once(' ') {
-                memo.index
-                    .insert(id.to_owned(), start + id.len() + 1..start + body.len());
+                memo.index.push((
+                    start..start + id.len(),
+                    start + id.len() + 1..start + body.len(),
+                ));
             }
         }
+        // Two lines for one id (two writers at one view) hold the same state: either may be found.
+        memo.index
+            .sort_by(|a, b| text[a.0.clone()].cmp(&text[b.0.clone()]));
         memo.text = text;
         memo
     }
 
     /// `Some(state)` when the id is in the memo (`Some(None)`: not a valid event).
     fn get(&self, id: &str) -> Option<Option<crate::sign::State>> {
-        let r = self.index.get(id)?;
-        match &self.text[r.clone()] {
+        let i = self
+            .index
+            .binary_search_by(|(k, _)| self.text[k.clone()].cmp(id))
+            .ok()?;
+        match &self.text[self.index[i].1.clone()] {
             "-" => Some(None),
             s => crate::sign::State::decode(s).map(Some),
         }
