@@ -5,6 +5,10 @@
 //! Every log checkpoints its stats; `refs/jules/mail` also the mailboxes, `refs/jules/state` the sprint
 //! state. The set depends on the log's name alone, so two replicas checkpointing the same commit write the
 //! same manifest.
+//!
+//! With a checkpoint signing key (`JULES_SIGNING_KEY` or `jules.signingKey`) and trust roots, a writer also
+//! writes the signed checkpoint that readers under `jules.requireSigned` use: the fold of the events
+//! verified under the current trust file, its manifest signed (docs/format.md, "Checkpoints").
 
 use gix::ObjectId;
 use serde::Serialize;
@@ -12,17 +16,31 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::eventlog::checkpoint::{self, CheckpointProblem, Manifest, Section};
 use crate::eventlog::stats::LogStats;
-use crate::eventlog::Log;
+use crate::eventlog::{Log, Verifier};
+use crate::sign::State;
 
-/// Every projection of `log` at `at`, as checkpoint sections (full folds).
-pub fn sections(log: &Log<'_>, at: ObjectId) -> Result<Vec<Section>> {
-    let mut out = vec![checkpoint::build::<LogStats>(log, at)?];
+/// Every projection of `log` at `at`, as checkpoint sections (full folds; with `authority`, folds of the
+/// events it verifies).
+pub fn sections(
+    log: &Log<'_>,
+    at: ObjectId,
+    mut authority: Option<&mut Verifier<'_>>,
+) -> Result<Vec<Section>> {
+    let mut out = vec![checkpoint::build::<LogStats>(
+        log,
+        at,
+        authority.as_deref_mut(),
+    )?];
     match log.name() {
         n if n == format!("refs/jules/{}", crate::mail::LOG) => {
-            out.push(checkpoint::build::<crate::mail::view::MailView>(log, at)?)
+            out.push(checkpoint::build::<crate::mail::view::MailView>(
+                log, at, authority,
+            )?)
         }
         n if n == format!("refs/jules/{}", crate::state::LOG) => {
-            out.push(checkpoint::build::<crate::state::view::StateView>(log, at)?)
+            out.push(checkpoint::build::<crate::state::view::StateView>(
+                log, at, authority,
+            )?)
         }
         _ => {}
     }
@@ -41,6 +59,21 @@ pub struct Written {
     pub since_previous: Option<u64>,
     /// Nothing written: fewer than `every` events since the previous checkpoint.
     pub skipped: bool,
+    /// The signed checkpoint written beside it (a signing key and trust roots are configured).
+    pub signed: Option<SignedWritten>,
+}
+
+/// The signed checkpoint `log checkpoint` wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct SignedWritten {
+    /// The signed manifest's blob id.
+    pub manifest: String,
+    /// The trust file (blob id) whose verified events it folds.
+    pub trust: String,
+    /// The signing key's `SHA256:` fingerprint.
+    pub key: String,
+    /// Whether these trust roots allow the key to sign checkpoints (if not, readers ignore it).
+    pub allowed: bool,
 }
 
 /// Checkpoint `log` at its local tip, or (with `every`) only when at least that many commits were added
@@ -68,10 +101,11 @@ pub fn write(log: &Log<'_>, every: Option<u64>) -> Result<Written> {
                 events: 0,
                 since_previous: Some(since),
                 skipped: true,
+                signed: None,
             });
         }
     }
-    let sections = sections(log, at)?;
+    let sections = sections(log, at, None)?;
     let events = sections.first().map_or(0, |s| s.events);
     let manifest = checkpoint::write(log, at, &sections)?;
     Ok(Written {
@@ -80,7 +114,36 @@ pub fn write(log: &Log<'_>, every: Option<u64>) -> Result<Written> {
         events,
         since_previous,
         skipped: false,
+        signed: write_signed(log, at)?,
     })
+}
+
+/// The signed checkpoint at `at`, when a checkpoint key and trust roots are configured.
+fn write_signed(log: &Log<'_>, at: ObjectId) -> Result<Option<SignedWritten>> {
+    let repo = log.repo();
+    if crate::sign::keys::checkpoint_key(repo).is_none() {
+        return Ok(None);
+    }
+    let Some((trust, trust_id)) = crate::sign::verify::load_trust(repo)? else {
+        return Ok(None);
+    };
+    let mut verifier = Verifier::with_trust(repo, trust.clone(), trust_id);
+    let sections = sections(log, at, Some(&mut verifier))?;
+    verifier.save();
+    let mut key = None;
+    let manifest = checkpoint::write_signed(log, at, &sections, trust_id, |body| {
+        let (sig, k) = crate::sign::keys::sign_checkpoint(repo, body)?
+            .ok_or_else(|| Error::Other("the checkpoint key went away".into()))?;
+        key = Some(k);
+        Ok(sig)
+    })?;
+    let key = key.ok_or_else(|| Error::Other("no signature was made".into()))?;
+    Ok(Some(SignedWritten {
+        manifest: manifest.to_string(),
+        trust: trust_id.to_string(),
+        key: key.fingerprint(ssh_key::HashAlg::Sha256).to_string(),
+        allowed: trust.allows_checkpoints(&key, chrono::Utc::now()).is_ok(),
+    }))
 }
 
 /// What `log fsck --checkpoints` found for one log.
@@ -88,19 +151,125 @@ pub fn write(log: &Log<'_>, every: Option<u64>) -> Result<Written> {
 pub struct Report {
     pub checked: usize,
     pub problems: Vec<CheckpointProblem>,
+    /// The signature state of every checkpoint checked, plain ones as `unsigned`.
+    pub signatures: Vec<SignatureReport>,
+}
+
+/// The signature of one checkpoint, judged as a reader under `jules.requireSigned` here would.
+#[derive(Debug, Clone, Serialize)]
+pub struct SignatureReport {
+    /// The anchor commit.
+    pub commit: String,
+    /// A signed checkpoint (`refs/notes/jules/checkpoints-signed`) or a plain one.
+    pub signed: bool,
+    /// Verified: the key and the principals of the trust line that lets it sign checkpoints.
+    pub signature: State,
+    /// Whether a reader under `jules.requireSigned` with these trust roots uses it.
+    pub usable: bool,
+    /// Why not, when not.
+    pub reason: Option<String>,
 }
 
 /// Recompute every checkpoint anchored on `log` from the log and compare; report unreadable, foreign,
-/// unknown-version, incomplete and wrong ones.
+/// unknown-version, incomplete and wrong ones, and the signature state of each (a signed manifest whose
+/// signature does not verify, or whose key may not sign checkpoints, is a problem; an unsigned one is not).
 pub fn fsck(log: &Log<'_>) -> Result<Report> {
+    let mut report = fsck_plain(log)?;
+    fsck_signed(log, &mut report)?;
+    Ok(report)
+}
+
+fn fsck_signed(log: &Log<'_>, report: &mut Report) -> Result<()> {
     let repo = log.repo();
+    let on_log = commits_on(log)?;
+    let trust = crate::sign::verify::load_trust(repo)?;
+    for (commit, blob) in checkpoint::list_ref(repo, checkpoint::SIGNED_REF)? {
+        if !on_log.contains(&commit) {
+            continue;
+        }
+        report.checked += 1;
+        let problem = |p: String| CheckpointProblem {
+            commit: commit.to_string(),
+            problem: p,
+        };
+        let (verdict, state) = checkpoint::check_signed(log, commit, blob, trust.as_ref());
+        let Some(state) = state else {
+            // Unreadable, foreign or unparsable: no signature to judge.
+            report.problems.push(problem(format!(
+                "signed checkpoint: {}",
+                verdict.err().unwrap_or_default()
+            )));
+            continue;
+        };
+        if matches!(state, State::BadSignature | State::KeyNotAllowed { .. }) {
+            report.problems.push(problem(format!(
+                "signed checkpoint: {}",
+                verdict.as_ref().err().cloned().unwrap_or_default()
+            )));
+        }
+        report.signatures.push(SignatureReport {
+            commit: commit.to_string(),
+            signed: true,
+            signature: state,
+            usable: verdict.is_ok(),
+            reason: verdict.as_ref().err().cloned(),
+        });
+        // The sections, against a fold of the events verified under the trust file they name.
+        let data = repo.find_blob(blob)?.data.clone();
+        let Ok(found) = Manifest::parse(&data) else {
+            continue;
+        };
+        let Some(trust_id) = found.trust else {
+            continue;
+        };
+        let allowed = match repo.find_blob(trust_id) {
+            Ok(b) => std::str::from_utf8(&b.data)
+                .map_err(|_| "not UTF-8".to_owned())
+                .and_then(|t| {
+                    crate::sign::AllowedSigners::parse(t, &trust_id.to_string())
+                        .map_err(|e| e.to_string())
+                }),
+            Err(e) => Err(e.to_string()),
+        };
+        let allowed = match allowed {
+            Ok(a) => a,
+            Err(e) => {
+                report.problems.push(problem(format!(
+                    "signed checkpoint: its trust file {trust_id} is unusable here: {e}"
+                )));
+                continue;
+            }
+        };
+        let mut verifier = Verifier::with_trust(repo, allowed, trust_id);
+        let expected = checkpoint::manifest(
+            log,
+            commit,
+            &sections(log, commit, Some(&mut verifier))?,
+            Some(trust_id),
+        )?;
+        compare(repo, &found, &expected, &mut |p| {
+            report
+                .problems
+                .push(problem(format!("signed checkpoint: {p}")))
+        });
+    }
+    Ok(())
+}
+
+fn commits_on(log: &Log<'_>) -> Result<std::collections::HashSet<ObjectId>> {
     let tips = log.tips()?;
     let mut on_log = std::collections::HashSet::new();
     if !tips.is_empty() {
-        for info in repo.rev_walk(tips.iter().copied()).all()? {
+        for info in log.repo().rev_walk(tips.iter().copied()).all()? {
             on_log.insert(info?.id);
         }
     }
+    Ok(on_log)
+}
+
+fn fsck_plain(log: &Log<'_>) -> Result<Report> {
+    let repo = log.repo();
+    let on_log = commits_on(log)?;
     let mut report = Report::default();
     for (commit, blob) in checkpoint::list(repo)? {
         if !on_log.contains(&commit) {
@@ -138,47 +307,70 @@ pub fn fsck(log: &Log<'_>) -> Result<Report> {
             )));
             continue;
         }
-        let expected = checkpoint::manifest(log, commit, &sections(log, commit)?)?;
-        for s in &found.sections {
-            let Some(ours) = expected
-                .sections
+        if found.trust.is_some() {
+            report.problems.push(problem(format!(
+                "manifest {blob} is a signed one among the plain checkpoints"
+            )));
+            continue;
+        }
+        report.signatures.push(SignatureReport {
+            commit: commit.to_string(),
+            signed: false,
+            signature: State::Unsigned,
+            usable: false,
+            reason: Some("unsigned".into()),
+        });
+        let expected = checkpoint::manifest(log, commit, &sections(log, commit, None)?, None)?;
+        compare(repo, &found, &expected, &mut |p| {
+            report.problems.push(problem(p))
+        });
+    }
+    Ok(report)
+}
+
+/// Each difference between the manifest `found` and the recomputed `expected`, and each missing file.
+fn compare(
+    repo: &gix::Repository,
+    found: &Manifest,
+    expected: &Manifest,
+    problem: &mut dyn FnMut(String),
+) {
+    for s in &found.sections {
+        let Some(ours) = expected
+            .sections
+            .iter()
+            .find(|e| e.projection == s.projection)
+        else {
+            problem(format!(
+                "projection {:?} is not one this log has",
+                s.projection
+            ));
+            continue;
+        };
+        if ours.version != s.version {
+            problem(format!(
+                "projection {} version {} is unknown here (this build writes {})",
+                s.projection, s.version, ours.version
+            ));
+        } else if ours != s {
+            let differ: Vec<&str> = s
+                .files
                 .iter()
-                .find(|e| e.projection == s.projection)
-            else {
-                report.problems.push(problem(format!(
-                    "projection {:?} is not one this log has",
-                    s.projection
-                )));
-                continue;
-            };
-            if ours.version != s.version {
-                report.problems.push(problem(format!(
-                    "projection {} version {} is unknown here (this build writes {})",
-                    s.projection, s.version, ours.version
-                )));
-            } else if ours != s {
-                let differ: Vec<&str> = s
-                    .files
-                    .iter()
-                    .filter(|f| !ours.files.contains(f))
-                    .map(|(p, _)| p.as_str())
-                    .collect();
-                report.problems.push(problem(format!(
-                    "projection {} does not match the log's events ({} events recorded, {} on the log; files that differ: {})",
-                    s.projection,
-                    s.events,
-                    ours.events,
-                    if differ.is_empty() { "none, the list or keys differ".to_owned() } else { differ.join(", ") }
-                )));
-            }
-            for (path, id) in &s.files {
-                if !repo.has_object(id) {
-                    report
-                        .problems
-                        .push(problem(format!("file {path} ({id}) is missing")));
-                }
+                .filter(|f| !ours.files.contains(f))
+                .map(|(p, _)| p.as_str())
+                .collect();
+            problem(format!(
+                "projection {} does not match the log's events ({} events recorded, {} on the log; files that differ: {})",
+                s.projection,
+                s.events,
+                ours.events,
+                if differ.is_empty() { "none, the list or keys differ".to_owned() } else { differ.join(", ") }
+            ));
+        }
+        for (path, id) in &s.files {
+            if !repo.has_object(id) {
+                problem(format!("file {path} ({id}) is missing"));
             }
         }
     }
-    Ok(report)
 }

@@ -209,6 +209,10 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
         overrides,
     };
     let result = dispatch(&ctx, cli);
+    // Reads under jules.requireSigned that passed over a checkpoint say so, once per log.
+    for ignored in git_jules::eventlog::checkpoint::take_ignored() {
+        ui::warn(ignored.to_string());
+    }
     let failure = match result {
         Ok(code) if !ui::broken_pipe() => return code,
         Ok(_) => CliError::new(Kind::BrokenPipe, "stdout was closed"),

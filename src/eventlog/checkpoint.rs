@@ -18,6 +18,14 @@
 //! log, anchor, projection version) and every file's seal, writes the files into its cache directory and
 //! then refreshes incrementally from `C` to its tips. Anything missing, foreign or damaged makes it fall
 //! back to a full replay; `git jules log fsck --checkpoints` recomputes every manifest from the log.
+//!
+//! Under `jules.requireSigned` a reader folds only verified events, so a plain checkpoint (a fold of every
+//! event, signed by nobody) is not its fold. It reads *signed* checkpoints instead, in
+//! `refs/notes/jules/checkpoints-signed`: manifests of format 2 whose sections are the fold of the events
+//! verified under one trust file (named by its blob id), signed by a key that trust file allows for
+//! checkpoints (`crate::sign::CHECKPOINT_NAMESPACE`). A reader uses one only when the signature verifies
+//! under its own trust roots and the manifest was folded under that same trust file; otherwise it replays,
+//! and says why once per log ([`take_ignored`]).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -33,9 +41,14 @@ use crate::error::{Error, Result};
 pub const NOTES_REF: &str = "refs/notes/jules/checkpoints";
 /// The file blobs, each the note on itself.
 pub const DATA_REF: &str = "refs/notes/jules/checkpoint-data";
-/// The manifest format this build reads and writes.
+/// Signed manifests (format 2), one per anchor, apart from the plain ones: the two are different folds.
+pub const SIGNED_REF: &str = "refs/notes/jules/checkpoints-signed";
+/// The plain manifest format this build reads and writes.
 pub const FORMAT: u32 = 1;
+/// The signed manifest format: format 1 plus a `trust` line and a final `signature` line.
+pub const FORMAT_SIGNED: u32 = 2;
 const MAGIC: &str = "jules-checkpoint";
+const SIGNATURE_LINE: &str = "signature ";
 
 /// One projection's part of a checkpoint, with the files' contents.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +76,24 @@ pub struct SectionRef {
 pub struct Manifest {
     pub log: String,
     pub commit: ObjectId,
+    /// Signed manifests (format 2): the blob id of the allowed-signers file whose verified events the
+    /// sections fold. `None`: a plain manifest (format 1), a fold of every event.
+    pub trust: Option<ObjectId>,
     pub sections: Vec<SectionRef>,
+}
+
+/// A manifest's bytes split into what its signature covers (every line before the last) and the
+/// signature (the last line's value, when it is a `signature` line).
+pub fn split_signature(data: &[u8]) -> (&[u8], Option<&str>) {
+    let body = data.strip_suffix(b"\n").unwrap_or(data);
+    let start = body.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    match std::str::from_utf8(&body[start..])
+        .ok()
+        .and_then(|l| l.strip_prefix(SIGNATURE_LINE))
+    {
+        Some(sig) => (&data[..start], Some(sig)),
+        None => (data, None),
+    }
 }
 
 impl Section {
@@ -88,12 +118,19 @@ fn blob_id(bytes: &[u8]) -> Result<ObjectId> {
 }
 
 impl Manifest {
-    /// The manifest's text: line-based, sorted, the same bytes for the same checkpoint.
+    /// The manifest's text: line-based, sorted, the same bytes for the same checkpoint. For a signed
+    /// manifest, the bytes its signature covers (the `signature` line is appended by [`write_signed`]).
     pub fn to_text(&self) -> String {
-        let mut out = format!(
-            "{MAGIC} {FORMAT}\nlog {}\ncommit {}\n",
-            self.log, self.commit
-        );
+        let mut out = match &self.trust {
+            None => format!(
+                "{MAGIC} {FORMAT}\nlog {}\ncommit {}\n",
+                self.log, self.commit
+            ),
+            Some(t) => format!(
+                "{MAGIC} {FORMAT_SIGNED}\nlog {}\ncommit {}\ntrust {t}\n",
+                self.log, self.commit
+            ),
+        };
         for s in &self.sections {
             out.push_str(&format!("projection {} {}\n", s.projection, s.version));
             out.push_str(&format!("events {}\n", s.events));
@@ -108,18 +145,21 @@ impl Manifest {
         out
     }
 
-    /// Parse a manifest; an error says why it is not one this build can use.
+    /// Parse a manifest (plain or signed; a signed one's `signature` line is not checked here, see
+    /// [`split_signature`]); an error says why it is not one this build can use.
     pub fn parse(text: &[u8]) -> std::result::Result<Manifest, String> {
         let text = std::str::from_utf8(text).map_err(|_| "not UTF-8".to_owned())?;
-        let mut lines = text.lines();
+        let mut lines = text.lines().peekable();
         let head = lines.next().unwrap_or_default();
         let version = head
             .strip_prefix(MAGIC)
             .and_then(|v| v.strip_prefix(' '))
             .ok_or_else(|| "not a checkpoint manifest".to_owned())?;
-        if version != FORMAT.to_string() {
-            return Err(format!("unknown checkpoint format {version:?}"));
-        }
+        let signed = match version {
+            v if v == FORMAT.to_string() => false,
+            v if v == FORMAT_SIGNED.to_string() => true,
+            _ => return Err(format!("unknown checkpoint format {version:?}")),
+        };
         let log = lines
             .next()
             .and_then(|l| l.strip_prefix("log "))
@@ -130,10 +170,21 @@ impl Manifest {
             .and_then(|l| l.strip_prefix("commit "))
             .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok())
             .ok_or("missing or bad commit line")?;
+        let trust = match signed {
+            false => None,
+            true => Some(
+                lines
+                    .next()
+                    .and_then(|l| l.strip_prefix("trust "))
+                    .and_then(|c| ObjectId::from_hex(c.as_bytes()).ok())
+                    .ok_or("missing or bad trust line")?,
+            ),
+        };
         let mut sections: Vec<SectionRef> = Vec::new();
-        for line in lines {
+        while let Some(line) = lines.next() {
             let (word, rest) = line.split_once(' ').ok_or(format!("bad line {line:?}"))?;
             match word {
+                "signature" if signed && lines.peek().is_none() => {}
                 "projection" => {
                     let (name, v) = rest.split_once(' ').ok_or("bad projection line")?;
                     sections.push(SectionRef {
@@ -179,14 +230,21 @@ impl Manifest {
         Ok(Manifest {
             log,
             commit,
+            trust,
             sections,
         })
     }
 }
 
 /// The projection `P` of the events reachable from `at`, as checkpoint files: always a full fold of those
-/// events (never seeded from another checkpoint), so what is written depends on the events alone.
-pub fn build<P: Projection>(log: &Log<'_>, at: ObjectId) -> Result<Section> {
+/// events (never seeded from another checkpoint), so what is written depends on the events alone. With
+/// `authority`, only the events it verifies for their actor are applied (a signed checkpoint's fold; the
+/// ids file still holds every event, as a reader's own fold under `jules.requireSigned` writes it).
+pub fn build<P: Projection>(
+    log: &Log<'_>,
+    at: ObjectId,
+    mut authority: Option<&mut super::Verifier<'_>>,
+) -> Result<Section> {
     let scratch = crate::repo::jules_dir(log.repo).join("tmp");
     std::fs::create_dir_all(&scratch)
         .map_err(|e| Error::Other(format!("creating {}: {e}", scratch.display())))?;
@@ -204,7 +262,16 @@ pub fn build<P: Projection>(log: &Log<'_>, at: ObjectId) -> Result<Section> {
         .join(P::NAME);
     let tips = [at];
     let mut view = P::empty();
-    let r = log.replay(&tips, |e| view.apply(e))?;
+    let r = log.replay(&tips, |e| {
+        let allowed = match authority.as_deref_mut() {
+            None => true,
+            // A commit that cannot be read cannot be verified: no authority (as in a reader's fold).
+            Some(v) => v.authorized(e.commit).unwrap_or(false),
+        };
+        if allowed {
+            view.apply(e)
+        }
+    })?;
     let (max_key, events) = (r.max_key, r.ids.len() as u64);
     log.store(&dir, &view, &tips, max_key, Some(&r.ids), events)?;
     let stamp = Stamp::of(&tips);
@@ -253,8 +320,13 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
     Ok(())
 }
 
-/// The manifest a set of sections makes at `at` (nothing is written).
-pub fn manifest(log: &Log<'_>, at: ObjectId, sections: &[Section]) -> Result<Manifest> {
+/// The manifest a set of sections makes at `at` (nothing is written); `trust` for a signed one.
+pub fn manifest(
+    log: &Log<'_>,
+    at: ObjectId,
+    sections: &[Section],
+    trust: Option<ObjectId>,
+) -> Result<Manifest> {
     let mut refs = Vec::with_capacity(sections.len());
     for s in sections {
         refs.push(s.to_ref()?);
@@ -263,6 +335,7 @@ pub fn manifest(log: &Log<'_>, at: ObjectId, sections: &[Section]) -> Result<Man
     Ok(Manifest {
         log: log.name().to_owned(),
         commit: at,
+        trust,
         sections: refs,
     })
 }
@@ -270,6 +343,41 @@ pub fn manifest(log: &Log<'_>, at: ObjectId, sections: &[Section]) -> Result<Man
 /// Write a checkpoint at `at`: the file blobs first (each noted on itself), then the manifest on `at`.
 /// Returns the manifest's blob id.
 pub fn write(log: &Log<'_>, at: ObjectId, sections: &[Section]) -> Result<ObjectId> {
+    write_data(log, sections)?;
+    let text = manifest(log, at, sections, None)?.to_text();
+    write_manifest(log, NOTES_REF, at, text)
+}
+
+/// Write a signed checkpoint at `at` whose sections fold the events verified under the trust file `trust`:
+/// the file blobs, then the manifest with the `signature` line `sign` makes over it, on `at` in
+/// [`SIGNED_REF`]. Returns the manifest's blob id.
+pub fn write_signed(
+    log: &Log<'_>,
+    at: ObjectId,
+    sections: &[Section],
+    trust: ObjectId,
+    sign: impl FnOnce(&[u8]) -> Result<String>,
+) -> Result<ObjectId> {
+    write_data(log, sections)?;
+    let mut text = manifest(log, at, sections, Some(trust))?.to_text();
+    let signature = sign(text.as_bytes())?;
+    text.push_str(&format!("{SIGNATURE_LINE}{signature}\n"));
+    write_manifest(log, SIGNED_REF, at, text)
+}
+
+fn write_manifest(log: &Log<'_>, notes_ref: &str, at: ObjectId, text: String) -> Result<ObjectId> {
+    let repo = log.repo;
+    crate::notes::update_many(
+        repo,
+        notes_ref,
+        &[at],
+        |_, _| text.clone().into_bytes(),
+        &format!("jules: checkpoint {} at {at}", log.short_name()),
+    )?;
+    Ok(repo.write_blob(text.as_bytes())?.detach())
+}
+
+fn write_data(log: &Log<'_>, sections: &[Section]) -> Result<()> {
     let repo = log.repo;
     let mut contents: HashMap<ObjectId, &[u8]> = HashMap::new();
     for s in sections {
@@ -286,25 +394,22 @@ pub fn write(log: &Log<'_>, at: ObjectId, sections: &[Section]) -> Result<Object
         |id, _| contents[&id].to_vec(),
         "jules: checkpoint data",
     )?;
-    let text = manifest(log, at, sections)?.to_text();
-    crate::notes::update_many(
-        repo,
-        NOTES_REF,
-        &[at],
-        |_, _| text.clone().into_bytes(),
-        &format!("jules: checkpoint {} at {at}", log.short_name()),
-    )?;
-    Ok(repo.write_blob(text.as_bytes())?.detach())
+    Ok(())
 }
 
-/// Every manifest this replica holds, local and fetched (`refs/remotes/<r>/notes/jules/checkpoints`):
+/// Every plain manifest this replica holds, local and fetched (`refs/remotes/<r>/notes/jules/checkpoints`):
 /// (anchor commit, manifest blob). Where two copies annotate the same commit, the local one wins.
 pub fn list(repo: &gix::Repository) -> Result<Vec<(ObjectId, ObjectId)>> {
+    list_ref(repo, NOTES_REF)
+}
+
+/// [`list`] for the manifests of `notes_ref` ([`NOTES_REF`] or [`SIGNED_REF`]).
+pub fn list_ref(repo: &gix::Repository, notes_ref: &str) -> Result<Vec<(ObjectId, ObjectId)>> {
     let mut refs = Vec::new();
-    if let Some(t) = crate::refs::target(repo, NOTES_REF)? {
+    if let Some(t) = crate::refs::target(repo, notes_ref)? {
         refs.push(t);
     }
-    let suffix = NOTES_REF.trim_start_matches("refs/");
+    let suffix = notes_ref.trim_start_matches("refs/");
     for r in repo.references()?.prefixed("refs/remotes/")? {
         let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
         let name = r.name().as_bstr().to_string();
@@ -352,20 +457,165 @@ pub fn newest(log: &Log<'_>, tips: &[ObjectId]) -> Result<Option<(ObjectId, Obje
 pub fn read_manifest(log: &Log<'_>, at: ObjectId, blob: ObjectId) -> Result<Manifest> {
     let data = log.repo.find_blob(blob)?.data.clone();
     let m = Manifest::parse(&data).map_err(Error::Other)?;
+    if m.trust.is_some() {
+        return Err(Error::Other(
+            "a signed manifest among the plain ones".into(),
+        ));
+    }
+    check_anchor(log, at, &m).map_err(Error::Other)?;
+    Ok(m)
+}
+
+fn check_anchor(log: &Log<'_>, at: ObjectId, m: &Manifest) -> std::result::Result<(), String> {
     if m.log != log.name() {
-        return Err(Error::Other(format!(
-            "a checkpoint of {}, not of {}",
-            m.log,
-            log.name()
-        )));
+        return Err(format!("a checkpoint of {}, not of {}", m.log, log.name()));
     }
     if m.commit != at {
-        return Err(Error::Other(format!(
+        return Err(format!(
             "the manifest names {}, but annotates {at}",
             m.commit
-        )));
+        ));
     }
-    Ok(m)
+    Ok(())
+}
+
+/// The trust roots a signed manifest is judged against: the allowed-signers file and its blob id.
+pub type Trust = (crate::sign::AllowedSigners, ObjectId);
+
+/// Read the signed manifest in `blob`, anchored at `at` on `log`, and check it as a reader under
+/// `jules.requireSigned` with trust roots `trust` must: format, log and anchor, a signature that verifies
+/// by a key `trust` allows for checkpoints, and sections folded under that same trust file. Also the state
+/// of the signature, when there is one to judge. An error says why the reader may not use it.
+pub fn check_signed(
+    log: &Log<'_>,
+    at: ObjectId,
+    blob: ObjectId,
+    trust: Option<&Trust>,
+) -> (
+    std::result::Result<Manifest, String>,
+    Option<crate::sign::State>,
+) {
+    let data = match log.repo.find_blob(blob) {
+        Ok(b) => b.data.clone(),
+        Err(e) => return (Err(format!("manifest {blob} unreadable: {e}")), None),
+    };
+    let m = match Manifest::parse(&data) {
+        Ok(m) if m.trust.is_some() => m,
+        Ok(_) => return (Err("a plain manifest among the signed ones".into()), None),
+        Err(why) => return (Err(format!("manifest {blob}: {why}")), None),
+    };
+    if let Err(why) = check_anchor(log, at, &m) {
+        return (Err(why), None);
+    }
+    let (body, Some(signature)) = split_signature(&data) else {
+        return (Err("unsigned".into()), Some(crate::sign::State::Unsigned));
+    };
+    let state = crate::sign::verify::check_checkpoint(trust.map(|(t, _)| t), body, signature);
+    let verdict = match (&state, trust) {
+        (crate::sign::State::Verified { .. }, Some((_, id))) if m.trust == Some(*id) => Ok(m),
+        (crate::sign::State::Verified { .. }, Some((_, id))) => Err(format!(
+            "folded under trust file {}, but the trust roots are now {id}",
+            m.trust.map(|t| t.to_string()).unwrap_or_default()
+        )),
+        (crate::sign::State::BadSignature, _) => {
+            Err("bad signature (the manifest was changed after signing, or is not signed for checkpoints)".into())
+        }
+        (crate::sign::State::KeyNotAllowed { key }, Some(_)) => Err(format!(
+            "signed by key {key}, which the trust roots do not allow to sign checkpoints (namespaces=\"{}\")",
+            crate::sign::CHECKPOINT_NAMESPACE
+        )),
+        (_, None) => Err("no trust roots to check its signature against".into()),
+        (crate::sign::State::Unsigned, _) => Err("unsigned".into()),
+    };
+    (verdict, Some(state))
+}
+
+/// A checkpoint a reader under `jules.requireSigned` did not use, so it replayed the log instead.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Ignored {
+    pub log: String,
+    /// The anchor of the newest checkpoint passed over.
+    pub commit: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Ignored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checkpoint of {} at {} not used under jules.requireSigned: {}; replaying the log",
+            self.log,
+            &self.commit[..self.commit.len().min(12)],
+            self.reason
+        )
+    }
+}
+
+/// What this process passed over, kept until a frontend takes it, and the logs already reported: each log
+/// is reported once per process, however many projections or reads pass over its checkpoints.
+static IGNORED: std::sync::Mutex<(Vec<String>, Vec<Ignored>)> =
+    std::sync::Mutex::new((Vec::new(), Vec::new()));
+
+fn report_ignored(i: Ignored) {
+    let mut g = IGNORED.lock().unwrap_or_else(|p| p.into_inner());
+    if !g.0.contains(&i.log) {
+        g.0.push(i.log.clone());
+        g.1.push(i);
+    }
+}
+
+/// The checkpoints passed over under `jules.requireSigned` since the last call (each log once per process):
+/// for the frontend to say so.
+pub fn take_ignored() -> Vec<Ignored> {
+    std::mem::take(&mut IGNORED.lock().unwrap_or_else(|p| p.into_inner()).1)
+}
+
+/// Under `jules.requireSigned`: the newest signed checkpoint reachable from `tips` that this reader may use
+/// (see [`check_signed`]), skipping those in `skip`. When there is none but some checkpoint is reachable,
+/// the newest one passed over is reported ([`take_ignored`]).
+fn newest_signed(
+    log: &Log<'_>,
+    tips: &[ObjectId],
+    skip: &[ObjectId],
+) -> Result<Option<(ObjectId, Manifest)>> {
+    if tips.is_empty() {
+        return Ok(None);
+    }
+    let signed: HashMap<ObjectId, ObjectId> = list_ref(log.repo, SIGNED_REF)?.into_iter().collect();
+    let plain: HashMap<ObjectId, ObjectId> = list(log.repo)?.into_iter().collect();
+    if signed.is_empty() && plain.is_empty() {
+        return Ok(None);
+    }
+    // An unusable trust file verifies nothing (the fold itself then fails, naming the line).
+    let trust = crate::sign::verify::load_trust(log.repo).ok().flatten();
+    let mut passed: Option<(ObjectId, String)> = None;
+    for info in log.repo.rev_walk(tips.iter().copied()).all()? {
+        let id = info?.id;
+        if skip.contains(&id) {
+            continue;
+        }
+        if let Some(blob) = signed.get(&id) {
+            match check_signed(log, id, *blob, trust.as_ref()).0 {
+                Ok(m) => return Ok(Some((id, m))),
+                Err(why) => {
+                    passed.get_or_insert((id, why));
+                }
+            }
+        } else if plain.contains_key(&id) {
+            passed.get_or_insert((
+                id,
+                "unsigned (a plain checkpoint folds unverified events too)".into(),
+            ));
+        }
+    }
+    if let Some((at, reason)) = passed {
+        report_ignored(Ignored {
+            log: log.name().to_owned(),
+            commit: at.to_string(),
+            reason,
+        });
+    }
+    Ok(None)
 }
 
 /// With no usable cache in `dir`: put the newest checkpoint of `P` reachable from `tips` there and return
@@ -376,14 +626,20 @@ pub(crate) fn seed_cache<P: Projection>(
     dir: &Path,
     tips: &[ObjectId],
 ) -> Result<Option<Meta>> {
-    let Some((at, blob)) = newest(log, tips)? else {
+    let found = if crate::sign::verify::require_signed(log.repo) {
+        newest_signed(log, tips, &distrusted(dir))?.map(|(at, m)| (at, Ok(m)))
+    } else {
+        match newest(log, tips)? {
+            Some((at, _)) if distrusted(dir).contains(&at) => None,
+            Some((at, blob)) => Some((at, read_manifest(log, at, blob))),
+            None => None,
+        }
+    };
+    let Some((at, manifest)) = found else {
         return Ok(None);
     };
-    if distrusted(dir).contains(&at) {
-        return Ok(None);
-    }
     let seeded = (|| -> Result<Option<Meta>> {
-        let m = read_manifest(log, at, blob)?;
+        let m = manifest?;
         let Some(section) = m
             .sections
             .iter()
@@ -474,4 +730,54 @@ pub fn distrust_seed(dir: &Path) {
     text.push_str(anchor);
     text.push('\n');
     let _ = cache::write_atomically(&file, text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(trust: Option<ObjectId>) -> Manifest {
+        Manifest {
+            log: "refs/jules/mail".into(),
+            commit: ObjectId::from_hex(&[b'c'; 40]).unwrap(),
+            trust,
+            sections: vec![SectionRef {
+                projection: "stats".into(),
+                version: 1,
+                events: 3,
+                max_key: None,
+                files: vec![(
+                    "stats.json".into(),
+                    ObjectId::from_hex(&[b'f'; 40]).unwrap(),
+                )],
+            }],
+        }
+    }
+
+    #[test]
+    fn signed_manifests_round_trip_and_split_at_their_signature() {
+        let plain = manifest(None);
+        let text = plain.to_text();
+        assert!(text.starts_with("jules-checkpoint 1\n"));
+        assert_eq!(Manifest::parse(text.as_bytes()), Ok(plain));
+        assert_eq!(split_signature(text.as_bytes()), (text.as_bytes(), None));
+        // A plain manifest has no signature line.
+        assert!(Manifest::parse(format!("{text}signature AAAA\n").as_bytes()).is_err());
+
+        let signed = manifest(Some(ObjectId::from_hex(&[b'7'; 40]).unwrap()));
+        let body = signed.to_text();
+        assert!(body.starts_with("jules-checkpoint 2\n"));
+        let text = format!("{body}signature AAAA\n");
+        assert_eq!(Manifest::parse(text.as_bytes()), Ok(signed));
+        assert_eq!(
+            split_signature(text.as_bytes()),
+            (body.as_bytes(), Some("AAAA"))
+        );
+        // The signature is the last line or nothing: a line after it makes the manifest unusable.
+        let late = format!("{body}signature AAAA\nevents 4\n");
+        assert!(Manifest::parse(late.as_bytes()).is_err());
+        // Format 2 without its trust line is not one.
+        let no_trust = body.replacen(&format!("trust {}\n", "7".repeat(40)), "", 1);
+        assert!(Manifest::parse(no_trust.as_bytes()).is_err());
+    }
 }

@@ -76,10 +76,9 @@ impl Log<'_> {
             } else if let Some(loaded) = self.try_incremental::<P>(dir, &meta, &tips)? {
                 return Ok(loaded);
             }
-        } else if let Some(mut loaded) = (!crate::sign::verify::require_signed(self.repo))
-            // Under requireSigned a checkpoint, which no signature covers, counts for nothing: replay.
-            .then(|| super::checkpoint::seed_cache::<P>(self, dir, &tips))
-            .and_then(|r| r.ok())
+        } else if let Some(mut loaded) = super::checkpoint::seed_cache::<P>(self, dir, &tips)
+            // Under requireSigned only a signed checkpoint of the verified events seeds (see checkpoint).
+            .ok()
             .flatten()
             .and_then(|meta| self.try_incremental::<P>(dir, &meta, &tips).ok().flatten())
         {

@@ -14,7 +14,7 @@ use gix::ObjectId;
 
 use super::event::{decode_event, parse_message, Framed};
 use crate::error::{Error, Result};
-use crate::sign::verify::{check_signature, load_trust, require_signed, State};
+use crate::sign::verify::{check_signature, parse_trust, require_signed, trust_blob, State};
 use crate::sign::AllowedSigners;
 
 /// The state of the event framed by the commit message `msg`, under `trust` (`None`: no trust file, so no
@@ -48,6 +48,10 @@ pub fn check_event(
 /// Verifies events of one repository under its trust roots, with the cache.
 pub struct Verifier<'r> {
     repo: &'r gix::Repository,
+    /// The trust file's blob id; `None`: there is none.
+    trust_id: Option<ObjectId>,
+    /// The parsed trust file, read on the first state the cache does not hold: a warm read, which finds
+    /// every state in the cache, never parses it.
     trust: Option<AllowedSigners>,
     require: bool,
     cache_path: PathBuf,
@@ -90,18 +94,35 @@ impl<'r> Verifier<'r> {
         Self::open_in(repo, "log")
     }
 
+    /// A verifier under the trust file `trust` (blob `id`) that requires signatures whatever the
+    /// configuration says: a signed checkpoint is the fold a reader under `jules.requireSigned` with that
+    /// trust file computes. It shares the whole-log cache of that trust file.
+    pub fn with_trust(repo: &'r gix::Repository, trust: AllowedSigners, id: ObjectId) -> Self {
+        Verifier {
+            repo,
+            trust_id: Some(id),
+            trust: Some(trust),
+            require: true,
+            cache_path: crate::repo::jules_dir(repo)
+                .join("signatures")
+                .join(id.to_string())
+                .join("log"),
+            cache: None,
+            fresh: Vec::new(),
+        }
+    }
+
     fn open_in(repo: &'r gix::Repository, cache: &str) -> Result<Option<Self>> {
         let require = require_signed(repo);
-        let trust = load_trust(repo)?;
-        if trust.is_none() && !require {
+        let trust_id = trust_blob(repo);
+        if trust_id.is_none() && !require {
             return Ok(None);
         }
-        let name = trust
-            .as_ref()
-            .map_or_else(|| "none".to_owned(), |(_, id)| id.to_string());
+        let name = trust_id.map_or_else(|| "none".to_owned(), |id| id.to_string());
         Ok(Some(Verifier {
             repo,
-            trust: trust.map(|(t, _)| t),
+            trust_id,
+            trust: None,
             require,
             cache_path: crate::repo::jules_dir(repo)
                 .join("signatures")
@@ -117,8 +138,10 @@ impl<'r> Verifier<'r> {
         self.require
     }
 
-    pub fn trust(&self) -> Option<&AllowedSigners> {
-        self.trust.as_ref()
+    /// The directory of this verifier's caches (`.git/jules/signatures/<trust file blob id>`): derived data
+    /// keyed by the trust file lives there.
+    pub fn cache_dir(&self) -> Option<&std::path::Path> {
+        self.cache_path.parent()
     }
 
     /// The state of the event in `commit` (cached); `None` when the commit is not a valid event.
@@ -127,8 +150,14 @@ impl<'r> Verifier<'r> {
             .cache
             .get_or_insert_with(|| load_cache(&self.cache_path));
         if let Some(s) = cache.get(&commit) {
-            return Ok(Some(s.clone()));
+            return Ok(Some(s));
         }
+        if let (None, Some(id)) = (&self.trust, self.trust_id) {
+            self.trust = Some(parse_trust(self.repo, id)?);
+        }
+        let cache = self
+            .cache
+            .get_or_insert_with(|| load_cache(&self.cache_path));
         let c = self
             .repo
             .find_commit(commit)

@@ -164,18 +164,130 @@ pub fn signatures(
     let Some(mut verifier) = crate::eventlog::Verifier::open(repo)? else {
         return Ok(None);
     };
+    // The states of messages listed under this very view and trust file: a warm listing reads them from
+    // one small file and neither loads the view's id index nor the per-commit cache.
+    let memo = match (view.stamp(), verifier.cache_dir()) {
+        (Some(stamp), Some(dir)) => Some(ListedMemo::load(dir.join("listed"), stamp)),
+        _ => None,
+    };
     let mut out = Vec::with_capacity(ids.len());
+    let mut learned = Vec::new();
     for id in ids {
+        if let Some(s) = memo.as_ref().and_then(|m| m.get(id)) {
+            out.push(s);
+            continue;
+        }
         let commit = EventId::from_hex(id)
             .map(|id| view.commit_of(&id))
             .transpose()?
             .flatten();
-        out.push(match commit {
+        let state = match commit {
             Some(c) => verifier.state(c)?,
             None => None,
-        });
+        };
+        learned.push((*id, state.clone()));
+        out.push(state);
+    }
+    if let Some(m) = memo {
+        m.save(&learned);
     }
     Ok(Some(out))
+}
+
+/// `.git/jules/signatures/<trust file blob>/listed`: the first line is the stamp of the mail view's tips,
+/// then `<message id> <state | ->` per message a listing showed under that view (`-`: not a valid event).
+/// Which commit carries a message first, and so its state, is fixed by the view's tips and the trust file;
+/// a view at other tips starts the file again. Derived data: deleting it changes no answer.
+struct ListedMemo {
+    path: std::path::PathBuf,
+    stamp: String,
+    /// The file's text when its stamp is this view's (else empty, and the next save starts it again), and
+    /// where each id's state is in it.
+    text: String,
+    /// (id, state) ranges of `text`, sorted by id: no allocation per line.
+    index: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
+}
+
+impl ListedMemo {
+    fn load(path: std::path::PathBuf, stamp: String) -> Self {
+        let mut memo = ListedMemo {
+            path,
+            stamp,
+            text: String::new(),
+            index: Vec::new(),
+        };
+        let Ok(text) = std::fs::read_to_string(&memo.path) else {
+            return memo;
+        };
+        let Some((first, rest)) = text.split_once('\n') else {
+            return memo;
+        };
+        if first != memo.stamp {
+            return memo;
+        }
+        let mut at = first.len() + 1;
+        for line in rest.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
+            // A torn last line is ignored.
+            let Some(body) = line.strip_suffix('\n') else {
+                continue;
+            };
+            if let Some((id, _)) = body.split_once(' ') {
+                memo.index.push((
+                    start..start + id.len(),
+                    start + id.len() + 1..start + body.len(),
+                ));
+            }
+        }
+        // Two lines for one id (two writers at one view) hold the same state: either may be found.
+        memo.index
+            .sort_by(|a, b| text[a.0.clone()].cmp(&text[b.0.clone()]));
+        memo.text = text;
+        memo
+    }
+
+    /// `Some(state)` when the id is in the memo (`Some(None)`: not a valid event).
+    fn get(&self, id: &str) -> Option<Option<crate::sign::State>> {
+        let i = self
+            .index
+            .binary_search_by(|(k, _)| self.text[k.clone()].cmp(id))
+            .ok()?;
+        match &self.text[self.index[i].1.clone()] {
+            "-" => Some(None),
+            s => crate::sign::State::decode(s).map(Some),
+        }
+    }
+
+    /// Add what was learned. The file is always replaced whole (never appended to): a reader at other
+    /// tips may have started it again meanwhile, and lines of two views must never mix. Two writers at
+    /// once may lose each other's lines, which only costs a lookup next time.
+    fn save(self, learned: &[(&str, Option<crate::sign::State>)]) {
+        use std::io::Write;
+        if learned.is_empty() {
+            return;
+        }
+        let mut text = if self.text.is_empty() {
+            format!("{}\n", self.stamp)
+        } else {
+            self.text
+        };
+        for (id, state) in learned {
+            let s = state
+                .as_ref()
+                .map_or_else(|| "-".to_owned(), |s| s.encode());
+            text.push_str(&format!("{id} {s}\n"));
+        }
+        let Some(dir) = self.path.parent() else {
+            return;
+        };
+        let _ = std::fs::create_dir_all(dir);
+        if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
+            if tmp.write_all(text.as_bytes()).is_ok() {
+                let _ = tmp.persist(&self.path);
+            }
+        }
+    }
 }
 
 /// A listing document: `inbox`, `sent`, `thread`, `wait`.
@@ -290,4 +402,45 @@ pub fn thread(
         out.push(detail(view, &msg, persona, now)?);
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ListedMemo;
+    use crate::sign::State;
+
+    #[test]
+    fn the_listed_memo_holds_one_views_states_and_starts_again_for_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("listed");
+        let verified = State::Verified {
+            key: "SHA256:k".into(),
+            persona: "alice".into(),
+        };
+        let memo = ListedMemo::load(path.clone(), "s1".into());
+        assert_eq!(memo.get("a"), None);
+        memo.save(&[("a", Some(verified.clone())), ("b", None)]);
+        let memo = ListedMemo::load(path.clone(), "s1".into());
+        assert_eq!(memo.get("a"), Some(Some(verified.clone())));
+        assert_eq!(
+            memo.get("b"),
+            Some(None),
+            "not a valid event is remembered too"
+        );
+        memo.save(&[("c", Some(State::Unsigned))]);
+        let memo = ListedMemo::load(path.clone(), "s1".into());
+        assert_eq!(memo.get("c"), Some(Some(State::Unsigned)));
+        assert!(memo.get("a").is_some(), "lines are kept when adding");
+        // Another view: nothing of the first counts, and saving starts the file again.
+        let other = ListedMemo::load(path.clone(), "s2".into());
+        assert_eq!(other.get("a"), None);
+        other.save(&[("d", Some(State::BadSignature))]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "s2\nd b\n");
+        // A torn last line is ignored.
+        std::fs::write(&path, "s2\nd b\ne u").unwrap();
+        let memo = ListedMemo::load(path, "s2".into());
+        assert_eq!(memo.get("d"), Some(Some(State::BadSignature)));
+        assert_eq!(memo.get("e"), None);
+    }
 }

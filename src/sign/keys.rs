@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey};
 
-use super::NAMESPACE;
+use super::{CHECKPOINT_NAMESPACE, NAMESPACE};
 use crate::error::{Error, Result};
 
 /// Keys already read, by path: a long-running frontend signs many events with one key. A cache, not a
@@ -134,10 +134,44 @@ pub fn sign_event(repo: &gix::Repository, actor: &str, canonical: &[u8]) -> Resu
     Ok(Some(sign_with(key, canonical)?))
 }
 
+/// The key checkpoints are signed with: the key pinned on the handle (`JULES_SIGNING_KEY`), else
+/// `jules.signingKey`.
+/// A checkpoint speaks for no persona, so no persona's own key is looked up for it.
+pub fn checkpoint_key(repo: &gix::Repository) -> Option<KeySource> {
+    let config = repo.config_snapshot();
+    if let Some(p) = config.string(crate::repo::SESSION_SIGNING_KEY) {
+        let p = p.to_string();
+        if !p.is_empty() {
+            return Some(KeySource::Session(expand_home(&p)));
+        }
+    }
+    let v = config.string("jules.signingKey")?.to_string();
+    (!v.is_empty()).then(|| KeySource::Config(expand_home(&v), "jules.signingKey".to_owned()))
+}
+
+/// A checkpoint manifest's signature: the compacted SSHSIG of `manifest` in [`CHECKPOINT_NAMESPACE`] by the
+/// [`checkpoint_key`], with the key's `SHA256:` fingerprint; `None` when no key is configured.
+pub fn sign_checkpoint(
+    repo: &gix::Repository,
+    manifest: &[u8],
+) -> Result<Option<(String, ssh_key::public::KeyData)>> {
+    let Some(source) = checkpoint_key(repo) else {
+        return Ok(None);
+    };
+    let key = load(source.path())?;
+    let sig = sign_in(&key, CHECKPOINT_NAMESPACE, manifest)?;
+    Ok(Some((sig, key.public_key().key_data().clone())))
+}
+
 /// The compacted SSHSIG of `msg` in [`NAMESPACE`].
 pub fn sign_with(key: &PrivateKey, msg: &[u8]) -> Result<String> {
+    sign_in(key, NAMESPACE, msg)
+}
+
+/// The compacted SSHSIG of `msg` in `namespace`.
+pub fn sign_in(key: &PrivateKey, namespace: &str, msg: &[u8]) -> Result<String> {
     let sig = key
-        .sign(NAMESPACE, HashAlg::Sha512, msg)
+        .sign(namespace, HashAlg::Sha512, msg)
         .map_err(|e| Error::Other(format!("signing: {e}")))?;
     let pem = sig
         .to_pem(LineEnding::LF)

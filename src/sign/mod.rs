@@ -9,6 +9,9 @@
 //! - [`trust`]: the allowed-signers file that says which key speaks for which persona.
 //! - [`verify`]: the verification state of a signature, the trust roots of a repository.
 //!
+//! Checkpoint manifests are signed the same way in [`CHECKPOINT_NAMESPACE`], by keys whose trust line names
+//! that namespace ([`keys::sign_checkpoint`], [`verify::check_checkpoint`]).
+//!
 //! Below the event log (`eventlog::signed` verifies event commits with it): this module knows keys, trust
 //! files and SSHSIG, not commits.
 
@@ -22,6 +25,12 @@ pub use verify::State;
 
 /// The SSHSIG namespace of event signatures.
 pub const NAMESPACE: &str = "git-jules-event";
+
+/// The SSHSIG namespace of checkpoint manifest signatures (docs/format.md, "Checkpoints"). A key signs
+/// checkpoints only where its allowed-signers line names this namespace in `namespaces="…"` (stricter than
+/// ssh-keygen, for which a line without `namespaces=` allows every namespace: a persona's key must not
+/// vouch for the state of every other persona by default).
+pub const CHECKPOINT_NAMESPACE: &str = "git-jules-checkpoint";
 
 /// Where the trust roots live in the base branch's tree.
 pub const TRUST_FILE: &str = ".jules/allowed_signers";

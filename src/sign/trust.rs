@@ -138,6 +138,38 @@ impl AllowedSigners {
     }
 }
 
+impl AllowedSigners {
+    /// The principals of the lines that let `key` sign checkpoints at `now`: lines that name
+    /// [`super::CHECKPOINT_NAMESPACE`] in `namespaces="…"` literally (no line without `namespaces=`, no
+    /// wildcard: see [`super::CHECKPOINT_NAMESPACE`]), with `now` inside their validity window. A manifest
+    /// has no time of its own, so the window is judged when it is read.
+    pub fn allows_checkpoints(
+        &self,
+        key: &KeyData,
+        now: DateTime<Utc>,
+    ) -> std::result::Result<String, Denied> {
+        let mut outside = false;
+        for e in &self.entries {
+            let named = e
+                .namespaces
+                .as_ref()
+                .is_some_and(|ns| ns.iter().any(|n| n == super::CHECKPOINT_NAMESPACE));
+            if e.key != *key || !named {
+                continue;
+            }
+            if e.valid_after.is_none_or(|a| now >= a) && e.valid_before.is_none_or(|b| now < b) {
+                return Ok(e.principals.join(","));
+            }
+            outside = true;
+        }
+        Err(if outside {
+            Denied::OutsideValidity
+        } else {
+            Denied::NotListed
+        })
+    }
+}
+
 fn is_key_type(token: &str) -> bool {
     token.starts_with("ssh-") || token.starts_with("ecdsa-") || token.starts_with("sk-")
 }

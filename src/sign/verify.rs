@@ -16,7 +16,7 @@ use serde::Serialize;
 use ssh_key::{HashAlg, SshSig};
 
 use super::trust::AllowedSigners;
-use super::{NAMESPACE, TRUST_FILE};
+use super::{CHECKPOINT_NAMESPACE, NAMESPACE, TRUST_FILE};
 use crate::error::{Error, Result};
 
 /// What the signature of one event says.
@@ -104,20 +104,103 @@ pub fn check_signature(
     }
 }
 
+/// The state of `signature` (compacted SSHSIG) over the checkpoint manifest bytes `manifest`: `Verified`
+/// names the key and the principals of the trust line that lets it sign checkpoints now.
+pub fn check_checkpoint(trust: Option<&AllowedSigners>, manifest: &[u8], signature: &str) -> State {
+    let Ok(sig) = SshSig::from_pem(super::armor(signature)) else {
+        return State::BadSignature;
+    };
+    let key = sig.public_key();
+    if ssh_key::PublicKey::from(key.clone())
+        .verify(CHECKPOINT_NAMESPACE, manifest, &sig)
+        .is_err()
+    {
+        return State::BadSignature;
+    }
+    let fingerprint = key.fingerprint(HashAlg::Sha256).to_string();
+    match trust.map(|t| t.allows_checkpoints(key, Utc::now())) {
+        Some(Ok(principals)) => State::Verified {
+            key: fingerprint,
+            persona: principals,
+        },
+        _ => State::KeyNotAllowed { key: fingerprint },
+    }
+}
+
 /// The trust roots of a repository: the allowed-signers file at `jules.trust.ref` (default `main`) and its
 /// blob id, or `None` when there is none.
 pub fn load_trust(repo: &gix::Repository) -> Result<Option<(AllowedSigners, ObjectId)>> {
-    let trust_ref = trust_ref(repo);
-    let spec = format!("{trust_ref}:{TRUST_FILE}");
-    let Ok(id) = repo.rev_parse_single(spec.as_str()) else {
+    let Some(id) = trust_blob(repo) else {
         return Ok(None);
     };
+    Ok(Some((parse_trust(repo, id)?, id)))
+}
+
+/// Parse the trust file in blob `id`.
+pub fn parse_trust(repo: &gix::Repository, id: ObjectId) -> Result<AllowedSigners> {
+    let spec = format!("{}:{TRUST_FILE}", trust_ref(repo));
     let blob = repo
         .find_object(id)
         .map_err(|e| Error::Other(format!("reading {spec}: {e}")))?;
     let text = std::str::from_utf8(&blob.data)
         .map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
-    Ok(Some((AllowedSigners::parse(text, &spec)?, id.detach())))
+    AllowedSigners::parse(text, &spec)
+}
+
+/// The blob id of `.jules/allowed_signers` at `jules.trust.ref`, `None` when there is none.
+///
+/// Every read that shows signature states asks (a new trust file must count at once), so this is on the
+/// warm path. Where the trust ref is a reference, the answer for the commit it points at is remembered in
+/// `.git/jules/signatures/trust-blob` (`<commit> <blob id | none>`, derived data): a warm read resolves one
+/// ref and reads one small file, and opens no object. Any other revision is resolved by git's rules.
+pub fn trust_blob(repo: &gix::Repository) -> Option<ObjectId> {
+    let spec = trust_ref(repo);
+    let resolve = |rev: &str| {
+        repo.rev_parse_single(format!("{rev}:{TRUST_FILE}").as_str())
+            .ok()
+            .map(|id| id.detach())
+    };
+    let target = repo
+        .try_find_reference(spec.as_str())
+        .ok()
+        .flatten()
+        .and_then(|r| r.target().try_id().map(|id| id.to_owned()));
+    let Some(target) = target else {
+        return resolve(&spec);
+    };
+    let memo = crate::repo::jules_dir(repo)
+        .join("signatures")
+        .join("trust-blob");
+    let remembered = std::fs::read_to_string(&memo).ok().and_then(|text| {
+        let (at, blob) = text.trim_end().split_once(' ')?;
+        if ObjectId::from_hex(at.as_bytes()).ok()? != target {
+            return None;
+        }
+        match blob {
+            "none" => Some(None),
+            b => Some(Some(ObjectId::from_hex(b.as_bytes()).ok()?)),
+        }
+    });
+    if let Some(blob) = remembered {
+        return blob;
+    }
+    let blob = resolve(&target.to_string());
+    let line = format!(
+        "{target} {}\n",
+        blob.map_or_else(|| "none".to_owned(), |b| b.to_string())
+    );
+    // Best effort, whole or not at all: a memo that cannot be written costs the resolution next time,
+    // never an answer.
+    if let Some(dir) = memo.parent() {
+        let _ = std::fs::create_dir_all(dir);
+        if let Ok(mut tmp) = tempfile::NamedTempFile::new_in(dir) {
+            use std::io::Write;
+            if tmp.write_all(line.as_bytes()).is_ok() {
+                let _ = tmp.persist(&memo);
+            }
+        }
+    }
+    blob
 }
 
 /// `jules.trust.ref`, default `main`.
@@ -135,10 +218,7 @@ pub fn authority_cache(repo: &gix::Repository) -> Option<String> {
     if !require_signed(repo) {
         return None;
     }
-    let spec = format!("{}:{TRUST_FILE}", trust_ref(repo));
-    let blob = repo
-        .rev_parse_single(spec.as_str())
-        .map_or_else(|_| "none".to_owned(), |id| id.to_string());
+    let blob = trust_blob(repo).map_or_else(|| "none".to_owned(), |id| id.to_string());
     Some(format!("cache-signed/{blob}"))
 }
 

@@ -313,33 +313,8 @@ fn ssh_keygen_verifies_event_signatures() {
         .lines()
         .find_map(|l| l.strip_prefix("Jules-Signature: "))
         .expect("a signature trailer");
-    let mut armored = String::from("-----BEGIN SSH SIGNATURE-----\n");
-    for chunk in sig.as_bytes().chunks(70) {
-        armored.push_str(std::str::from_utf8(chunk).unwrap());
-        armored.push('\n');
-    }
-    armored.push_str("-----END SSH SIGNATURE-----\n");
-    std::fs::write(dir.path().join("sig"), armored).unwrap();
-    std::fs::write(dir.path().join("allowed"), format!("{line}\n")).unwrap();
     let verify = |payload: &str| {
-        let mut child = Command::new("ssh-keygen")
-            .args(["-Y", "verify", "-n", "git-jules-event", "-I", "alice", "-f"])
-            .arg(dir.path().join("allowed"))
-            .arg("-s")
-            .arg(dir.path().join("sig"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("ssh-keygen is required (CI installs it with .ci/setup.d/ssh-keygen.sh)");
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        ssh_keygen_verify(dir.path(), "git-jules-event", "alice", &line, sig, payload)
     };
     let ok = verify(json);
     assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
@@ -350,6 +325,44 @@ fn ssh_keygen_verifies_event_signatures() {
     );
     let bad = verify(&json.replace("interop", "intercep"));
     assert!(!bad.status.success(), "{}", stdout(&bad));
+}
+
+/// `ssh-keygen -Y verify -n NAMESPACE -I PRINCIPAL` of `payload` (on stdin) against the compacted signature
+/// `sig` (armored again with 70-column lines, as docs/format.md says) and the trust file `allowed_line`.
+fn ssh_keygen_verify(
+    dir: &Path,
+    namespace: &str,
+    principal: &str,
+    allowed_line: &str,
+    sig: &str,
+    payload: &str,
+) -> std::process::Output {
+    let mut armored = String::from("-----BEGIN SSH SIGNATURE-----\n");
+    for chunk in sig.as_bytes().chunks(70) {
+        armored.push_str(std::str::from_utf8(chunk).unwrap());
+        armored.push('\n');
+    }
+    armored.push_str("-----END SSH SIGNATURE-----\n");
+    std::fs::write(dir.join("sig"), armored).unwrap();
+    std::fs::write(dir.join("allowed"), format!("{allowed_line}\n")).unwrap();
+    let mut child = Command::new("ssh-keygen")
+        .args(["-Y", "verify", "-n", namespace, "-I", principal, "-f"])
+        .arg(dir.join("allowed"))
+        .arg("-s")
+        .arg(dir.join("sig"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ssh-keygen is required (CI installs it with .ci/setup.d/ssh-keygen.sh)");
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// `mail send` to bob with `subject` as `persona` in `c`, signed with `key` when given.
@@ -526,4 +539,263 @@ fn search_under_require_signed_finds_only_verified_mail() {
     r.git(["config", "jules.requireSigned", "true"]);
     assert_eq!(subjects(&all), ["zebra signed"]);
     assert_eq!(subjects(&bob), ["zebra signed"]);
+}
+
+/// The raw text of the note on `commit` in `notes_ref` (a `refs/notes/...` name).
+fn note_text(r: &Repo, notes_ref: &str, commit: &str) -> String {
+    let blob = r.git(["notes", "--ref", notes_ref, "list", commit]);
+    stdout(&r.git_output(["cat-file", "blob", &blob]))
+}
+
+/// A fresh clone of `bare` that fetched the logs and notes, with `jules.requireSigned` when `require`.
+fn fresh(origin: &Repo, bare: &Repo, require: bool) -> Repo {
+    let c = origin.clone_of(bare.path());
+    c.jules_ok(["init"]);
+    c.git(["fetch", "-q", "origin"]);
+    if require {
+        c.git(["config", "jules.requireSigned", "true"]);
+    }
+    c
+}
+
+/// `log stats mail --json` and its stderr.
+fn stats_of(r: &Repo, full: bool) -> (serde_json::Value, String) {
+    let mut args = vec!["--json", "log", "stats", "mail"];
+    if full {
+        args.insert(0, "--full");
+    }
+    let out = r.jules(args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (serde_json::from_str(&stdout(&out)).unwrap(), stderr(&out))
+}
+
+const PASSED_OVER: &str = "not used under jules.requireSigned";
+
+/// Checkpoints under `jules.requireSigned` (issue 28): a fresh clone uses a checkpoint only when its
+/// manifest is signed by a key the trust roots allow for checkpoints and folds the events verified under
+/// the same trust file; an unsigned checkpoint, one signed by a persona's key not allowed for checkpoints
+/// and one edited after signing are passed over (the reader replays and says so once); without
+/// `requireSigned` nothing changes; `ssh-keygen -Y verify -n git-jules-checkpoint` accepts the signature.
+#[test]
+fn signed_checkpoints_count_under_require_signed_and_nothing_else_does() {
+    let origin = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&origin, keys.path(), "alice");
+    let (sched_key, sched_line) = new_key(&origin, keys.path(), "scheduler");
+    // The scheduler's key may sign checkpoints (and nothing else); alice's line names no namespace, which
+    // ssh-keygen reads as "any", but git-jules does not for checkpoints.
+    let sched_line = sched_line.replacen(
+        "scheduler ",
+        "scheduler namespaces=\"git-jules-checkpoint\" ",
+        1,
+    );
+    trust(&origin, &[&alice_line, &sched_line]);
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let a = fresh(&origin, &bare, false);
+    for i in 0..6 {
+        send_with_key(&a, Some(&alice_key), "alice", "bob", &format!("signed {i}"));
+    }
+    // An unsigned message before the anchor: a plain checkpoint counts it, a signed one must not.
+    send_with_key(&a, None, "orchestrator", "bob", "unsigned order");
+    let anchor = a.rev("refs/jules/mail").unwrap();
+    let checkpoint = |key: &Path| {
+        let out = a
+            .jules_cmd(["--json", "log", "checkpoint", "mail"])
+            .env("JULES_SIGNING_KEY", key)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let w: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        (w, stderr(&out))
+    };
+    // Signed by alice first: a persona key the trust roots do not allow for checkpoints.
+    let (w, err) = checkpoint(&alice_key);
+    assert_eq!(w["signed"]["allowed"], false, "{w}");
+    assert!(err.contains("not allow key"), "{err}");
+    let by_alice = note_text(&a, "jules/checkpoints-signed", &anchor);
+    // Then by the scheduler, over it: the one that is synced.
+    let (w, err) = checkpoint(&sched_key);
+    assert_eq!(w["signed"]["allowed"], true, "{w} {err}");
+    assert_eq!(w["commit"], anchor.as_str());
+    let good = note_text(&a, "jules/checkpoints-signed", &anchor);
+    assert!(good.starts_with("jules-checkpoint 2\n"), "{good}");
+    assert_ne!(good, by_alice);
+    // The tail after the anchor.
+    send_with_key(&a, Some(&alice_key), "alice", "bob", "after 1");
+    send_with_key(&a, Some(&alice_key), "alice", "bob", "after 2");
+    a.jules_ok(["sync"]);
+
+    // A fresh clone under requireSigned reads the signed checkpoint and the two tail commits only.
+    let b = fresh(&origin, &bare, true);
+    let (s, err) = stats_of(&b, false);
+    assert_eq!(
+        s["refresh"],
+        serde_json::json!({"checkpoint": {"commits": 2}}),
+        "{s} {err}"
+    );
+    assert!(!err.contains(PASSED_OVER), "{err}");
+    // The same answers as a full replay: the unsigned message is in no inbox.
+    let (full, _) = stats_of(&b, true);
+    assert_eq!(s["by_actor"], full["by_actor"]);
+    assert!(full["by_actor"].get("orchestrator").is_none(), "{full}");
+    let listed = inbox(&b, "bob", &[]);
+    assert_eq!(listed.len(), 8, "{listed:?}");
+    assert!(listed.iter().all(|m| m["from"] == "alice"));
+
+    // Without requireSigned nothing changed: the plain checkpoint is read, the unsigned mail listed.
+    let plain = fresh(&origin, &bare, false);
+    let (s, err) = stats_of(&plain, false);
+    assert_eq!(
+        s["refresh"],
+        serde_json::json!({"checkpoint": {"commits": 2}}),
+        "{s}"
+    );
+    assert!(!err.contains(PASSED_OVER), "{err}");
+    assert_eq!(s["by_actor"]["orchestrator"], 1, "{s}");
+
+    // Each checkpoint a reader under requireSigned must pass over, in a fresh clone whose signed
+    // checkpoint is replaced by it (None: there is only the plain one).
+    let edited = good.replacen("\nevents 7\n", "\nevents 6\n", 1);
+    assert_ne!(edited, good, "{good}");
+    for (manifest, why) in [
+        (None, "unsigned"),
+        (Some(&by_alice), "do not allow to sign checkpoints"),
+        (Some(&edited), "bad signature"),
+    ] {
+        let c = fresh(&origin, &bare, true);
+        c.git([
+            "update-ref",
+            "-d",
+            "refs/remotes/origin/notes/jules/checkpoints-signed",
+        ]);
+        if let Some(text) = manifest {
+            let file = c.path().join(".git/manifest");
+            std::fs::write(&file, text).unwrap();
+            c.git([
+                "notes",
+                "--ref",
+                "jules/checkpoints-signed",
+                "add",
+                "-f",
+                "-F",
+                file.to_str().unwrap(),
+                &anchor,
+            ]);
+        }
+        let out = c
+            .jules_cmd(["mail", "inbox", "--persona", "bob", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.matches(PASSED_OVER).count(), 1, "said once: {err}");
+        assert!(err.contains(why), "{why}: {err}");
+        assert!(err.contains(&anchor[..12]), "{err}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(doc["messages"].as_array().unwrap().len(), 8, "{doc}");
+        // The replay is cached: the next read is warm and says nothing.
+        let again = c
+            .jules_cmd(["mail", "inbox", "--persona", "bob"])
+            .output()
+            .unwrap();
+        assert!(!stderr(&again).contains(PASSED_OVER), "{}", stderr(&again));
+        let (s, _) = stats_of(&c, false);
+        assert!(s["refresh"].get("rebuilt").is_some(), "{why}: {s}");
+        // fsck names a bad or foreign signature as a problem, and reports every signature state.
+        let fsck = c.jules(["--json", "log", "fsck", "mail", "--checkpoints"]);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&fsck)).unwrap();
+        let report = &doc["checkpoints"][0];
+        let states: Vec<&str> = report["signatures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["signature"]["state"].as_str().unwrap())
+            .collect();
+        match manifest {
+            None => assert_eq!(states, ["unsigned"], "{doc}"),
+            Some(_) => {
+                assert!(report["problems"].to_string().contains(why), "{why}: {doc}");
+                assert!(
+                    states.contains(&"key_not_allowed") || states.contains(&"bad_signature"),
+                    "{doc}"
+                );
+            }
+        }
+    }
+
+    // fsck in the writer (no requireSigned): the signed checkpoint verifies, is usable, matches its fold.
+    let fsck = a.jules_ok(["--json", "log", "fsck", "mail", "--checkpoints"]);
+    let doc: serde_json::Value = serde_json::from_str(&fsck).unwrap();
+    let report = &doc["checkpoints"][0];
+    assert_eq!(report["problems"], serde_json::json!([]), "{doc}");
+    let signed = report["signatures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["signed"] == true)
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(signed["signature"]["state"], "verified", "{doc}");
+    assert_eq!(signed["signature"]["persona"], "scheduler");
+    assert_eq!(signed["usable"], true);
+
+    // Interop: ssh-keygen verifies the manifest signature over every line before the signature line.
+    let (body, sig_line) = good.trim_end_matches('\n').rsplit_once('\n').unwrap();
+    let body = format!("{body}\n");
+    let sig = sig_line.strip_prefix("signature ").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ok = ssh_keygen_verify(
+        dir.path(),
+        "git-jules-checkpoint",
+        "scheduler",
+        &sched_line,
+        sig,
+        &body,
+    );
+    assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
+    assert!(
+        stdout(&ok).contains("Good \"git-jules-checkpoint\" signature for scheduler"),
+        "{}",
+        stdout(&ok)
+    );
+    let bad = ssh_keygen_verify(
+        dir.path(),
+        "git-jules-checkpoint",
+        "scheduler",
+        &sched_line,
+        sig,
+        &body.replacen("events 7", "events 6", 1),
+    );
+    assert!(!bad.status.success(), "{}", stdout(&bad));
+}
+
+/// Warm reads remember the trust file's blob id per trust-ref commit and the states of listed messages per
+/// mail view: a reviewed change of the trust file, or new mail, counts at the next read all the same.
+#[test]
+fn warm_listings_follow_the_trust_file_and_the_log() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    let (_, bob_line) = new_key(&r, keys.path(), "bob");
+    trust(&r, &[&alice_line, &bob_line]);
+    let first = send_with_key(&r, Some(&alice_key), "alice", "bob", "first");
+    let state_of = |id: &str| {
+        let msgs = inbox(&r, "bob", &[]);
+        msgs.iter().find(|m| m["id"] == id).unwrap()["signature"]["state"].clone()
+    };
+    assert_eq!(state_of(&first), "verified");
+    assert_eq!(state_of(&first), "verified", "warm");
+    // alice's key removed on main: revoked at the next read.
+    trust(&r, &[&bob_line]);
+    assert_eq!(state_of(&first), "key_not_allowed");
+    // New mail moves the view: both messages judged under the current file.
+    let second = send_with_key(&r, Some(&alice_key), "alice", "bob", "second");
+    assert_eq!(state_of(&second), "key_not_allowed");
+    trust(&r, &[&alice_line, &bob_line]);
+    assert_eq!(state_of(&first), "verified");
+    assert_eq!(state_of(&second), "verified");
+    // The trust ref moved without touching the file: the same blob, the same answers.
+    r.write("other", "x");
+    r.commit_all("unrelated");
+    assert_eq!(state_of(&second), "verified");
 }

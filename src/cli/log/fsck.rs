@@ -94,9 +94,34 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
                     p.problem
                 ));
             }
+            for s in &c.report.signatures {
+                let what = if s.signed { "signed" } else { "plain" };
+                let usable = match (&s.reason, s.usable) {
+                    (_, true) => "used under jules.requireSigned".to_owned(),
+                    (Some(why), false) => format!("not used under jules.requireSigned: {why}"),
+                    (None, false) => "not used under jules.requireSigned".to_owned(),
+                };
+                ui::out(format!(
+                    "  {what} checkpoint {}: {}; {usable}",
+                    s.commit,
+                    describe_checkpoint_signature(&s.signature)
+                ));
+            }
         }
     }
     Ok(if clean { 0 } else { EXIT_CHECK_FAILED })
+}
+
+fn describe_checkpoint_signature(s: &git_jules::sign::State) -> String {
+    match s {
+        git_jules::sign::State::Verified { key, persona } => {
+            format!("signed by {persona}'s key {key}, allowed for checkpoints")
+        }
+        git_jules::sign::State::KeyNotAllowed { key } => {
+            format!("signed by key {key}, not allowed for checkpoints")
+        }
+        other => other.describe(),
+    }
 }
 
 #[derive(Serialize)]
@@ -113,6 +138,13 @@ pub(super) fn checkpoint(
 ) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
     let w = git_jules::checkpoints::write(&log, a.every)?;
+    if let Some(s) = w.signed.as_ref().filter(|s| !s.allowed) {
+        ui::warn(format!(
+            "the trust roots do not allow key {} to sign checkpoints (its line needs namespaces=\"{}\"): readers under jules.requireSigned will pass this checkpoint over",
+            s.key,
+            git_jules::sign::CHECKPOINT_NAMESPACE
+        ));
+    }
     if ctx.ui.json {
         ui::json(&w);
     } else if w.skipped {
@@ -130,6 +162,16 @@ pub(super) fn checkpoint(
             w.commit,
             w.manifest.as_deref().unwrap_or("-")
         ));
+        if let Some(s) = &w.signed {
+            ui::out(format!(
+                "{}: signed checkpoint at {} for trust file {} by key {} (manifest {})",
+                log.name(),
+                w.commit,
+                s.trust,
+                s.key,
+                s.manifest
+            ));
+        }
     }
     Ok(0)
 }

@@ -88,6 +88,15 @@ impl MailView {
     }
 
     /// The length at which every message id is unique (at least 7), as git abbreviates.
+    /// The stamp of the tips this view's cache was folded at (its `meta.json`); `None` for a view built in
+    /// memory. Derived data keyed by it is valid exactly as long as this view.
+    pub fn stamp(&self) -> Option<String> {
+        let dir = self.dir.as_deref()?;
+        crate::eventlog::cache::read_sealed_stamp(dir, crate::eventlog::cache::META)
+            .ok()
+            .map(|(_, stamp)| stamp)
+    }
+
     pub fn abbrev(&mut self) -> Result<usize> {
         if self.index_dirty {
             let index = self.load_index()?;
