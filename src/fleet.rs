@@ -12,7 +12,6 @@ use crate::error::Result;
 use crate::mail::message::BROADCAST;
 use crate::mail::ops;
 use crate::mail::recipients::{Groups, Known};
-use crate::mail::view::Filter;
 use crate::state::status::{sprint_status, SprintStatus};
 use crate::state::view::{Run, TickRecord};
 use crate::state::State;
@@ -93,36 +92,20 @@ pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Fleet> {
     let (messages, unanswered) = if log.tips()?.is_empty() {
         (0, 0)
     } else {
+        // One pass over every mailbox (`MailView::tally`), not a listing per persona.
         ops::with_view(&log, |view| {
-            let stats = ops::stats(view, now)?;
-            for (p, s) in &stats.personas {
-                let inbox = view.inbox(p, &Filter::default(), now)?;
-                let sent = view.sent(p)?;
-                rows.insert(
-                    p.clone(),
-                    PersonaRow {
-                        persona: p.clone(),
-                        declared: declared.contains(p),
-                        received: s.received,
-                        unread: s.unread,
-                        needs_response: inbox
-                            .iter()
-                            .filter(|i| i.header.needs_response && i.marks.read.is_none())
-                            .count() as u64,
-                        sent: s.sent,
-                        last_activity: sent.first().map(|h| h.time.clone()),
-                        open_claims: inbox
-                            .iter()
-                            .filter(|i| i.header.claim.as_ref().is_some_and(|c| &c.persona == p))
-                            .map(|i| i.header.id.clone())
-                            .collect(),
-                        current_task: None,
-                        last_run: None,
-                        leases: Vec::new(),
-                    },
-                );
+            let tally = view.tally(now)?;
+            for (p, t) in tally.personas {
+                let mut row = PersonaRow::empty(&p, declared.contains(&p));
+                row.received = t.received;
+                row.unread = t.unread;
+                row.needs_response = t.needs_response;
+                row.sent = t.sent;
+                row.last_activity = t.last_sent;
+                row.open_claims = t.open_claims;
+                rows.insert(p, row);
             }
-            Ok((stats.messages, stats.unanswered))
+            Ok((view.messages(), tally.unanswered))
         })?
     };
     for p in &declared {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::kinds::{self, MarkData, SendData};
 use super::message::{self, SendRequest};
 use super::recipients::Groups;
-use super::view::{Filter, Folder, Header, Item, MailView, Marks};
+use super::view::{Filter, Header, Item, MailView, Marks};
 use crate::error::{Error, Result};
 use crate::eventlog::cache::{CacheLock, Loaded};
 use crate::eventlog::event::{decode_event, parse_message, Framed};
@@ -451,60 +451,37 @@ pub struct Stats {
     pub oldest_unanswered: Option<Unanswered>,
 }
 
+/// `mail stats`: every persona's counts and the unanswered messages, in one pass ([`MailView::tally`]).
 pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
-    let mut personas = BTreeMap::new();
-    for p in view.personas() {
-        let all = view.inbox(
-            &p,
-            &Filter {
-                folder: Folder::All,
-                ..Filter::default()
-            },
-            now,
-        )?;
-        let unread = view.inbox(
-            &p,
-            &Filter {
-                unread: true,
-                ..Filter::default()
-            },
-            now,
-        )?;
-        let sent = view.sent(&p)?.len() as u64;
-        personas.insert(
-            p,
-            PersonaStats {
-                received: all.len() as u64,
-                unread: unread.len() as u64,
-                sent,
-            },
-        );
-    }
-    let headers = view.all_headers()?;
-    let answered: BTreeSet<&str> = headers
-        .iter()
-        .filter_map(|h| h.in_reply_to.as_deref())
-        .collect();
-    let open: Vec<&Header> = headers
-        .iter()
-        .filter(|h| h.needs_response && !answered.contains(h.id.as_str()) && !h.is_expired(now))
-        .collect();
-    let oldest = open
-        .iter()
-        .min_by(|a, b| (&a.time, a.lamport).cmp(&(&b.time, b.lamport)))
-        .map(|h| Unanswered {
+    let tally = view.tally(now)?;
+    Ok(stats_of(view, &tally))
+}
+
+/// The `mail stats` document of a [`MailView::tally`] of `view`.
+pub fn stats_of(view: &MailView, tally: &crate::mail::view::Tally) -> Stats {
+    Stats {
+        messages: view.messages(),
+        personas: tally
+            .personas
+            .iter()
+            .map(|(p, t)| {
+                let s = PersonaStats {
+                    received: t.received,
+                    unread: t.unread,
+                    sent: t.sent,
+                };
+                (p.clone(), s)
+            })
+            .collect(),
+        unanswered: tally.unanswered,
+        oldest_unanswered: tally.oldest_unanswered.as_ref().map(|h| Unanswered {
             id: h.id.clone(),
             from: h.from.clone(),
             to: h.to.clone(),
             subject: h.subject.clone(),
             time: h.time.clone(),
-        });
-    Ok(Stats {
-        messages: view.messages(),
-        personas,
-        unanswered: open.len() as u64,
-        oldest_unanswered: oldest,
-    })
+        }),
+    }
 }
 
 /// What `inbox --unread` shows for `persona`.
