@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::eventlog::warm::WarmViews;
 use crate::mail::message::BROADCAST;
 use crate::mail::ops;
 use crate::mail::recipients::{Groups, Known};
@@ -79,34 +80,37 @@ impl PersonaRow {
     }
 }
 
-/// Read the fleet of `repo` (its work tree's `.jules/` and its logs) as of `now`.
-pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Fleet> {
+/// Read the fleet of `repo` (its work tree's `.jules/` and its logs) as of `now`; `warm`: the views a
+/// long-running frontend keeps between its calls (the mail counts among them).
+pub fn read(
+    repo: &gix::Repository,
+    warm: Option<std::sync::Arc<WarmViews>>,
+    now: DateTime<Utc>,
+) -> Result<Fleet> {
     let groups = Groups::load(repo)?;
     let known = Known::load(repo, &groups, std::iter::empty())?;
     let mut declared = known.personas.clone();
     if let Some(wt) = repo.workdir() {
         declared.extend(crate::roles::scan(wt).personas);
     }
-    let log = ops::log(repo)?;
+    let log = ops::log(repo)?.with_warm(warm);
     let mut rows: BTreeMap<String, PersonaRow> = BTreeMap::new();
     let (messages, unanswered) = if log.tips()?.is_empty() {
         (0, 0)
     } else {
         // One pass over every mailbox (`MailView::tally`), not a listing per persona.
-        ops::with_view(&log, |view| {
-            let tally = view.tally(now)?;
-            for (p, t) in tally.personas {
-                let mut row = PersonaRow::empty(&p, declared.contains(&p));
-                row.received = t.received;
-                row.unread = t.unread;
-                row.needs_response = t.needs_response;
-                row.sent = t.sent;
-                row.last_activity = t.last_sent;
-                row.open_claims = t.open_claims;
-                rows.insert(p, row);
-            }
-            Ok((view.messages(), tally.unanswered))
-        })?
+        let tally = ops::tally(&log, now)?;
+        for (p, t) in tally.personas {
+            let mut row = PersonaRow::empty(&p, declared.contains(&p));
+            row.received = t.received;
+            row.unread = t.unread;
+            row.needs_response = t.needs_response;
+            row.sent = t.sent;
+            row.last_activity = t.last_sent;
+            row.open_claims = t.open_claims;
+            rows.insert(p, row);
+        }
+        (tally.messages, tally.unanswered)
     };
     for p in &declared {
         if p == BROADCAST {

@@ -451,16 +451,47 @@ pub struct Stats {
     pub oldest_unanswered: Option<Unanswered>,
 }
 
-/// `mail stats`: every persona's counts and the unanswered messages, in one pass ([`MailView::tally`]).
-pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
-    let tally = view.tally(now)?;
-    Ok(stats_of(view, &tally))
+/// Every persona's counts ([`MailView::tally`]) of the log as it is now. A frontend that keeps warm views
+/// keeps the counts too, for the same tips and until a counted message expires
+/// ([`crate::mail::view::Tally::valid_until`]): its fleet page then costs a look-up, and the view it keeps
+/// warm does not hold every mailbox for it.
+pub fn tally(log: &Log<'_>, now: DateTime<Utc>) -> Result<crate::mail::view::Tally> {
+    use crate::mail::view::Tally;
+    let key = cache_dir(log).join("tally");
+    let warm = log
+        .warm()
+        .filter(|_| !crate::eventlog::cache::full_replay());
+    let tips = match warm {
+        Some(_) => Some(log.tips()?),
+        None => None,
+    };
+    if let (Some(warm), Some(tips)) = (warm, &tips) {
+        if let Some(kept) = warm.take::<Tally>(&key, tips) {
+            if kept.valid_until.is_none_or(|t| now < t) {
+                warm.put(key, tips.clone(), kept.clone());
+                return Ok(kept);
+            }
+        }
+    }
+    let tally = with_view(log, |view| view.tally(now))?;
+    if let (Some(warm), Some(tips)) = (warm, tips) {
+        // Kept only if the tips did not move while it was counted.
+        if log.tips().ok().as_ref() == Some(&tips) {
+            warm.put(key, tips, tally.clone());
+        }
+    }
+    Ok(tally)
 }
 
-/// The `mail stats` document of a [`MailView::tally`] of `view`.
-pub fn stats_of(view: &MailView, tally: &crate::mail::view::Tally) -> Stats {
+/// `mail stats`: every persona's counts and the unanswered messages, in one pass ([`MailView::tally`]).
+pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
+    Ok(stats_of(&view.tally(now)?))
+}
+
+/// The `mail stats` document of a [`MailView::tally`].
+pub fn stats_of(tally: &crate::mail::view::Tally) -> Stats {
     Stats {
-        messages: view.messages(),
+        messages: tally.messages,
         personas: tally
             .personas
             .iter()

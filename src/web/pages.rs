@@ -99,7 +99,7 @@ struct Listing<'a> {
 
 fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
     let repo = repo(shared)?;
-    let f = crate::fleet::read(&repo, Utc::now())?;
+    let f = crate::fleet::read(&repo, Some(shared.warm.clone()), Utc::now())?;
     reply(r, "fleet.html", "fleet".into(), &f)
 }
 

@@ -35,26 +35,62 @@ pub struct PersonaTally {
 /// Every persona's counts, and the messages nobody answered.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Tally {
+    /// The number of messages ([`MailView::messages`]).
+    pub messages: u64,
     /// Per persona with a mailbox ([`MailView::personas`]).
     pub personas: BTreeMap<String, PersonaTally>,
     /// Messages with `needs_response` that no message answers (`in_reply_to`), expired ones excluded.
     pub unanswered: u64,
     /// The oldest of them (by time, then the total order).
     pub oldest_unanswered: Option<Header>,
+    /// The first time after the count at which a counted message expires: until then the counts hold for
+    /// the same log (a frontend may keep them), from then on they must be made again.
+    pub valid_until: Option<DateTime<Utc>>,
 }
 
 impl MailView {
-    /// Count every persona's mailbox in one pass: every partition is read once (and stays loaded, as a
-    /// listing's does), then only borrowed.
+    /// Count every persona's mailbox in one pass: every partition is read once, then only borrowed. The
+    /// partitions read only for the count are let go again (unless changed), so that a view kept warm
+    /// between requests holds what the listings asked for, not the whole log.
     pub fn tally(&mut self, now: DateTime<Utc>) -> Result<Tally> {
         let dir = self.dir.clone();
         let dir = dir.as_deref();
+        let had_boxes: BTreeSet<String> = self.boxes.loaded.keys().cloned().collect();
+        let had_sent: BTreeSet<String> = self.sent.loaded.keys().cloned().collect();
         for p in self.boxes.present.clone() {
             self.boxes.ensure(dir, &p)?;
         }
         for p in self.sent.present.clone() {
             self.sent.ensure(dir, &p)?;
         }
+        let tally = self.count(now);
+        if self.fresh || self.dir.is_none() {
+            // Built in memory: what is loaded is all there is of it.
+            return Ok(tally);
+        }
+        let (boxes, sent) = (&mut self.boxes, &mut self.sent);
+        boxes
+            .loaded
+            .retain(|k, _| had_boxes.contains(k) || boxes.dirty.contains(k));
+        sent.loaded
+            .retain(|k, _| had_sent.contains(k) || sent.dirty.contains(k));
+        Ok(tally)
+    }
+
+    /// [`MailView::tally`] over partitions already loaded.
+    fn count(&self, now: DateTime<Utc>) -> Tally {
+        let mut valid_until: Option<DateTime<Utc>> = None;
+        let mut expiry = |h: &Header| {
+            if let Some(t) = h
+                .expires
+                .as_deref()
+                .and_then(super::super::when::parse_stored)
+            {
+                if t > now && valid_until.is_none_or(|v| t < v) {
+                    valid_until = Some(t);
+                }
+            }
+        };
         let empty = Mailbox::default();
         let boxes = &self.boxes.loaded;
         let broadcast = boxes.get(BROADCAST).unwrap_or(&empty);
@@ -83,6 +119,7 @@ impl MailView {
             );
             for (k, r) in candidates {
                 let (h, marks) = (&r.h, own.marks.get(k).unwrap_or(&no_marks));
+                expiry(h);
                 t.received += u64::from(keep(h, marks, &p, &all, now));
                 t.unread += u64::from(keep(h, marks, &p, &unread, now));
                 if keep(h, marks, &p, &inbox, now) {
@@ -113,6 +150,7 @@ impl MailView {
         let mut needing: Vec<&Header> = Vec::new();
         for p in &self.sent.present {
             for h in self.sent_headers(p) {
+                expiry(h);
                 if let Some(r) = h.in_reply_to.as_deref() {
                     answered.insert(r);
                 }
@@ -133,11 +171,13 @@ impl MailView {
                 oldest = Some(h);
             }
         }
-        Ok(Tally {
+        Tally {
+            messages: self.messages(),
             personas,
             unanswered,
             oldest_unanswered: oldest.cloned(),
-        })
+            valid_until,
+        }
     }
 
     /// The headers of what `persona` sent, borrowed from the mailboxes that hold them; only after
@@ -322,6 +362,34 @@ mod tests {
                 tally.personas.values().any(|t| t.received > t.unread),
                 "marks are exercised"
             );
+            // Before the expiry the counts say until when they hold.
+            let before = "2026-01-05T00:00:00Z".parse::<DateTime<Utc>>().unwrap();
+            let until = "2026-01-10T00:00:00Z".parse::<DateTime<Utc>>().unwrap();
+            assert_eq!(v.tally(before).unwrap().valid_until, Some(until));
+            assert_eq!(tally.valid_until, None);
+            // A view loaded from its cache counts the same and lets go of what it read only to count.
+            let dir = tempfile::tempdir().unwrap();
+            let stamp = crate::eventlog::cache::Stamp::of(&[]);
+            use crate::eventlog::cache::Projection;
+            v.save(dir.path(), &stamp).unwrap();
+            crate::eventlog::cache::save_json(
+                dir.path(),
+                "meta.json",
+                &serde_json::json!({}),
+                &stamp,
+            )
+            .unwrap();
+            let mut loaded = MailView::load(dir.path()).unwrap();
+            loaded.inbox("p1", &Filter::default(), now).unwrap();
+            let listed: Vec<String> = loaded.boxes.loaded.keys().cloned().collect();
+            assert!(!listed.is_empty());
+            assert_eq!(loaded.tally(now).unwrap(), tally, "seed {seed}");
+            assert_eq!(
+                loaded.boxes.loaded.keys().cloned().collect::<Vec<_>>(),
+                listed,
+                "only what the listing read stays loaded"
+            );
+            assert!(loaded.sent.loaded.is_empty());
         }
     }
 }
