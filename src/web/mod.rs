@@ -409,16 +409,22 @@ fn page(
         .env
         .get_template(template)
         .map_err(|e| e.to_string())?;
-    t.render(minijinja::context! {
-        title => title,
-        data => data,
-        as_persona => shared.opts.as_persona,
-        read_only => shared.opts.read_only,
-        can_write => shared.can_write(),
-        csrf => shared.secrets.csrf,
-        max_body => render::MAX_BODY,
-    })
-    .map_err(|e| format!("rendering {template}: {e:#}"))
+    // Room for a long listing's page up front: growing the buffer by doubling copied it again and again.
+    let mut out = Vec::with_capacity(256 * 1024);
+    t.render_captured_to(
+        minijinja::context! {
+            title => title,
+            data => data,
+            as_persona => shared.opts.as_persona,
+            read_only => shared.opts.read_only,
+            can_write => shared.can_write(),
+            csrf => shared.secrets.csrf,
+            max_body => render::MAX_BODY,
+        },
+        &mut out,
+    )
+    .map_err(|e| format!("rendering {template}: {e:#}"))?;
+    String::from_utf8(out).map_err(|e| format!("rendering {template}: {e}"))
 }
 
 #[cfg(test)]
