@@ -9,10 +9,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::Result;
+use crate::eventlog::warm::WarmViews;
 use crate::mail::message::BROADCAST;
 use crate::mail::ops;
 use crate::mail::recipients::{Groups, Known};
-use crate::mail::view::Filter;
 use crate::state::status::{sprint_status, SprintStatus};
 use crate::state::view::{Run, TickRecord};
 use crate::state::State;
@@ -80,50 +80,37 @@ impl PersonaRow {
     }
 }
 
-/// Read the fleet of `repo` (its work tree's `.jules/` and its logs) as of `now`.
-pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Fleet> {
+/// Read the fleet of `repo` (its work tree's `.jules/` and its logs) as of `now`; `warm`: the views a
+/// long-running frontend keeps between its calls (the mail counts among them).
+pub fn read(
+    repo: &gix::Repository,
+    warm: Option<std::sync::Arc<WarmViews>>,
+    now: DateTime<Utc>,
+) -> Result<Fleet> {
     let groups = Groups::load(repo)?;
     let known = Known::load(repo, &groups, std::iter::empty())?;
     let mut declared = known.personas.clone();
     if let Some(wt) = repo.workdir() {
         declared.extend(crate::roles::scan(wt).personas);
     }
-    let log = ops::log(repo)?;
+    let log = ops::log(repo)?.with_warm(warm);
     let mut rows: BTreeMap<String, PersonaRow> = BTreeMap::new();
     let (messages, unanswered) = if log.tips()?.is_empty() {
         (0, 0)
     } else {
-        ops::with_view(&log, |view| {
-            let stats = ops::stats(view, now)?;
-            for (p, s) in &stats.personas {
-                let inbox = view.inbox(p, &Filter::default(), now)?;
-                let sent = view.sent(p)?;
-                rows.insert(
-                    p.clone(),
-                    PersonaRow {
-                        persona: p.clone(),
-                        declared: declared.contains(p),
-                        received: s.received,
-                        unread: s.unread,
-                        needs_response: inbox
-                            .iter()
-                            .filter(|i| i.header.needs_response && i.marks.read.is_none())
-                            .count() as u64,
-                        sent: s.sent,
-                        last_activity: sent.first().map(|h| h.time.clone()),
-                        open_claims: inbox
-                            .iter()
-                            .filter(|i| i.header.claim.as_ref().is_some_and(|c| &c.persona == p))
-                            .map(|i| i.header.id.clone())
-                            .collect(),
-                        current_task: None,
-                        last_run: None,
-                        leases: Vec::new(),
-                    },
-                );
-            }
-            Ok((stats.messages, stats.unanswered))
-        })?
+        // One pass over every mailbox (`MailView::tally`), not a listing per persona.
+        let tally = ops::tally(&log, now)?;
+        for (p, t) in tally.personas {
+            let mut row = PersonaRow::empty(&p, declared.contains(&p));
+            row.received = t.received;
+            row.unread = t.unread;
+            row.needs_response = t.needs_response;
+            row.sent = t.sent;
+            row.last_activity = t.last_sent;
+            row.open_claims = t.open_claims;
+            rows.insert(p, row);
+        }
+        (tally.messages, tally.unanswered)
     };
     for p in &declared {
         if p == BROADCAST {

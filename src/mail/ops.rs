@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::kinds::{self, MarkData, SendData};
 use super::message::{self, SendRequest};
 use super::recipients::Groups;
-use super::view::{Filter, Folder, Header, Item, MailView, Marks};
+use super::view::{Filter, Header, Item, MailView, Marks};
 use crate::error::{Error, Result};
 use crate::eventlog::cache::{CacheLock, Loaded};
 use crate::eventlog::event::{decode_event, parse_message, Framed};
@@ -449,60 +449,66 @@ pub struct Stats {
     pub oldest_unanswered: Option<Unanswered>,
 }
 
-pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
-    let mut personas = BTreeMap::new();
-    for p in view.personas() {
-        let all = view.inbox(
-            &p,
-            &Filter {
-                folder: Folder::All,
-                ..Filter::default()
-            },
-            now,
-        )?;
-        let unread = view.inbox(
-            &p,
-            &Filter {
-                unread: true,
-                ..Filter::default()
-            },
-            now,
-        )?;
-        let sent = view.sent(&p)?.len() as u64;
-        personas.insert(
-            p,
-            PersonaStats {
-                received: all.len() as u64,
-                unread: unread.len() as u64,
-                sent,
-            },
-        );
+/// Every persona's counts ([`MailView::tally`]) of the log as it is now. A frontend that keeps warm views
+/// keeps the counts too, for the same tips and until a counted message expires
+/// ([`crate::mail::view::Tally::valid_until`]): its fleet page then costs a look-up, and the view it keeps
+/// warm does not hold every mailbox for it.
+pub fn tally(log: &Log<'_>, now: DateTime<Utc>) -> Result<crate::mail::view::Tally> {
+    use crate::mail::view::Tally;
+    let key = cache_dir(log).join("tally");
+    let warm = log.warm().filter(|_| !log.full_replay());
+    let tips = match warm {
+        Some(_) => Some(log.tips()?),
+        None => None,
+    };
+    if let (Some(warm), Some(tips)) = (warm, &tips) {
+        if let Some(kept) = warm.take::<Tally>(&key, tips) {
+            if kept.valid_until.is_none_or(|t| now < t) {
+                warm.put(key, tips.clone(), kept.clone());
+                return Ok(kept);
+            }
+        }
     }
-    let headers = view.all_headers()?;
-    let answered: BTreeSet<&str> = headers
-        .iter()
-        .filter_map(|h| h.in_reply_to.as_deref())
-        .collect();
-    let open: Vec<&Header> = headers
-        .iter()
-        .filter(|h| h.needs_response && !answered.contains(h.id.as_str()) && !h.is_expired(now))
-        .collect();
-    let oldest = open
-        .iter()
-        .min_by(|a, b| (&a.time, a.lamport).cmp(&(&b.time, b.lamport)))
-        .map(|h| Unanswered {
+    let tally = with_view(log, |view| view.tally(now))?;
+    if let (Some(warm), Some(tips)) = (warm, tips) {
+        // Kept only if the tips did not move while it was counted.
+        if log.tips().ok().as_ref() == Some(&tips) {
+            warm.put(key, tips, tally.clone());
+        }
+    }
+    Ok(tally)
+}
+
+/// `mail stats`: every persona's counts and the unanswered messages, in one pass ([`MailView::tally`]).
+pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
+    Ok(stats_of(&view.tally(now)?))
+}
+
+/// The `mail stats` document of a [`MailView::tally`].
+pub fn stats_of(tally: &crate::mail::view::Tally) -> Stats {
+    Stats {
+        messages: tally.messages,
+        personas: tally
+            .personas
+            .iter()
+            .map(|(p, t)| {
+                let s = PersonaStats {
+                    received: t.received,
+                    unread: t.unread,
+                    sent: t.sent,
+                };
+                (p.clone(), s)
+            })
+            .collect(),
+        unanswered: tally.unanswered,
+        oldest_unanswered: tally.oldest_unanswered.as_ref().map(|h| Unanswered {
             id: h.id.clone(),
             from: h.from.clone(),
             to: h.to.clone(),
             subject: h.subject.clone(),
             time: h.time.clone(),
-        });
-    Ok(Stats {
-        messages: view.messages(),
-        personas,
-        unanswered: open.len() as u64,
-        oldest_unanswered: oldest,
-    })
+        }),
+    }
 }
 
 /// What `inbox --unread` shows for `persona`.

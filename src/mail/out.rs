@@ -305,9 +305,17 @@ pub fn inbox(
     filter: &Filter,
     now: DateTime<Utc>,
 ) -> Result<ListOut> {
-    let items = view.inbox(persona, filter, now)?;
+    // Straight from the borrowed headers to the document: a long listing is not cloned twice.
     let abbrev = view.abbrev()?;
-    Ok(listing(persona, &items, abbrev, now))
+    let messages = view.inbox_map(persona, filter, now, |h, via, marks| {
+        let state = Some(StateOut::new(persona, marks));
+        MessageOut::new(h, via.cloned(), state, None, abbrev, now)
+    })?;
+    Ok(ListOut {
+        version: JSON_VERSION,
+        persona: Some(persona.to_owned()),
+        messages,
+    })
 }
 
 /// Listed items of `persona`'s mailbox as a document (`mail inbox`, `mail wait`).

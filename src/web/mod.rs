@@ -177,6 +177,13 @@ pub(crate) enum Reply {
         disposition: String,
         bytes: Vec<u8>,
     },
+    /// A page whose data was made for the template only (the request did not ask for JSON): the typed
+    /// document converted once, straight to the template's values, without a JSON tree between.
+    Html {
+        template: &'static str,
+        title: String,
+        data: minijinja::Value,
+    },
     Static(&'static str, &'static str),
     Redirect(String),
     Error(StatusCode, String),
@@ -319,12 +326,19 @@ fn respond(shared: &Shared, req: Request, reply: Reply, json: bool, set_cookie: 
             if json {
                 (200, "application/json".into(), to_json(&data))
             } else {
-                match page(shared, template, &title, &data) {
-                    Ok(html) => (200, "text/html; charset=utf-8".into(), html.into_bytes()),
-                    Err(e) => (500, "text/plain; charset=utf-8".into(), e.into_bytes()),
-                }
+                html_page(
+                    shared,
+                    template,
+                    &title,
+                    minijinja::Value::from_serialize(&data),
+                )
             }
         }
+        Reply::Html {
+            template,
+            title,
+            data,
+        } => html_page(shared, template, &title, data),
         Reply::Bytes {
             content_type,
             disposition,
@@ -344,7 +358,13 @@ fn respond(shared: &Shared, req: Request, reply: Reply, json: bool, set_cookie: 
                 (status.0, "application/json".into(), to_json(&doc))
             } else {
                 let data = serde_json::json!({ "status": status.0, "message": message });
-                let html = page(shared, "error.html", "error", &data).unwrap_or(message);
+                let html = page(
+                    shared,
+                    "error.html",
+                    "error",
+                    minijinja::Value::from_serialize(&data),
+                )
+                .unwrap_or(message);
                 (
                     status.0,
                     "text/html; charset=utf-8".into(),
@@ -372,27 +392,46 @@ fn to_json(v: &serde_json::Value) -> Vec<u8> {
     b
 }
 
+/// A rendered page as a response's status, type and body.
+fn html_page(
+    shared: &Shared,
+    template: &str,
+    title: &str,
+    data: minijinja::Value,
+) -> (u16, String, Vec<u8>) {
+    match page(shared, template, title, data) {
+        Ok(html) => (200, "text/html; charset=utf-8".into(), html.into_bytes()),
+        Err(e) => (500, "text/plain; charset=utf-8".into(), e.into_bytes()),
+    }
+}
+
 /// Render `template` around `data`, with what every page shows (who we act as, the CSRF token).
 fn page(
     shared: &Shared,
     template: &str,
     title: &str,
-    data: &serde_json::Value,
+    data: minijinja::Value,
 ) -> std::result::Result<String, String> {
     let t = shared
         .env
         .get_template(template)
         .map_err(|e| e.to_string())?;
-    t.render(minijinja::context! {
-        title => title,
-        data => minijinja::Value::from_serialize(data),
-        as_persona => shared.opts.as_persona,
-        read_only => shared.opts.read_only,
-        can_write => shared.can_write(),
-        csrf => shared.secrets.csrf,
-        max_body => render::MAX_BODY,
-    })
-    .map_err(|e| format!("rendering {template}: {e:#}"))
+    // Room for a long listing's page up front: growing the buffer by doubling copied it again and again.
+    let mut out = Vec::with_capacity(256 * 1024);
+    t.render_captured_to(
+        minijinja::context! {
+            title => title,
+            data => data,
+            as_persona => shared.opts.as_persona,
+            read_only => shared.opts.read_only,
+            can_write => shared.can_write(),
+            csrf => shared.secrets.csrf,
+            max_body => render::MAX_BODY,
+        },
+        &mut out,
+    )
+    .map_err(|e| format!("rendering {template}: {e:#}"))?;
+    String::from_utf8(out).map_err(|e| format!("rendering {template}: {e}"))
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
         (Method::Get, ["static", "style.css"]) => {
             return Reply::Static("text/css; charset=utf-8", render::STYLE_CSS)
         }
-        (Method::Get, [] | ["fleet"]) => fleet(shared),
+        (Method::Get, [] | ["fleet"]) => fleet(shared, r),
         (Method::Get, ["mail", persona]) => mailbox(shared, r, persona),
         (Method::Get, ["message", id]) => thread(shared, r, id),
         (Method::Get, ["message", id, "raw"]) => raw(shared, id),
@@ -68,14 +68,39 @@ fn value(v: impl Serialize) -> Result<serde_json::Value> {
     serde_json::to_value(v).map_err(|e| Error::Other(format!("serialising: {e}")))
 }
 
-fn fleet(shared: &Shared) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let f = crate::fleet::read(&repo, Utc::now())?;
-    Ok(Reply::Page {
-        template: "fleet.html",
-        title: "fleet".into(),
-        data: value(f)?,
+/// The page of `doc`: its JSON document when the request asks for JSON, else its template's data made
+/// straight from the typed value (a long listing is not turned into a JSON tree first).
+fn reply(r: &Req, template: &'static str, title: String, doc: &impl Serialize) -> Result<Reply> {
+    Ok(if r.json {
+        Reply::Page {
+            template,
+            title,
+            data: value(doc)?,
+        }
+    } else {
+        Reply::Html {
+            template,
+            title,
+            data: minijinja::Value::from_serialize(doc),
+        }
     })
+}
+
+/// A listing with what its page adds to the document (the folder shown, the message selected).
+#[derive(Serialize)]
+struct Listing<'a> {
+    #[serde(flatten)]
+    doc: &'a out::ListOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    folder: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    selected: Option<&'a str>,
+}
+
+fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
+    let repo = repo(shared)?;
+    let f = crate::fleet::read(&repo, Some(shared.warm.clone()), Utc::now())?;
+    reply(r, "fleet.html", "fleet".into(), &f)
 }
 
 /// The mail log, or `None` when nothing was ever sent (no log to open a view of).
@@ -131,13 +156,13 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
         persona: Some(persona.to_owned()),
         messages: Vec::new(),
     });
-    let mut data = value(doc)?;
-    data["folder"] = json!(folder);
-    Ok(Reply::Page {
-        template: "mailbox.html",
-        title: format!("mail of {}", render::visible(persona, render::MAX_NAME)),
-        data,
-    })
+    let title = format!("mail of {}", render::visible(persona, render::MAX_NAME));
+    let listing = Listing {
+        doc: &doc,
+        folder: Some(folder),
+        selected: None,
+    };
+    reply(r, "mailbox.html", title, &listing)
 }
 
 fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
@@ -153,17 +178,17 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         Ok(messages)
     })?
     .ok_or_else(|| Error::not_found("message", id))?;
-    let mut data = value(out::ListOut {
+    let doc = out::ListOut {
         version: out::JSON_VERSION,
         persona: persona.map(str::to_owned),
         messages,
-    })?;
-    data["selected"] = json!(id);
-    Ok(Reply::Page {
-        template: "thread.html",
-        title: "thread".into(),
-        data,
-    })
+    };
+    let listing = Listing {
+        doc: &doc,
+        folder: None,
+        selected: Some(id),
+    };
+    reply(r, "thread.html", "thread".into(), &listing)
 }
 
 fn find(shared: &Shared, repo: &gix::Repository, id: &str) -> Result<ops::Message> {

@@ -60,6 +60,10 @@ pub fn left(secs: i64) -> String {
 /// `s` with every control character and bidirectional formatting character shown as `\u{…}`, cut to
 /// `max` characters with an ellipsis. Escaping for HTML is left to the template's autoescape.
 pub fn visible(s: &str, max: usize) -> String {
+    // Most names and subjects need nothing done: one copy (a page lists a thousand of them).
+    if s.len() <= max && !s.chars().any(|c| c.is_control() || is_bidi(c)) {
+        return s.to_owned();
+    }
     let mut out = String::new();
     for (n, c) in s.chars().enumerate() {
         if n == max {

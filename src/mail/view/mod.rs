@@ -27,11 +27,13 @@
 
 //!
 //! The module is split along its seams: [`types`] (what the views hand out), `parts` (the partition store),
-//! `fold` (applying events) and `query` (the listings and look-ups).
+//! `fold` (applying events), `query` (the listings and look-ups) and `tally` (every persona's counts in one
+//! pass).
 
 mod fold;
 mod parts;
 mod query;
+mod tally;
 mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -45,6 +47,7 @@ use crate::eventlog::{EventId, LoggedEvent};
 
 use parts::Parts;
 use query::unique_len;
+pub use tally::{PersonaTally, Tally};
 pub use types::*;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

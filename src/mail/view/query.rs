@@ -189,6 +189,22 @@ impl MailView {
 
     /// A persona's mailbox as a listing: urgent first, then newest.
     pub fn inbox(&mut self, persona: &str, f: &Filter, now: DateTime<Utc>) -> Result<Vec<Item>> {
+        self.inbox_map(persona, f, now, |h, via, marks| Item {
+            header: h.clone(),
+            via: via.cloned(),
+            marks: marks.clone(),
+        })
+    }
+
+    /// [`MailView::inbox`], each listed message handed to `map` borrowed (header, the group it came
+    /// through, the persona's marks): a caller that turns it into something else clones nothing twice.
+    pub fn inbox_map<T>(
+        &mut self,
+        persona: &str,
+        f: &Filter,
+        now: DateTime<Utc>,
+        mut map: impl FnMut(&Header, Option<&String>, &Marks) -> T,
+    ) -> Result<Vec<T>> {
         let dir = self.dir.clone();
         let dir = dir.as_deref();
         let own_key = persona.to_owned();
@@ -231,11 +247,7 @@ impl MailView {
         }
         Ok(picked
             .into_iter()
-            .map(|(r, m)| Item {
-                header: r.h.clone(),
-                via: r.via.clone(),
-                marks: m.clone(),
-            })
+            .map(|(r, m)| map(&r.h, r.via.as_ref(), m))
             .collect())
     }
 
