@@ -7,13 +7,16 @@
 #                                             build only; prints the binary's path on stdout
 #
 # On Linux with glibc the binary is linked statically, at a fixed address: every `git jules …` is a new
-# process, and the dynamic loader (mapping libc and libm, resolving symbols) was 0.2 ms of a 2.1 ms
-# `mail send`, the lever that took `mail send` through git under half the plain-git append
+# process, and the dynamic loader (mapping libc, libm and libgcc_s, resolving symbols) was 0.2 ms of a 2.1 ms
+# `mail send`, and the relocations of a position-independent executable (about 24,600, 95 pages written at
+# every start) 0.1 ms more: the levers that took `mail send` through git under half the plain-git append
 # (docs/benchmarks.md, "Start-up"). Static glibc is fine here: git-jules resolves no host names (the `git`
-# binary carries every transport) and loads no modules. Cargo cannot build proc macros with
-# `+crt-static`, so the flags go to an explicit `--target` (the host's own), where they reach only the
-# binary's own compilation units and not build scripts or proc macros. Elsewhere, or with RUSTFLAGS set
-# (which takes precedence), it is the plain `cargo install --locked --path .`.
+# binary carries every transport) and loads no modules. Both are rustc's documented flags
+# (`-C target-feature=+crt-static`, with which the standard library links gcc's static unwinder itself, and
+# `-C relocation-model=static`). Cargo cannot build proc macros with them, so they go to an explicit
+# `--target` (the host's own), where they reach only the binary's own compilation units and not build
+# scripts or proc macros. Without a static libc the binary is still linked at a fixed address. Elsewhere,
+# or with RUSTFLAGS set (which takes precedence), it is the plain `cargo install --locked --path .`.
 set -eu
 cd "$(dirname "$0")"
 
@@ -39,15 +42,15 @@ host=$(rustc -vV | sed -n 's/^host: //p')
 set --
 case $host in
     *-linux-gnu)
-        # glibc's static archive ships with Debian's libc6-dev, not everywhere (Fedora: glibc-static).
-        libc_a=$(cc -print-file-name=libc.a 2>/dev/null || true)
-        if [ -n "${RUSTFLAGS:-}" ]; then
-            :
-        elif [ "${libc_a#*/}" = "$libc_a" ]; then
-            echo "install.sh: no static libc (libc.a) for this compiler; building a dynamically linked binary" >&2
-        else
-            set -- --target "$host" --config \
-                "target.$host.rustflags = ['-C', 'target-feature=+crt-static', '-C', 'relocation-model=static']"
+        if [ -z "${RUSTFLAGS:-}" ]; then
+            # glibc's static archive ships with Debian's libc6-dev, not everywhere (Fedora: glibc-static).
+            libc_a=$(cc -print-file-name=libc.a 2>/dev/null || true)
+            static="'-C', 'target-feature=+crt-static', "
+            if [ "${libc_a#*/}" = "$libc_a" ]; then
+                echo "install.sh: no static libc (libc.a) for this compiler; linking glibc dynamically" >&2
+                static=
+            fi
+            set -- --target "$host" --config "target.$host.rustflags = [$static'-C', 'relocation-model=static']"
         fi ;;
 esac
 

@@ -15,7 +15,6 @@ mod hooks;
 mod init;
 mod interrupt;
 mod keys;
-mod lean;
 mod lease;
 mod log;
 mod mail;
@@ -36,9 +35,7 @@ mod web;
 
 use std::path::PathBuf;
 
-use clap::{CommandFactory, Parser, Subcommand};
-
-use lean::Lean;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use context::Context;
 use error::{CliError, Kind, EXIT_OK, EXIT_USAGE};
@@ -60,8 +57,13 @@ JSON shapes: docs/json.md."
 )]
 #[group(skip)]
 pub struct Cli {
-    /// Run as if started in DIR (like `git -C`)
-    #[arg(short = 'C', id = "chdir", global = true, value_name = "DIR")]
+    // `--json` and `-q` are global: they say how a command prints, and people write them after it. The other
+    // options go before the command, as git's own do (`git -C DIR jules …`): clap copies a global option into
+    // every subcommand of each command it builds on the way to the one that runs (20 top-level commands,
+    // then the 19 of `mail` for a `mail send`), and those copies were the largest cost of a start left in
+    // our code (docs/benchmarks.md, "Start-up").
+    /// Run as if started in DIR (like `git -C`; before the command)
+    #[arg(short = 'C', id = "chdir", value_name = "DIR")]
     pub dir: Option<PathBuf>,
     /// Print machine-readable JSON on stdout (the shapes are documented in docs/json.md)
     #[arg(long, global = true)]
@@ -70,16 +72,16 @@ pub struct Cli {
     #[arg(short = 'q', long, global = true)]
     pub quiet: bool,
     /// Unknown persona names are errors, not warnings (also: git config jules.strictPersonas true)
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub strict: bool,
     /// When to colour human output (NO_COLOR is honoured with `auto`)
-    #[arg(long, global = true, value_enum, default_value_t = ui::ColorChoice::Auto)]
+    #[arg(long, value_enum, default_value_t = ui::ColorChoice::Auto)]
     pub color: ui::ColorChoice,
     /// Reads replay the whole log: no cache and no checkpoint is used (same answers, the cold path)
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub full: bool,
     #[command(subcommand)]
-    pub command: Lean<Command>,
+    pub command: Command,
 }
 
 // A command group (`mail`, `log`, …) as a struct of arguments rather than a `#[command(subcommand)]`
@@ -90,7 +92,7 @@ pub struct Cli {
 #[group(skip)]
 pub struct Group<T: Subcommand> {
     #[command(subcommand)]
-    pub cmd: Lean<T>,
+    pub cmd: T,
 }
 
 #[derive(Debug, Subcommand)]
@@ -155,13 +157,13 @@ impl Command {
             Command::Mcp(_) => Some("mcp"),
             Command::Web(_) => Some("web"),
             Command::Hooks(Group {
-                cmd: Lean(hooks::HooksCommand::Show(_)),
+                cmd: hooks::HooksCommand::Show(_),
             }) => Some("hooks show"),
             Command::Mail(Group {
-                cmd: Lean(mail::MailCommand::Attachment(a)),
+                cmd: mail::MailCommand::Attachment(a),
             }) if a.output.is_none() => Some("mail attachment (without -o)"),
             Command::Series(Group {
-                cmd: Lean(series::SeriesCommand::Review(r)),
+                cmd: series::SeriesCommand::Review(r),
             }) if r.print => Some("series review --print"),
             _ => None,
         }
@@ -176,7 +178,7 @@ pub fn run() -> i32 {
 pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
     let args = mail::jules_mail_args(args);
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
-    let cli = match lean::parse::<Cli>(ROOT, &args, false) {
+    let cli = match parse(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let print = |e: &clap::Error| {
@@ -221,6 +223,20 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
     report(&ctx.ui, &failure)
 }
 
+/// `Cli::try_parse_from(args)`, except that the process leaves clap's command tree and matches to its exit
+/// rather than freeing them one allocation at a time (about 30,000 instructions of a `mail send`,
+/// docs/benchmarks.md "Start-up").
+fn parse(args: &[std::ffi::OsString]) -> Result<Cli, clap::Error> {
+    let mut cmd = Cli::command();
+    let parsed = cmd.try_get_matches_from_mut(args).and_then(|mut matches| {
+        let parsed = Cli::from_arg_matches_mut(&mut matches).map_err(|e| e.format(&mut cmd));
+        std::mem::forget(matches);
+        parsed
+    });
+    std::mem::forget(cmd);
+    parsed
+}
+
 fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
     if let Some(d) = &cli.dir {
         if !d.is_dir() {
@@ -232,34 +248,34 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         }
     }
     if cli.json {
-        if let Some(name) = cli.command.0.without_json() {
+        if let Some(name) = cli.command.without_json() {
             return Err(error::usage(format!("`{name}` has no JSON output"))
                 .hint("drop --json; docs/json.md lists the commands that have it")
                 .into());
         }
     }
-    match cli.command.0 {
+    match cli.command {
         Command::Init(args) => init::run(ctx, args),
         Command::Sync(args) => sync::run(ctx, args),
         Command::Guard(args) => guard::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Web(args) => web::run(ctx, args),
-        Command::Log(Group { cmd: Lean(cmd) }) => log::run(ctx, cmd),
-        Command::State(Group { cmd: Lean(cmd) }) => state::run_state(ctx, cmd),
-        Command::Sprint(Group { cmd: Lean(cmd) }) => sprint::run_sprint(ctx, cmd),
-        Command::Task(Group { cmd: Lean(cmd) }) => task::run_task(ctx, cmd),
-        Command::Mail(Group { cmd: Lean(cmd) }) => mail::run(ctx, cmd),
+        Command::Log(Group { cmd }) => log::run(ctx, cmd),
+        Command::State(Group { cmd }) => state::run_state(ctx, cmd),
+        Command::Sprint(Group { cmd }) => sprint::run_sprint(ctx, cmd),
+        Command::Task(Group { cmd }) => task::run_task(ctx, cmd),
+        Command::Mail(Group { cmd }) => mail::run(ctx, cmd),
         Command::Tick(args) => tick::run_tick(ctx, args),
         Command::Prompt(args) => prompt::run(ctx, args),
         Command::Roles(args) => roles::run(ctx, args),
-        Command::Exchange(Group { cmd: Lean(cmd) }) => exchange::run(ctx, cmd),
+        Command::Exchange(Group { cmd }) => exchange::run(ctx, cmd),
         Command::InstallMan(args) => man::run(ctx, args),
         Command::Demo(args) => demo::run(ctx, args),
-        Command::Series(Group { cmd: Lean(cmd) }) => series::run(ctx, cmd),
+        Command::Series(Group { cmd }) => series::run(ctx, cmd),
         Command::Verify(args) => verify::run(ctx, args, cli.json),
-        Command::Hooks(Group { cmd: Lean(cmd) }) => hooks::run(ctx, cmd),
-        Command::Lease(Group { cmd: Lean(cmd) }) => lease::run(ctx, cmd),
-        Command::Keys(Group { cmd: Lean(cmd) }) => keys::run(ctx, cmd),
+        Command::Hooks(Group { cmd }) => hooks::run(ctx, cmd),
+        Command::Lease(Group { cmd }) => lease::run(ctx, cmd),
+        Command::Keys(Group { cmd }) => keys::run(ctx, cmd),
         Command::Weave(args) => weave::run(ctx, args, cli.json),
         Command::Completions(args) => completions::run(args),
     }
