@@ -59,7 +59,7 @@ serve() {
   URL=$(head -1 "$SCRATCH/url")
 }
 serve "$REPO"
-trap 'kill $SERVER 2>/dev/null; rm -rf "$SCRATCH"' EXIT
+trap 'kill $SERVER 2>/dev/null || true; rm -rf "$SCRATCH"' EXIT
 # The inbox page first: the server's peak RSS while it has served only what `mail inbox` does, then after the
 # fleet page too (which reads every persona's mailbox, as `mail stats` does).
 python3 "$ROOT/bench/web_latency.py" "$URL" "$RUNS" "/mail/$INBOX"

@@ -347,7 +347,7 @@ mod tests {
                 .collect();
             assert_eq!(tally.unanswered, open.len() as u64, "seed {seed}");
             assert!(
-                tally.unanswered > 0 && answered.len() > 0,
+                tally.unanswered > 0 && !answered.is_empty(),
                 "seed {seed} exercises answers"
             );
             let oldest = open
