@@ -21,6 +21,8 @@ use crate::eventlog::Log;
 
 const DIR: &str = "held";
 const FILE: &str = "held.jsonl";
+/// The keys of the exclusive held leases, what a check reads ([`Held::keys`]).
+const KEYS: &str = "held.keys";
 
 /// The leases in state `held` (live or expired, shared or exclusive) at the log's current tips, as the file
 /// holds them: one line per lease, `HEAD<TAB>LEASE`, where `HEAD` is the JSON of what a check or a reminder
@@ -93,19 +95,73 @@ impl Held {
     }
 }
 
+impl Held {
+    /// The keys file's content: one line per exclusive lease (a check counts no other),
+    /// `EXPIRES<TAB>PERSONA<TAB>OFFSET<TAB>LENGTH<TAB>SUM<TAB>PATH…`, where OFFSET and LENGTH place the whole
+    /// lease in `held.jsonl` and SUM is [`line_sum`] of those bytes. Plain text split on tabs: a check on
+    /// 2,000 leases then reads a sixth of the bytes and parses no JSON. `None` when a persona or a path holds
+    /// a tab or a newline (then checks read `held.jsonl`).
+    fn keys(&self) -> Result<Option<Vec<u8>>> {
+        use std::io::Write;
+        let base = self.bytes.as_ptr() as usize;
+        let mut out = Vec::new();
+        for (h, raw) in self.heads()? {
+            if !h.exclusive {
+                continue;
+            }
+            if std::iter::once(&h.persona)
+                .chain(&h.paths)
+                .any(|s| s.contains(['\t', '\n']))
+            {
+                return Ok(None);
+            }
+            let offset = raw.as_ptr() as usize - base;
+            let _ = write!(
+                out,
+                "{}\t{}\t{offset}\t{}\t{}",
+                h.expires,
+                h.persona,
+                raw.len(),
+                line_sum(raw)
+            );
+            for p in &h.paths {
+                out.push(b'\t');
+                out.extend_from_slice(p.as_bytes());
+            }
+            out.push(b'\n');
+        }
+        Ok(Some(out))
+    }
+}
+
+/// What the keys file holds of a lease's line: enough to tell that `held.jsonl` was rewritten since (the
+/// keys file is sealed whole; the big file is read only where a check names a lease).
+fn line_sum(raw: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(raw)[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Read the held leases from their file when it matches the tips; else fold (through the view's cache) and
 /// write it for the next reader. A failure to write costs only speed.
 pub fn held(log: &Log<'_>) -> Result<Held> {
+    Ok(held_stamped(log)?.0)
+}
+
+/// [`held`], with the stamp of the tips it holds (`None` without a log).
+fn held_stamped(log: &Log<'_>) -> Result<(Held, Option<Stamp>)> {
     let tips = log.tips()?;
     if tips.is_empty() {
-        return Ok(Held { bytes: Vec::new() });
+        return Ok((Held { bytes: Vec::new() }, None));
     }
     let stamp = Stamp::of(&tips);
     let dir = log.cache_dir(DIR);
     if !log.full_replay() {
         if let Ok((bytes, s)) = read_sealed_stamp(&dir, FILE) {
             if s == stamp.as_str() {
-                return Ok(Held { bytes });
+                return Ok((Held { bytes }, Some(stamp)));
             }
         }
     }
@@ -121,7 +177,7 @@ pub fn held(log: &Log<'_>) -> Result<Held> {
     if !log.full_replay() && std::fs::create_dir_all(&dir).is_ok() {
         let _ = write_sealed(&dir, FILE, &held.bytes, &stamp);
     }
-    Ok(held)
+    Ok((held, Some(stamp)))
 }
 
 /// A path (or pattern) under another persona's live exclusive lease.
@@ -173,8 +229,103 @@ pub fn check_request(
     if let Some(p) = persona {
         crate::mail::message::validate_persona(p)?;
     }
-    let held = held(log)?;
+    if let Some(r) = check_keys(log, now, persona, &targets, ignore_case)? {
+        return Ok(r);
+    }
+    let (held, stamp) = held_stamped(log)?;
+    // The keys file was missing, older than the tips or than `held.jsonl`: write it for the next check.
+    if let (Some(stamp), false) = (&stamp, log.full_replay()) {
+        if let Ok(Some(keys)) = held.keys() {
+            let _ = write_sealed(&log.cache_dir(DIR), KEYS, &keys, stamp);
+        }
+    }
     check(&held, now, persona, &targets, ignore_case)
+}
+
+/// Where a lease's whole line is in `held.jsonl`: offset, length, [`line_sum`].
+type LineAt<'a> = (u64, usize, &'a str);
+
+/// The heads in a keys file ([`Held::keys`]) of the leases that can count for `persona` at `now`, with
+/// where their lines are; `None` when the file is damaged.
+fn parse_keys<'a>(
+    bytes: &'a [u8],
+    now: i64,
+    persona: Option<&str>,
+) -> Option<(Vec<Head<'a>>, Vec<LineAt<'a>>)> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let mut heads = Vec::new();
+    let mut at = Vec::new();
+    for line in text.split('\n').filter(|l| !l.is_empty()) {
+        let mut f = line.split('\t');
+        let (expires, who, offset, len, sum) =
+            (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
+        let expires = expires.parse().ok()?;
+        // The leases that cannot count are skipped before their paths are split.
+        if now >= expires || persona == Some(who) {
+            continue;
+        }
+        heads.push(Head {
+            persona: Cow::Borrowed(who),
+            paths: f.map(Cow::Borrowed).collect(),
+            exclusive: true,
+            expires,
+            reminded: None,
+        });
+        at.push((offset.parse().ok()?, len.parse().ok()?, sum));
+    }
+    Some((heads, at))
+}
+
+/// [`check`] from the keys file ([`Held::keys`]), the pre-commit hook's path: only the keys of the leases
+/// that count are split, and only the leases the check names are read from `held.jsonl`. `None` when the
+/// keys file is missing, damaged or not at the tips, or a line it points at changed since.
+fn check_keys(
+    log: &Log<'_>,
+    now: i64,
+    persona: Option<&str>,
+    targets: &Targets,
+    ignore_case: bool,
+) -> Result<Option<CheckReport>> {
+    use std::io::{Read, Seek, SeekFrom};
+    if log.full_replay() {
+        return Ok(None);
+    }
+    let tips = log.tips()?;
+    if tips.is_empty() {
+        return Ok(None);
+    }
+    let dir = log.cache_dir(DIR);
+    let Ok((bytes, stamp)) = read_sealed_stamp(&dir, KEYS) else {
+        return Ok(None);
+    };
+    if stamp != Stamp::of(&tips).as_str() {
+        return Ok(None);
+    }
+    let Some((heads, at)) = parse_keys(&bytes, now, persona) else {
+        return Ok(None);
+    };
+    let file = std::cell::RefCell::new(None);
+    let stale = std::cell::Cell::new(false);
+    let lease = |n: usize| -> Result<Lease> {
+        let (offset, len, sum) = at[n];
+        let mut file = file.borrow_mut();
+        if file.is_none() {
+            *file = std::fs::File::open(dir.join(FILE)).ok();
+        }
+        let mut raw = vec![0; len];
+        let read = file.as_mut().is_some_and(|f| {
+            f.seek(SeekFrom::Start(offset)).is_ok() && f.read_exact(&mut raw).is_ok()
+        });
+        if !read || line_sum(&raw) != sum {
+            stale.set(true);
+            return Err(crate::Error::Other("the held leases' file changed".into()));
+        }
+        Held::lease(&raw)
+    };
+    match check_heads(&heads, lease, now, persona, targets, ignore_case) {
+        Err(_) if stale.get() => Ok(None),
+        r => r.map(Some),
+    }
 }
 
 fn fold(s: &str, ignore_case: bool) -> Cow<'_, str> {
@@ -203,18 +354,37 @@ pub fn check(
     targets: &Targets,
     ignore_case: bool,
 ) -> Result<CheckReport> {
-    let heads = held.heads()?;
+    let (heads, raws): (Vec<Head<'_>>, Vec<&[u8]>) = held.heads()?.into_iter().unzip();
+    check_heads(
+        &heads,
+        |n| Held::lease(raws[n]),
+        now,
+        persona,
+        targets,
+        ignore_case,
+    )
+}
+
+/// [`check`] over heads from either file; `lease(n)` reads the whole lease of head `n`.
+fn check_heads(
+    heads: &[Head<'_>],
+    lease: impl Fn(usize) -> Result<Lease>,
+    now: i64,
+    persona: Option<&str>,
+    targets: &Targets,
+    ignore_case: bool,
+) -> Result<CheckReport> {
     let counting = heads
         .iter()
         .enumerate()
-        .filter(|(_, (h, _))| h.exclusive && h.live_at(now) && persona != Some(&*h.persona));
+        .filter(|(_, h)| h.exclusive && h.live_at(now) && persona != Some(&*h.persona));
     let mut hits: Vec<(String, usize)> = Vec::new();
     match targets {
         Targets::Files(files) => {
             // Literal lease paths by key; globs parsed and indexed by their first component.
             let mut literal: HashMap<Cow<'_, str>, Vec<usize>> = HashMap::new();
             let mut globs = Index::default();
-            for (n, (h, _)) in counting {
+            for (n, h) in counting {
                 for p in &h.paths {
                     match literal_key(p, ignore_case) {
                         Some(k) => literal.entry(k).or_default().push(n),
@@ -244,7 +414,7 @@ pub fn check(
         }
         Targets::Patterns(patterns) => {
             let mut idx = Index::default();
-            for (n, (h, _)) in counting {
+            for (n, h) in counting {
                 for p in &h.paths {
                     idx.insert(Pattern::parse(p, ignore_case)?, n);
                 }
@@ -268,7 +438,7 @@ pub fn check(
         let lease = match leases.get(&n) {
             Some(l) => l.clone(),
             None => {
-                let l = Held::lease(heads[n].1)?;
+                let l = lease(n)?;
                 leases.insert(n, l.clone());
                 l
             }
@@ -367,5 +537,65 @@ mod tests {
         // Case folds only when the repository says so.
         assert!(files_hit(&h, &["SRC/a"], false).is_empty());
         assert_eq!(files_hit(&h, &["SRC/a"], true).len(), 1);
+    }
+
+    #[test]
+    fn the_keys_file_answers_as_the_held_file_does() {
+        let h = held(&[
+            ("ann", "src/", true),
+            ("bob", "./docs/a.md", true),
+            ("cat", "**/*.toml", true),
+            ("eve", "share", false),
+            ("me", "mine", true),
+        ]);
+        let keys = h.keys().unwrap().expect("no tab in the paths");
+        let files = Targets::Files(
+            [
+                "src/a.rs",
+                "docs/a.md",
+                "Cargo.toml",
+                "share/x",
+                "mine/x",
+                "free",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        for (now, persona) in [(10, Some("me")), (10, None), (10, Some("ann")), (100, None)] {
+            let (heads, at) = parse_keys(&keys, now, persona).unwrap();
+            let from_keys = check_heads(
+                &heads,
+                |n| {
+                    let (offset, len, sum) = at[n];
+                    let raw = &h.bytes[offset as usize..offset as usize + len];
+                    assert_eq!(line_sum(raw), sum);
+                    Held::lease(raw)
+                },
+                now,
+                persona,
+                &files,
+                false,
+            )
+            .unwrap();
+            let from_held = check(&h, now, persona, &files, false).unwrap();
+            let names = |r: &CheckReport| {
+                r.conflicts
+                    .iter()
+                    .map(|c| (c.path.clone(), c.lease.id.clone()))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(names(&from_keys), names(&from_held), "{now} {persona:?}");
+            assert_eq!(from_keys.checked, from_held.checked);
+        }
+        // The shared lease is left out; a damaged line makes the whole file unreadable.
+        assert_eq!(
+            keys.split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .count(),
+            4
+        );
+        assert!(parse_keys(b"x\tann\t0\t1\tsum\tsrc\n", 10, None).is_none());
+        // A tab in a path: no keys file, checks read the held file.
+        assert!(held(&[("ann", "a\tb", true)]).keys().unwrap().is_none());
     }
 }
