@@ -93,6 +93,9 @@ pub struct Skipped {
 
 #[derive(Debug, Serialize)]
 pub struct SyncReport {
+    /// Push attempts this sync made, refused ones included (what the push budget spends; not reported).
+    #[serde(skip)]
+    pub(crate) push_attempts: u64,
     pub remote: String,
     pub rounds: u32,
     pub refs: Vec<RefSync>,
@@ -512,12 +515,7 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
             let done = crate::series_refs::publish(repo, remote, &pending)?;
             if !done.pushed.is_empty() || !done.refused.is_empty() {
                 // One more push on top of what the logs spent in this sync.
-                let logs = if logs_pushed {
-                    read_ledger(repo).map_or(0, |(_, n)| n)
-                } else {
-                    0
-                };
-                remember_push(repo, logs + 1);
+                remember_push(repo, report.push_attempts + 1);
             }
             report.series_pushed = done.pushed;
             report.series_refused = done.refused;
@@ -796,6 +794,7 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
             }
         }
         let report = |results: BTreeMap<String, RefSync>, folded, skipped| SyncReport {
+            push_attempts: 0,
             remote: remote.to_owned(),
             rounds: round,
             refs: results.into_values().collect(),
@@ -841,12 +840,18 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                     }
                 }
             }
-            return Ok(report(results, folded, skipped));
+            return Ok(SyncReport {
+                push_attempts: attempts,
+                ..report(results, folded, skipped)
+            });
         }
         if own.is_empty() {
             // Only the clean-up of folded writer refs failed: nothing of ours is unpublished.
             remember_push(repo, attempts);
-            return Ok(report(results, folded, skipped));
+            return Ok(SyncReport {
+                push_attempts: attempts,
+                ..report(results, folded, skipped)
+            });
         }
         check_no_loss(repo, &own, &fetched_shared)?;
         attempts += 1;
@@ -860,7 +865,10 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                     }
                 }
             }
-            return Ok(report(results, folded, skipped));
+            return Ok(SyncReport {
+                push_attempts: attempts,
+                ..report(results, folded, skipped)
+            });
         }
         std::thread::sleep(Duration::from_millis(
             5 * u64::from(round) + u64::from(std::process::id() % 11),
