@@ -367,6 +367,56 @@ pub fn shared_of_writer(name: &str) -> Option<(String, &str)> {
     None
 }
 
+/// The last "no news" answer for one ref: a local tip and the remote commits that were found to hold every
+/// event it holds, in `.git/jules/held/<ref>` (the tip, then the remote commits sorted, one id a line).
+///
+/// A cache in the brief's sense: the answer depends only on those commits, so when the local tip and the
+/// remote commits are exactly the remembered ones the answer is the remembered one, and anything else asks the
+/// graph again. Without it every idle sync of a clone whose local tip is its own join (never pushed: it holds
+/// no news) walked the history below a hundred writer refs to prove the same thing again (issue 29).
+struct HeldMemo {
+    path: std::path::PathBuf,
+}
+
+impl HeldMemo {
+    fn of(repo: &gix::Repository, name: &str) -> Self {
+        HeldMemo {
+            path: crate::repo::jules_dir(repo)
+                .join("held")
+                .join(name.trim_start_matches("refs/").replace('/', "%")),
+        }
+    }
+
+    fn text(local: ObjectId, remotes: &[ObjectId]) -> String {
+        let mut remotes = remotes.to_vec();
+        remotes.sort();
+        remotes.dedup();
+        std::iter::once(local)
+            .chain(remotes)
+            .map(|id| format!("{id}\n"))
+            .collect()
+    }
+
+    fn holds(&self, local: ObjectId, remotes: &[ObjectId]) -> bool {
+        std::fs::read_to_string(&self.path).is_ok_and(|t| t == Self::text(local, remotes))
+    }
+
+    fn remember(&self, local: ObjectId, remotes: &[ObjectId]) {
+        if self.holds(local, remotes) {
+            return;
+        }
+        // Only a hint: losing it costs one walk next time.
+        if let Some(dir) = self.path.parent() {
+            let _ = std::fs::create_dir_all(dir).and_then(|_| {
+                crate::eventlog::cache::write_atomically(
+                    &self.path,
+                    Self::text(local, remotes).as_bytes(),
+                )
+            });
+        }
+    }
+}
+
 /// Fetch the remote's jules refs into remote-tracking refs, pruning those the remote no longer has.
 ///
 /// The `git` binary, not gix: it is the reference for every transport and every setting users rely on to
@@ -645,6 +695,8 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
             let remote_tips: Vec<ObjectId> =
                 s.writers.iter().map(|(_, id)| *id).chain(s.main).collect();
             let absorbed = log.as_ref().map(|l| l.absorbed()).unwrap_or_default();
+            // Whether the join found the local tip inside a remote tip: then the remote holds every local event.
+            let mut local_held = false;
             match &log {
                 // One join over the local copy, every writer ref and the shared ref (issue 29: pairwise joins
                 // made a second round 3.5x the push+fetch floor at 100 clones). The shared ref goes last, so
@@ -661,9 +713,10 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                         .into_iter()
                         .chain(remote_tips.iter().copied())
                         .collect();
-                    if let Some(outcome) = log.join_all(&tips)? {
+                    if let Some((outcome, first_adds_nothing)) = log.join_all(&tips)? {
                         merged = matches!(outcome, MergeOutcome::Merged(_));
                         tip = Some(outcome.tip());
+                        local_held = s.local.is_some() && first_adds_nothing;
                     }
                 }
                 None => {
@@ -716,10 +769,15 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                 .into_iter()
                 .chain(s.writers.iter().map(|(_, id)| *id))
                 .collect();
+            let published = HeldMemo::of(repo, name);
             let news = match (s.local, &log) {
                 (None, _) => false,
                 (Some(_), _) if s.main.is_none() => true,
                 (Some(local), _) if remote_commits.contains(&local) => false,
+                // The join's own walk found the local tip inside a remote tip.
+                _ if local_held => false,
+                // The last sync found this local tip held by these very remote commits: the same question.
+                (Some(local), _) if published.holds(local, &remote_commits) => false,
                 (Some(local), Some(log)) => {
                     let fresh = log.scan(&[local], &remote_commits, false)?.events;
                     urgent |= fresh.iter().any(is_urgent);
@@ -731,6 +789,11 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                     refs::independent(repo, &all)?.contains(&local)
                 }
             };
+            if !news && s.local.is_some() && !remote_commits.contains(&tip) {
+                // The joined tip adds to the local copy only the remote's own events: it holds nothing the
+                // remote lacks either. Remembered so that idle syncs answer from the memo, not a walk.
+                published.remember(tip, &remote_commits);
+            }
             let publish = news && Some(tip) != s.main;
             if publish {
                 // The new shared value holds every writer ref: they go in the same atomic push.

@@ -50,32 +50,42 @@ impl Log<'_> {
     /// commit whose parents are all that is left, sorted, with the largest clock. A join with more than two
     /// parents is a valid merge in format 1 (readers and `fsck` ask for at least two). The same set of tips
     /// gives the same commit on every replica. `None` when `tips` is empty.
-    pub fn join_all(&self, tips: &[ObjectId]) -> Result<Option<MergeOutcome>> {
+    ///
+    /// With the outcome comes whether the first tip adds no event to the others: another tip contains it,
+    /// or it is a join whose events the last tip holds. A sync passes its local tip first, so this answers
+    /// "does the remote already hold every local event?" from the walk the join does anyway.
+    pub fn join_all(&self, tips: &[ObjectId]) -> Result<Option<(MergeOutcome, bool)>> {
         let mut heads = crate::refs::independent(self.repo, tips)?;
         let Some(&first) = tips.first() else {
             return Ok(None);
         };
+        let distinct_first = tips[1..].iter().all(|t| *t != first);
         // A head that is only a join of events the last head (the remote's shared ref, when there is one)
         // already holds adds nothing: drop it, so replicas settle on the remote's shape instead of merging
         // merges. Each head is compared with that one anchor only, never pairwise: at a hundred writer refs
         // pairwise tests were the whole cost of a sync (bench/sync.sh, round 2).
         if let Some(&anchor) = heads.last() {
             let mut kept = Vec::with_capacity(heads.len());
+            // One walk below the anchor answers for every head.
+            let mut below_anchor = crate::refs::Ancestry::of(self.repo, anchor);
             for (i, h) in heads.iter().enumerate() {
                 let last = i + 1 == heads.len();
-                if !last && self.is_join(*h) && self.events_contained(*h, anchor)? {
+                if !last && self.is_join(*h) && self.events_within(*h, &mut below_anchor)? {
                     continue;
                 }
                 kept.push(*h);
             }
             heads = kept;
         }
-        Ok(Some(match heads.as_slice() {
+        // A first tip equal to another one is "contained" too, but callers test that for free already.
+        let first_adds_nothing = distinct_first && !heads.contains(&first);
+        let outcome = match heads.as_slice() {
             [] => MergeOutcome::Same(first),
             [only] if *only == first => MergeOutcome::Same(first),
             [only] => MergeOutcome::FastForward(*only),
             _ => MergeOutcome::Merged(self.write_join(&heads)?),
-        }))
+        };
+        Ok(Some((outcome, first_adds_nothing)))
     }
 
     /// Whether `id` is a join commit (a merge carrying no event).
@@ -120,13 +130,18 @@ impl Log<'_> {
     /// Whether every event of `a` is in `b`: each commit reachable from `a` but not from `b` is a merge (which
     /// carries no event). Then `b` can replace `a` without a merge commit, losing nothing: the union of two
     /// replicas' differently shaped joins of the same events need not grow the log again. Only answers yes
-    /// when it found every path (reachability by [`crate::refs::is_ancestor`]), so a wrong clock can only
+    /// when it found every path (reachability by [`crate::refs::Ancestry`]), so a wrong clock can only
     /// cost a merge.
     pub fn events_contained(&self, a: ObjectId, b: ObjectId) -> Result<bool> {
+        self.events_within(a, &mut crate::refs::Ancestry::of(self.repo, b))
+    }
+
+    /// [`Log::events_contained`] against a walk below `b` that several questions share.
+    fn events_within(&self, a: ObjectId, b: &mut crate::refs::Ancestry<'_>) -> Result<bool> {
         let mut stack = vec![a];
         let mut seen = std::collections::HashSet::new();
         while let Some(c) = stack.pop() {
-            if !seen.insert(c) || crate::refs::is_ancestor(self.repo, c, b)? {
+            if !seen.insert(c) || b.contains(c) {
                 continue;
             }
             let commit = self.repo.find_commit(c)?;

@@ -1029,7 +1029,31 @@ fn independent_tips_match_git_and_one_join_holds_every_event() {
         }
         tips.push(logs[i].local_tip().unwrap().unwrap());
     }
+    // `refs::exclusive`: the clock-ordered paint names the commits `git rev-list TIPS --not HIDDEN` does.
+    for _ in 0..20 {
+        let pick = |rng: &mut Rng, n: u64| -> Vec<ObjectId> {
+            (0..1 + rng.below(n))
+                .map(|_| tips[rng.below(tips.len() as u64) as usize])
+                .collect()
+        };
+        let (shown, hidden) = (pick(&mut rng, 3), pick(&mut rng, 4));
+        let mut args = vec!["rev-list".to_string()];
+        args.extend(shown.iter().map(|t| t.to_string()));
+        args.push("--not".into());
+        args.extend(hidden.iter().map(|t| t.to_string()));
+        let mut want: Vec<String> = r.git(&args).lines().map(str::to_owned).collect();
+        want.sort();
+        let mut got: Vec<String> = refs::exclusive(&repo, &shown, &hidden)
+            .unwrap()
+            .expect("every commit of these logs has a clock")
+            .iter()
+            .map(|(id, _)| id.to_string())
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{shown:?} --not {hidden:?}");
+    }
     let mut multi = 0;
+    let (mut contained, mut uncontained) = (0, 0);
     for _ in 0..40 {
         let n = 2 + rng.below(11) as usize;
         let subset: Vec<ObjectId> = (0..n)
@@ -1055,8 +1079,17 @@ fn independent_tips_match_git_and_one_join_holds_every_event() {
                 .map(|e| e.id.to_string())
                 .collect()
         };
-        let joined = logs[0].join_all(&subset).unwrap().unwrap();
+        let (joined, first_adds_nothing) = logs[0].join_all(&subset).unwrap().unwrap();
         assert_eq!(events(&[joined.tip()]), events(&subset));
+        // What a sync reads as "the remote holds every local event": never claimed when it is not so.
+        let first = events(&subset[..1]);
+        let rest = events(&subset[1..]);
+        if first_adds_nothing {
+            assert!(first.is_subset(&rest), "{subset:?}");
+            contained += 1;
+        } else if !subset[1..].contains(&subset[0]) && !first.is_subset(&rest) {
+            uncontained += 1;
+        }
         if let git_jules::eventlog::MergeOutcome::Merged(m) = joined {
             // One join commit whose parents are independent tips, however many there are.
             let parents: Vec<String> = open(r.path())
@@ -1077,6 +1110,10 @@ fn independent_tips_match_git_and_one_join_holds_every_event() {
     assert!(
         multi > 3,
         "some joins should take three or more parents at once: {multi}"
+    );
+    assert!(
+        contained > 3 && uncontained > 3,
+        "both answers should be exercised: {contained} contained, {uncontained} not"
     );
 }
 
@@ -1186,4 +1223,56 @@ fn sync_remembers_the_remote_tips_it_joined() {
     // And a sync with nothing new is still a no-op that sees every event.
     assert!(is_noop(&sync_json(&cs[0])));
     assert_eq!(ids(&cs[0]).len(), 6);
+}
+
+/// Issue 29: a converged clone's own join is never pushed (it holds no news), and its idle syncs answer "does
+/// the remote hold every local event?" from a memo (`.git/jules/held/`) instead of a walk. The memo is only good
+/// for the exact remote commits it names: when the remote loses events afterwards (rewound and its writer refs
+/// deleted), the next sync sees different commits, walks, and publishes the lost events again.
+#[test]
+fn the_no_news_memo_never_hides_events_the_remote_lost() {
+    let (bare, cs) = clones(3);
+    append(&cs[0], "a", 1);
+    cs[0].jules_ok(["sync"]);
+    let early = bare.git(["rev-parse", "refs/jules/mail"]).trim().to_owned();
+    append(&cs[2], "c", 2);
+    cs[2].jules_ok(["sync"]);
+    // Two clones lost fold races: their tips sit on writer refs beside the shared ref.
+    for c in &cs[..2] {
+        c.jules_ok(["sync"]);
+    }
+    for (i, c) in cs[..2].iter().enumerate() {
+        append(c, &format!("w{i}"), 1);
+        let tip = c.rev("refs/jules/mail").unwrap();
+        c.git([
+            "push",
+            "-q",
+            "origin",
+            &format!("{tip}:refs/jules/writers/mail/{i:016x}"),
+        ]);
+    }
+    // The third joins them: a join of the remote's commits only, never pushed.
+    cs[2].jules_ok(["sync"]);
+    cs[2].jules_ok(["sync"]);
+    assert_eq!(ids(&cs[2]).len(), 5);
+    let local = cs[2].rev("refs/jules/mail").unwrap();
+    assert!(
+        !remote_refs(&bare)
+            .iter()
+            .any(|r| bare.git(["rev-parse", r]).trim() == local),
+        "the join stays local"
+    );
+    let memo = cs[2].path().join(".git/jules/held/jules%mail");
+    let text = std::fs::read_to_string(&memo).expect("an idle sync remembers its answer");
+    assert_eq!(text.lines().next(), Some(local.as_str()), "{text}");
+    // The remote loses everything but the first event.
+    for r in remote_refs(&bare) {
+        bare.git(["update-ref", "-d", &r]);
+    }
+    bare.git(["update-ref", "refs/jules/mail", &early]);
+    cs[2].jules_ok(["sync"]);
+    let fresh = cs[0].clone_of(bare.path());
+    fresh.jules_ok(["sync"]);
+    let all = ids(&fresh);
+    assert_eq!(all.len(), 5, "the lost events are published again: {all:?}");
 }
