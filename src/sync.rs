@@ -432,6 +432,18 @@ pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
         format!("+refs/jules/*:refs/remotes/{remote}/jules/*"),
         format!("+refs/notes/jules/*:refs/remotes/{remote}/notes/jules/*"),
     ];
+    // Tell the remote what we have from the logs' own refs and HEAD only: by default git offers commits from
+    // every ref, newest first, and in a clone full of recent branches the remote must read through them in
+    // several stateless round trips (each a new upload-pack over http) before it finds the logs' common
+    // history; `bench/sync.sh`'s second round paid that (issue 29). HEAD stays, so that series versions
+    // (whose history is code) still meet what the clone has of the code.
+    let negotiation = [
+        "--negotiation-tip=refs/jules/*".to_owned(),
+        "--negotiation-tip=refs/notes/jules/*".to_owned(),
+        format!("--negotiation-tip=refs/remotes/{remote}/jules/*"),
+        format!("--negotiation-tip=refs/remotes/{remote}/notes/jules/*"),
+        "--negotiation-tip=HEAD".to_owned(),
+    ];
     let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
         .args([
             "fetch",
@@ -441,8 +453,9 @@ pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
             "--no-write-fetch-head",
             "--no-auto-maintenance",
             "--no-recurse-submodules",
-            remote,
         ])
+        .args(&negotiation)
+        .arg(remote)
         .args(&specs)
         .output()
         .map_err(|e| Error::io("running `git fetch` (is git on PATH?)", e))?;

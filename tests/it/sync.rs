@@ -1276,3 +1276,41 @@ fn the_no_news_memo_never_hides_events_the_remote_lost() {
     let all = ids(&fresh);
     assert_eq!(all.len(), 5, "the lost events are published again: {all:?}");
 }
+
+/// Issue 29: sync's fetch offers the remote only commits of the logs and of HEAD (`--negotiation-tip`), not
+/// every recent branch of the clone: by default git offers those newest first, and over http each round of
+/// offers is one more request and one more upload-pack on the server.
+#[test]
+fn sync_offers_the_remote_only_log_history() {
+    let (bare, cs) = clones(2);
+    append(&cs[0], "a", 2);
+    cs[0].jules_ok(["sync"]);
+    append(&cs[1], "b", 1);
+    cs[1].jules_ok(["sync"]);
+    // Forty local branches with work the remote has never seen, newer than any event.
+    let mut branch_commits = Vec::new();
+    for i in 0..40 {
+        cs[0].git(["checkout", "-q", "-b", &format!("topic-{i}"), "main"]);
+        cs[0].write("f.txt", &format!("{i}\n"));
+        branch_commits.push(cs[0].commit_all(&format!("topic {i}")));
+    }
+    cs[0].git(["checkout", "-q", "main"]);
+    let trace = tempfile::NamedTempFile::new().unwrap();
+    let out = cs[0]
+        .jules_cmd(["sync"])
+        .env("GIT_TRACE_PACKET", trace.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let packets = std::fs::read_to_string(trace.path()).unwrap();
+    let offered: Vec<&str> = packets
+        .lines()
+        .filter_map(|l| l.split("fetch> have ").nth(1))
+        .collect();
+    assert!(!offered.is_empty(), "the fetch negotiated: {packets}");
+    for c in &branch_commits {
+        assert!(!offered.contains(&c.as_str()), "offered branch commit {c}");
+    }
+    assert_eq!(ids(&cs[0]).len(), 3);
+    drop(bare);
+}
