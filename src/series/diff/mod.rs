@@ -136,8 +136,25 @@ pub fn diff_trees(
 
 /// File diffs already rendered, by what they show (status, paths, modes, blobs): two versions of a series
 /// mostly change the same blobs in the same way, and range-diff reads both.
+///
+/// It also keeps the one blob platform the tree diffs share: gix makes a new one per tree diff otherwise, and
+/// each reads the index and every attributes file again.
 #[derive(Default)]
-pub struct FileCache(std::collections::HashMap<PartKey, FileDiff>);
+pub struct FileCache {
+    files: std::collections::HashMap<PartKey, FileDiff>,
+    platform: Option<gix::diff::blob::Platform>,
+}
+
+impl FileCache {
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Take in what another cache rendered (with the same options).
+    pub fn absorb(&mut self, other: FileCache) {
+        self.files.extend(other.files);
+    }
+}
 
 type Side = Option<(BString, EntryMode, ObjectId)>;
 type PartKey = (Status, Side, Side);
@@ -157,22 +174,40 @@ pub fn diff_trees_cached(
     }
     let old_tree = repo.find_tree(old)?;
     let new_tree = repo.find_tree(new)?;
-    let changes = repo.diff_tree_to_tree(
-        &old_tree,
-        &new_tree,
+    let platform = match &mut cache.platform {
+        Some(p) => p,
+        None => cache
+            .platform
+            .insert(repo.diff_resource_cache_for_tree_diff()?),
+    };
+    let mut changes: Vec<ChangeDetached> = Vec::new();
+    gix::diff::tree_with_rewrites(
+        gix::objs::TreeRefIter::from_bytes(&old_tree.data, repo.object_hash()),
+        gix::objs::TreeRefIter::from_bytes(&new_tree.data, repo.object_hash()),
+        platform,
+        &mut Default::default(),
+        &repo.objects,
+        |change| -> gix::Result<_> {
+            changes.push(change.into_owned());
+            Ok(std::ops::ControlFlow::Continue(()))
+        },
         gix::diff::Options::default()
-            .with_rewrites(opts.renames.then(gix::diff::Rewrites::default)),
-    )?;
+            .with_rewrites(opts.renames.then(gix::diff::Rewrites::default))
+            .into(),
+    )
+    .map_err(|e| Error::Other(format!("diffing {old} and {new}: {e}")))?;
+    // The blobs it kept for rename checks are not needed again.
+    platform.clear_resource_cache_keep_allocation();
     let mut files = Vec::new();
     for ch in changes {
         for part in split(ch) {
             let key = (part.status, part.old.clone(), part.new.clone());
-            if let Some(f) = cache.0.get(&key) {
+            if let Some(f) = cache.files.get(&key) {
                 files.push(f.clone());
                 continue;
             }
             let f = render(repo, part, opts)?;
-            cache.0.insert(key, f.clone());
+            cache.files.insert(key, f.clone());
             files.push(f);
         }
     }

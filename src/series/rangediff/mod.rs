@@ -61,7 +61,8 @@ pub fn patch_texts(
 
 /// [`patch_texts`] of two ranges, one after the other, sharing rendered file diffs: the two versions of a
 /// series mostly change the same blobs the same way, so the second costs little more than its tree diffs
-/// (fewer cycles than two threads each doing everything, which counts on a machine busy with other work).
+/// (fewer cycles than two threads each doing everything, which counts on a machine busy with other work). The
+/// first renders its two halves on two threads ([`texts::read_cached`]).
 pub fn patch_texts_of_two(
     repo: &gix::Repository,
     a: (ObjectId, ObjectId),

@@ -30,6 +30,9 @@ use crate::series::diff::{self, FileDiff, Status};
 /// Commits beyond which a range is left to `git log` (a series is a few dozen patches).
 const MAX_COMMITS: usize = 10_000;
 
+/// Commits from which a first version is rendered on two threads.
+const PARALLEL_FROM: usize = 8;
+
 /// The settings `git log -p` would use, or `None` when it would print what this module does not make.
 fn settings(repo: &gix::Repository) -> Option<diff::Options> {
     let config = repo.config_snapshot();
@@ -175,27 +178,47 @@ pub fn read_cached(
     if has_attributes(repo, repo.find_commit(base)?.tree_id()?.detach())? {
         return Ok(None);
     }
-    let mut out: Vec<Option<PatchText>> = Vec::with_capacity(commits.len());
+    // Each commit with the tree it is diffed against.
+    let mut pairs = Vec::with_capacity(commits.len());
     let mut parent_tree = repo.find_commit(base)?.tree_id()?.detach();
     for &id in &commits {
-        let commit = repo.find_commit(id)?;
-        let tree = commit.tree_id()?.detach();
-        let Some(mut p) = metadata(&commit)? else {
-            return Ok(None);
-        };
-        let d = diff::diff_trees_cached(repo, Some(parent_tree), Some(tree), opts, cache)?;
+        let tree = repo.find_commit(id)?.tree_id()?.detach();
+        pairs.push((parent_tree, id));
         parent_tree = tree;
-        if opts.renames && !renames_certain(&d.files) {
-            out.push(None);
-            continue;
-        }
-        for f in &d.files {
-            if !file_text(&mut p, f) {
-                return Ok(None);
-            }
-        }
-        out.push(Some(p));
     }
+    // With nothing rendered yet (the first version of two), the two halves render on two threads, each with
+    // its own file cache, merged afterwards: range-diff waits for this, and the second version then mostly
+    // takes its file diffs from the cache.
+    let out = if cache.is_empty() && pairs.len() >= PARALLEL_FROM {
+        let (first, second) = pairs.split_at(pairs.len() / 2);
+        let shared = repo.clone().into_sync();
+        let (a, b) = std::thread::scope(|s| {
+            let other = s.spawn(|| {
+                let repo = shared.to_thread_local();
+                let mut cache = diff::FileCache::default();
+                render(&repo, second, opts, &mut cache).map(|r| (r, cache))
+            });
+            let a = render(repo, first, opts, cache);
+            let b = other
+                .join()
+                .unwrap_or_else(|_| Err(crate::Error::Other("a diff thread panicked".into())));
+            (a, b)
+        });
+        let (b, other_cache) = b?;
+        cache.absorb(other_cache);
+        match (a?, b) {
+            (Some(mut a), Some(b)) => {
+                a.extend(b);
+                Some(a)
+            }
+            _ => None,
+        }
+    } else {
+        render(repo, &pairs, opts, cache)?
+    };
+    let Some(out) = out else {
+        return Ok(None);
+    };
     // The commits whose renames git might see otherwise: one `git log` for all of them.
     let asked: Vec<ObjectId> = commits
         .iter()
@@ -212,6 +235,36 @@ pub fn read_cached(
         }
     }
     Ok(Some(texts))
+}
+
+/// The texts of `(parent tree, commit)` pairs; a commit whose renames git might see otherwise is `None` in the
+/// list (asked of `git log` afterwards); `None` altogether when `git log` must make every text.
+fn render(
+    repo: &gix::Repository,
+    pairs: &[(ObjectId, ObjectId)],
+    opts: diff::Options,
+    cache: &mut diff::FileCache,
+) -> Result<Option<Vec<Option<PatchText>>>> {
+    let mut out = Vec::with_capacity(pairs.len());
+    for &(parent_tree, id) in pairs {
+        let commit = repo.find_commit(id)?;
+        let tree = commit.tree_id()?.detach();
+        let Some(mut p) = metadata(&commit)? else {
+            return Ok(None);
+        };
+        let d = diff::diff_trees_cached(repo, Some(parent_tree), Some(tree), opts, cache)?;
+        if opts.renames && !renames_certain(&d.files) {
+            out.push(None);
+            continue;
+        }
+        for f in &d.files {
+            if !file_text(&mut p, f) {
+                return Ok(None);
+            }
+        }
+        out.push(Some(p));
+    }
+    Ok(Some(out))
 }
 
 /// True when git's rename detection cannot have decided otherwise than gix's for these files: no rename, and no
