@@ -304,6 +304,9 @@ pub fn independent(repo: &gix::Repository, tips: &[ObjectId]) -> Result<Vec<Obje
         .collect())
 }
 
+/// A commit and its parents.
+pub type CommitWithParents = (ObjectId, Vec<ObjectId>);
+
 /// The commits reachable from `tips` but not from `hidden` (`git rev-list TIPS --not HIDDEN`), each with its
 /// parents, in no particular order; `None` when the history below does not let clocks order the walk (a commit
 /// without a clock, one whose parent has a larger clock than it, or a missing commit), and then the caller
@@ -319,7 +322,7 @@ pub fn exclusive(
     repo: &gix::Repository,
     tips: &[ObjectId],
     hidden: &[ObjectId],
-) -> Result<Option<Vec<(ObjectId, Vec<ObjectId>)>>> {
+) -> Result<Option<Vec<CommitWithParents>>> {
     const VISIBLE: u8 = 1;
     const HIDDEN: u8 = 2;
     struct Node {
