@@ -437,13 +437,26 @@ pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
     // several stateless round trips (each a new upload-pack over http) before it finds the logs' common
     // history; `bench/sync.sh`'s second round paid that (issue 29). HEAD stays, so that series versions
     // (whose history is code) still meet what the clone has of the code.
-    let negotiation = [
-        "--negotiation-tip=refs/jules/*".to_owned(),
-        "--negotiation-tip=refs/notes/jules/*".to_owned(),
-        format!("--negotiation-tip=refs/remotes/{remote}/jules/*"),
-        format!("--negotiation-tip=refs/remotes/{remote}/notes/jules/*"),
-        "--negotiation-tip=HEAD".to_owned(),
-    ];
+    // Only tips that exist: git warns about a glob that matches nothing and fails on an unborn HEAD. With none
+    // at all (a fresh clone with no commit), git offers what it has, as by default.
+    let mut negotiation: Vec<String> = [
+        "refs/jules/".to_owned(),
+        "refs/notes/jules/".to_owned(),
+        format!("refs/remotes/{remote}/jules/"),
+        format!("refs/remotes/{remote}/notes/jules/"),
+    ]
+    .into_iter()
+    .filter(|prefix| {
+        repo.references()
+            .ok()
+            .and_then(|r| r.prefixed(prefix.as_str()).ok().map(|mut i| i.next().is_some()))
+            .unwrap_or(false)
+    })
+    .map(|prefix| format!("--negotiation-tip={prefix}*"))
+    .collect();
+    if repo.head_id().is_ok() {
+        negotiation.push("--negotiation-tip=HEAD".to_owned());
+    }
     let out = crate::gitcli::command(crate::gitcli::dir_of(repo))
         .args([
             "fetch",
