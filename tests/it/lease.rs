@@ -726,3 +726,31 @@ fn the_pre_commit_hook_sees_what_commit_a_and_a_removal_commit() {
     let o = commit(&["commit", "-qam", "off"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn the_binary_linked_as_the_pre_commit_hook_runs_the_check_without_a_shell() {
+    // git execs an executable hook directly; named `pre-commit`, the binary runs the staged lease check.
+    let r = Repo::new();
+    let hooks = r.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::os::unix::fs::symlink(crate::harness::bin(), hooks.join("pre-commit")).unwrap();
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--reason", "mine"],
+    );
+    r.write("src/a.rs", "x\n");
+    r.git(["add", "-A"]);
+    let commit = |persona: &str| {
+        let mut c = r.git_cmd(["commit", "-qm", "change"]);
+        c.env("GIT_COMMITTER_DATE", T0)
+            .env("JULES_PERSONA", persona);
+        c.output().unwrap()
+    };
+    let o = commit("bob");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("commit refused"), "{}", stderr(&o));
+    let o = commit("ann");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
