@@ -754,3 +754,28 @@ fn the_binary_linked_as_the_pre_commit_hook_runs_the_check_without_a_shell() {
     let o = commit("ann");
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn the_pre_commit_shim_refuses_the_commit_when_the_binary_is_missing() {
+    // The installed hook is the sh shim: without git-jules on PATH it fails closed (a dangling symlink hook
+    // would be skipped by git, which is why install does not write one).
+    let r = Repo::new();
+    let o = r.jules(["hooks", "install", "--hook", "pre-commit"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    r.write("a.txt", "x\n");
+    r.git(["add", "-A"]);
+    let git_dir = std::path::Path::new(env!("CARGO_BIN_EXE_git-jules"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path: Vec<_> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|p| p != &git_dir && !p.join("git-jules").exists())
+        .collect();
+    let o = r
+        .git_cmd(["commit", "-qm", "change"])
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not on PATH"), "{}", stderr(&o));
+}
