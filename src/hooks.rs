@@ -3,6 +3,11 @@
 //! Hooks are thin POSIX sh shims that call the binary; the hooks directory is git's: `core.hooksPath` when set
 //! (relative to the working tree root, as git reads it), else `hooks/` in the common git dir. An existing hook
 //! with other content is never overwritten silently: `force` replaces it and keeps the old one beside it.
+//!
+//! The binary also runs as the pre-commit hook when executed under that file name (`cli::run` dispatches on
+//! argv[0]), which saves the shell. Install writes the shim nonetheless: git silently skips a hook symlink
+//! whose target is gone (checked with git 2.47: the commit goes through, no warning), so a moved or deleted
+//! binary would let commits through unchecked; the shim fails closed instead.
 
 use std::path::{Path, PathBuf};
 

@@ -33,7 +33,7 @@ mod verify;
 mod weave;
 mod web;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -171,7 +171,24 @@ impl Command {
 }
 
 pub fn run() -> i32 {
-    run_from(std::env::args_os().collect())
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // Installed as the hook itself (a symlink or copy named `pre-commit` in the hooks directory), git execs
+    // the binary directly: no `/bin/sh`, no `command -v`. argv[0] is the hook's path, so its file name says
+    // which hook runs; git already gives hooks /dev/null as stdin and stderr as stdout, as the shim did.
+    if args.len() <= 1 && is_hook_name(args.first(), "pre-commit") {
+        return run_from(
+            ["git-jules", "lease", "check", "--staged", "--pre-commit"]
+                .map(Into::into)
+                .to_vec(),
+        );
+    }
+    run_from(args)
+}
+
+/// Whether argv[0]'s file name is `hook` (the binary running as that git hook).
+fn is_hook_name(arg0: Option<&std::ffi::OsString>, hook: &str) -> bool {
+    arg0.and_then(|a| Path::new(a).file_name())
+        .is_some_and(|n| n == hook)
 }
 
 /// Parse `args` (argv, the program name first) and run the command; returns the exit code.

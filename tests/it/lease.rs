@@ -726,3 +726,56 @@ fn the_pre_commit_hook_sees_what_commit_a_and_a_removal_commit() {
     let o = commit(&["commit", "-qam", "off"]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn the_binary_linked_as_the_pre_commit_hook_runs_the_check_without_a_shell() {
+    // git execs an executable hook directly; named `pre-commit`, the binary runs the staged lease check.
+    let r = Repo::new();
+    let hooks = r.path().join(".git/hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::os::unix::fs::symlink(crate::harness::bin(), hooks.join("pre-commit")).unwrap();
+    at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--reason", "mine"],
+    );
+    r.write("src/a.rs", "x\n");
+    r.git(["add", "-A"]);
+    let commit = |persona: &str| {
+        let mut c = r.git_cmd(["commit", "-qm", "change"]);
+        c.env("GIT_COMMITTER_DATE", T0)
+            .env("JULES_PERSONA", persona);
+        c.output().unwrap()
+    };
+    let o = commit("bob");
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("commit refused"), "{}", stderr(&o));
+    let o = commit("ann");
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn the_pre_commit_shim_refuses_the_commit_when_the_binary_is_missing() {
+    // The installed hook is the sh shim: without git-jules on PATH it fails closed (a dangling symlink hook
+    // would be skipped by git, which is why install does not write one).
+    let r = Repo::new();
+    let o = r.jules(["hooks", "install", "--hook", "pre-commit"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    r.write("a.txt", "x\n");
+    r.git(["add", "-A"]);
+    let git_dir = std::path::Path::new(env!("CARGO_BIN_EXE_git-jules"))
+        .parent()
+        .unwrap()
+        .to_owned();
+    let path: Vec<_> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|p| p != &git_dir && !p.join("git-jules").exists())
+        .collect();
+    let o = r
+        .git_cmd(["commit", "-qm", "change"])
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not on PATH"), "{}", stderr(&o));
+}
