@@ -449,7 +449,11 @@ pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
     .filter(|prefix| {
         repo.references()
             .ok()
-            .and_then(|r| r.prefixed(prefix.as_str()).ok().map(|mut i| i.next().is_some()))
+            .and_then(|r| {
+                r.prefixed(prefix.as_str())
+                    .ok()
+                    .map(|mut i| i.next().is_some())
+            })
             .unwrap_or(false)
     })
     .map(|prefix| format!("--negotiation-tip={prefix}*"))
