@@ -151,46 +151,15 @@ pub fn merge_base(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Op
     Ok(bases.first().copied())
 }
 
-/// Whether `ancestor` is reachable from `descendant` (a commit is its own ancestor).
-///
-/// A breadth-first walk from `descendant`. On logs it is pruned by the Lamport clock, which never decreases
-/// from parent to child: a commit whose clock is below `ancestor`'s cannot reach it. Commits without a clock
-/// (notes, garbage pushed onto a log) are walked through.
+/// Whether `ancestor` is reachable from `descendant` (a commit is its own ancestor): one [`Ancestry`] walk,
+/// pruned by the Lamport clock on logs; commits without a clock (notes, garbage pushed onto a log) are walked
+/// through.
 pub fn is_ancestor(
     repo: &gix::Repository,
     ancestor: ObjectId,
     descendant: ObjectId,
 ) -> Result<bool> {
-    if ancestor == descendant {
-        return Ok(true);
-    }
-    let floor = lamport_of(repo, ancestor);
-    let mut seen = std::collections::HashSet::new();
-    let mut queue = std::collections::VecDeque::from([descendant]);
-    seen.insert(descendant);
-    while let Some(id) = queue.pop_front() {
-        let commit = match repo.find_commit(id) {
-            Ok(c) => c,
-            // A missing or non-commit object ends this path (shallow or damaged history).
-            Err(_) => continue,
-        };
-        for parent in commit.parent_ids() {
-            let parent = parent.detach();
-            if parent == ancestor {
-                return Ok(true);
-            }
-            if !seen.insert(parent) {
-                continue;
-            }
-            if let (Some(floor), Some(l)) = (floor, lamport_of(repo, parent)) {
-                if l < floor {
-                    continue;
-                }
-            }
-            queue.push_back(parent);
-        }
-    }
-    Ok(false)
+    Ok(Ancestry::of(repo, descendant).contains(ancestor))
 }
 
 /// The ancestors of one commit, found as far as questions need them: a walk from the tip in descending Lamport

@@ -376,6 +376,8 @@ pub fn shared_of_writer(name: &str) -> Option<(String, &str)> {
 /// no news) walked the history below a hundred writer refs to prove the same thing again (issue 29).
 struct HeldMemo {
     path: std::path::PathBuf,
+    /// The file's text, read once (a sync may ask, then remember).
+    text: std::cell::OnceCell<Option<String>>,
 }
 
 impl HeldMemo {
@@ -384,6 +386,7 @@ impl HeldMemo {
             path: crate::repo::jules_dir(repo)
                 .join("held")
                 .join(name.trim_start_matches("refs/").replace('/', "%")),
+            text: std::cell::OnceCell::new(),
         }
     }
 
@@ -397,21 +400,25 @@ impl HeldMemo {
             .collect()
     }
 
+    fn stored(&self) -> Option<&str> {
+        self.text
+            .get_or_init(|| std::fs::read_to_string(&self.path).ok())
+            .as_deref()
+    }
+
     fn holds(&self, local: ObjectId, remotes: &[ObjectId]) -> bool {
-        std::fs::read_to_string(&self.path).is_ok_and(|t| t == Self::text(local, remotes))
+        self.stored() == Some(Self::text(local, remotes).as_str())
     }
 
     fn remember(&self, local: ObjectId, remotes: &[ObjectId]) {
-        if self.holds(local, remotes) {
+        let text = Self::text(local, remotes);
+        if self.stored() == Some(text.as_str()) {
             return;
         }
         // Only a hint: losing it costs one walk next time.
         if let Some(dir) = self.path.parent() {
             let _ = std::fs::create_dir_all(dir).and_then(|_| {
-                crate::eventlog::cache::write_atomically(
-                    &self.path,
-                    Self::text(local, remotes).as_bytes(),
-                )
+                crate::eventlog::cache::write_atomically(&self.path, text.as_bytes())
             });
         }
     }
@@ -446,16 +453,7 @@ pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
         format!("refs/remotes/{remote}/notes/jules/"),
     ]
     .into_iter()
-    .filter(|prefix| {
-        repo.references()
-            .ok()
-            .and_then(|r| {
-                r.prefixed(prefix.as_str())
-                    .ok()
-                    .map(|mut i| i.next().is_some())
-            })
-            .unwrap_or(false)
-    })
+    .filter(|prefix| has_refs(repo, prefix))
     .map(|prefix| format!("--negotiation-tip={prefix}*"))
     .collect();
     if repo.head_id().is_ok() {
@@ -482,6 +480,18 @@ pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
     crate::hygiene::maintain(repo)?;
     crate::hygiene::drop_log_reflogs(repo)?;
     Ok(())
+}
+
+/// Whether any ref is named under `prefix`.
+fn has_refs(repo: &gix::Repository, prefix: &str) -> bool {
+    repo.references()
+        .ok()
+        .and_then(|r| {
+            r.prefixed(prefix)
+                .ok()
+                .map(|mut refs| refs.next().is_some())
+        })
+        .unwrap_or(false)
 }
 
 /// A failure to reach `remote`, named, with git's own reason (credentials, network, missing repository).

@@ -163,6 +163,18 @@ fn append(r: &Repo, actor: &str, n: u32) {
     ]);
 }
 
+/// Push the clone's mail log to writer ref `i` of its remote with plain git, as a clone that lost a fold race
+/// leaves it.
+fn push_as_writer(c: &Repo, i: usize) {
+    let tip = c.rev("refs/jules/mail").unwrap();
+    c.git([
+        "push",
+        "-q",
+        "origin",
+        &format!("{tip}:refs/jules/writers/mail/{i:016x}"),
+    ]);
+}
+
 /// Event ids of the mail log as the clone sees it.
 fn ids(r: &Repo) -> Vec<String> {
     let out = r.jules_ok(["log", "show", "mail", "--json"]);
@@ -1163,13 +1175,7 @@ fn an_idle_fleet_makes_no_pushes() {
     // Three writer refs appear (their clones lost a fold race): a sync with nothing to publish leaves them.
     for (i, c) in cs.iter().enumerate() {
         append(c, &format!("w{i}"), 1);
-        let tip = c.rev("refs/jules/mail").unwrap();
-        c.git([
-            "push",
-            "-q",
-            "origin",
-            &format!("{tip}:refs/jules/writers/mail/{i:016x}"),
-        ]);
+        push_as_writer(c, i);
     }
     let before = pushes();
     let idle = cs[0].clone_of(bare.path());
@@ -1249,13 +1255,7 @@ fn the_no_news_memo_never_hides_events_the_remote_lost() {
     }
     for (i, c) in cs[..2].iter().enumerate() {
         append(c, &format!("w{i}"), 1);
-        let tip = c.rev("refs/jules/mail").unwrap();
-        c.git([
-            "push",
-            "-q",
-            "origin",
-            &format!("{tip}:refs/jules/writers/mail/{i:016x}"),
-        ]);
+        push_as_writer(c, i);
     }
     // The third joins them: a join of the remote's commits only, never pushed.
     cs[2].jules_ok(["sync"]);
