@@ -211,26 +211,36 @@ pub fn versioned_value<T: serde::Serialize>(value: &T) -> serde_json::Result<ser
     })
 }
 
-/// The document [`json`] prints.
+/// The document [`json`] prints, pretty and in each struct's own field order: `"version"` is kept where a
+/// document declares it, put first in an object that lacks it, and a list or a scalar is wrapped as
+/// `{"version", "items"}` / `{"version", "value"}`.
+///
+/// Written straight from the value, never through a `serde_json::Value` tree: a long listing spent about a
+/// third of its time building, sorting and freeing that tree. Every map the documents hold is ordered
+/// (`BTreeMap`, or `Value`'s sorted map), so the output is as deterministic as before.
 pub fn versioned<T: serde::Serialize>(value: &T) -> serde_json::Result<String> {
-    let v = serde_json::to_value(value)?;
-    let doc = match v {
-        serde_json::Value::Object(m) if m.contains_key("version") => serde_json::Value::Object(m),
-        serde_json::Value::Object(m) => {
-            // serde_json's map is sorted; keep the struct's field order by writing "version" in front.
-            let body = serde_json::to_string_pretty(value)?;
-            if m.is_empty() {
-                return Ok(format!("{{\n  \"version\": {JSON_VERSION}\n}}"));
-            }
-            let rest = body.strip_prefix('{').unwrap_or(&body);
-            return Ok(format!("{{\n  \"version\": {JSON_VERSION},{rest}"));
+    let body = serde_json::to_string_pretty(value)?;
+    // Pretty JSON puts each top-level key of an object on its own line, indented by exactly two spaces;
+    // deeper keys are indented further and strings hold no raw newline, so this finds top-level keys only.
+    if body.starts_with('{') {
+        if body.contains("\n  \"version\": ") {
+            return Ok(body);
         }
-        serde_json::Value::Array(items) => {
-            serde_json::json!({ "version": JSON_VERSION, "items": items })
+        if body == "{}" {
+            return Ok(format!("{{\n  \"version\": {JSON_VERSION}\n}}"));
         }
-        other => serde_json::json!({ "version": JSON_VERSION, "value": other }),
+        let rest = &body[1..];
+        return Ok(format!("{{\n  \"version\": {JSON_VERSION},{rest}"));
+    }
+    let key = if body.starts_with('[') {
+        "items"
+    } else {
+        "value"
     };
-    serde_json::to_string_pretty(&doc)
+    let nested = body.replace('\n', "\n  ");
+    Ok(format!(
+        "{{\n  \"version\": {JSON_VERSION},\n  \"{key}\": {nested}\n}}"
+    ))
 }
 
 /// A status line for people, on stderr; `-q` silences it.
@@ -322,5 +332,28 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&versioned(&vec![1, 2]).unwrap()).unwrap();
         assert_eq!(v["version"], 1);
         assert_eq!(v["items"][1], 2);
+        let v: serde_json::Value = serde_json::from_str(&versioned(&"x").unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!({"version": 1, "value": "x"}));
+        assert_eq!(
+            versioned(&serde_json::json!({})).unwrap(),
+            "{\n  \"version\": 1\n}"
+        );
+        // A document that declares its version keeps it, once, where it declares it; a nested
+        // "version" is not the document's.
+        #[derive(serde::Serialize)]
+        struct D {
+            persona: &'static str,
+            version: u32,
+        }
+        let s = versioned(&D {
+            persona: "p",
+            version: 1,
+        })
+        .unwrap();
+        assert_eq!(s.matches("\"version\"").count(), 1, "{s}");
+        let s = versioned(&serde_json::json!({"inner": {"version": 2}})).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(v["version"], 1, "{s}");
+        assert_eq!(v["inner"]["version"], 2);
     }
 }

@@ -95,8 +95,9 @@ pub struct Hit {
     pub msg_type: String,
     pub time: String,
     pub lamport: u64,
-    /// BM25 relevance; higher is better.
-    pub score: f32,
+    /// BM25 relevance; higher is better. Held as f64 so that every frontend prints the same digits (the MCP
+    /// server's JSON values are f64; an f32 printed directly has fewer).
+    pub score: f64,
     pub snippet: Snippet,
     /// With a persona: its state of the message.
     pub state: Option<HitState>,
@@ -282,7 +283,7 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
                 msg_type: msg.data.msg_type.clone(),
                 time: msg.event.time.clone(),
                 lamport,
-                score,
+                score: f64::from(score),
                 snippet: snippet::make(&mut analyzer, &msg.data.body, &patterns),
                 state: item.map(|i| HitState {
                     unread: i.marks.read.is_none(),
