@@ -1,5 +1,7 @@
 //! `git jules hooks …`: install the git hooks git-jules ships.
 
+use std::path::{Path, PathBuf};
+
 use git_jules::hooks::{self, Action};
 
 use super::ui;
@@ -45,7 +47,7 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
         HooksCommand::Show(a) => {
             match a.hook {
                 Hook::PrePush => print!("{}", hooks::PRE_PUSH),
-                Hook::PreCommit => print!("{}", hooks::PRE_COMMIT),
+                Hook::PreCommit => print!("{}", hooks::pre_commit_hook(&hook_binary()?)),
             }
             Ok(0)
         }
@@ -53,7 +55,7 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
             let repo = ctx.open()?;
             let done = match a.hook {
                 Hook::PrePush => hooks::install_pre_push(&repo, a.force)?,
-                Hook::PreCommit => hooks::install_pre_commit(&repo, a.force)?,
+                Hook::PreCommit => hooks::install_pre_commit(&repo, &hook_binary()?, a.force)?,
             };
             if ctx.ui.json {
                 ui::json(&done);
@@ -62,6 +64,7 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
                 match done.action {
                     Action::Installed => ui::status(format!("installed {path}")),
                     Action::Unchanged => ui::status(format!("{path} is already installed")),
+                    Action::Updated => ui::status(format!("updated {path}")),
                     Action::Replaced => ui::status(format!(
                         "installed {path}; the previous hook is {}",
                         done.backup
@@ -79,4 +82,27 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
             Ok(0)
         }
     }
+}
+
+/// The binary to name in a hook: the `git-jules` on PATH when it is this binary (a path that survives an
+/// upgrade that moves a symlink), else this binary's own path.
+fn hook_binary() -> anyhow::Result<PathBuf> {
+    let exe = std::env::current_exe()?;
+    let same = |p: &Path| {
+        std::fs::canonicalize(p)
+            .ok()
+            .zip(std::fs::canonicalize(&exe).ok())
+            .is_some_and(|(a, b)| a == b)
+    };
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join("git-jules"))
+        .find(|p| p.is_file());
+    Ok(match on_path {
+        Some(p) if same(&p) => p,
+        _ => exe,
+    })
 }

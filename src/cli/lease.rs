@@ -5,6 +5,7 @@
 
 use git_jules::lease::{self, ops, Changes, Filter, Lease};
 use git_jules::Error;
+use std::fmt::Write as _;
 
 use super::ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
@@ -312,14 +313,18 @@ pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
             };
             if ctx.ui.json {
                 ui::json(&r);
-            } else {
+            } else if !r.conflicts.is_empty() {
+                // One write for them all: the hook runs on every commit, and a write per line showed.
+                // Many paths fall under one lease: describe each lease once.
+                let mut text = String::new();
+                let mut described: std::collections::HashMap<&str, String> = Default::default();
                 for c in &r.conflicts {
-                    ui::out(format!(
-                        "{}: under lease {}",
-                        c.path,
-                        describe(&c.lease, now)
-                    ));
+                    let lease = described
+                        .entry(c.lease.id.as_str())
+                        .or_insert_with(|| describe(&c.lease, now));
+                    let _ = writeln!(text, "{}: under lease {lease}", c.path);
                 }
+                ui::out_raw(&text);
             }
             if r.conflicts.is_empty() {
                 return Ok(0);

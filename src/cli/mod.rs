@@ -175,14 +175,41 @@ pub fn run() -> i32 {
     // Installed as the hook itself (a symlink or copy named `pre-commit` in the hooks directory), git execs
     // the binary directly: no `/bin/sh`, no `command -v`. argv[0] is the hook's path, so its file name says
     // which hook runs; git already gives hooks /dev/null as stdin and stderr as stdout, as the shim did.
-    if args.len() <= 1 && is_hook_name(args.first(), "pre-commit") {
-        return run_from(
-            ["git-jules", "lease", "check", "--staged", "--pre-commit"]
-                .map(Into::into)
-                .to_vec(),
-        );
+    // The shim's own command line is the same hook. Either way clap is skipped: building its command tree
+    // was a tenth of the hook's time, and every commit pays the hook (docs/benchmarks.md, "Path leases").
+    // The installed hook's `#!` line runs `git-jules --pre-commit-hook HOOK-PATH` (src/hooks.rs).
+    let hook_args = ["lease", "check", "--staged", "--pre-commit"];
+    if (args.len() <= 1 && is_hook_name(args.first(), "pre-commit"))
+        || (args.len() == 3 && args[1] == git_jules::hooks::PRE_COMMIT_ARG)
+        || (args.len() == 5 && args[1..].iter().zip(hook_args).all(|(a, h)| a == h))
+    {
+        return run_pre_commit_hook();
     }
     run_from(args)
+}
+
+/// `git-jules lease check --staged --pre-commit`, as clap would parse it (`--persona` from
+/// `$JULES_PERSONA`, every global option at its default).
+fn run_pre_commit_hook() -> i32 {
+    let dir = PathBuf::from(".");
+    let ctx = Context {
+        ui: ui::Ui::new(false, ui::ColorChoice::Auto, false, &dir),
+        dir,
+        strict: false,
+        overrides: git_jules::repo::Overrides::default(),
+    };
+    let check = lease::CheckArgs {
+        paths: Vec::new(),
+        diff: None,
+        staged: true,
+        pre_commit: true,
+        // As clap's `env` reads it: an empty value is no value.
+        persona: std::env::var("JULES_PERSONA")
+            .ok()
+            .filter(|p| !p.is_empty()),
+    };
+    let result = lease::run(&ctx, lease::LeaseCommand::Check(check));
+    finish(&ctx, result)
 }
 
 /// Whether argv[0]'s file name is `hook` (the binary running as that git hook).
@@ -228,6 +255,11 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
         overrides,
     };
     let result = dispatch(&ctx, cli);
+    finish(&ctx, result)
+}
+
+/// A command's result as its exit code, with what every command reports on the way out.
+fn finish(ctx: &Context, result: anyhow::Result<i32>) -> i32 {
     // Reads under jules.requireSigned that passed over a checkpoint say so, once per log.
     for ignored in git_jules::eventlog::checkpoint::take_ignored() {
         ui::warn(ignored.to_string());

@@ -222,14 +222,13 @@ pub fn versioned<T: serde::Serialize>(value: &T) -> serde_json::Result<String> {
     let body = serde_json::to_string_pretty(value)?;
     // Pretty JSON puts each top-level key of an object on its own line, indented by exactly two spaces;
     // deeper keys are indented further and strings hold no raw newline, so this finds top-level keys only.
-    if body.starts_with('{') {
+    if let Some(rest) = body.strip_prefix('{') {
         if body.contains("\n  \"version\": ") {
             return Ok(body);
         }
-        if body == "{}" {
+        if rest == "}" {
             return Ok(format!("{{\n  \"version\": {JSON_VERSION}\n}}"));
         }
-        let rest = &body[1..];
         return Ok(format!("{{\n  \"version\": {JSON_VERSION},{rest}"));
     }
     let key = if body.starts_with('[') {

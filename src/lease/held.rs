@@ -242,38 +242,50 @@ pub fn check_request(
     check(&held, now, persona, &targets, ignore_case)
 }
 
-/// Where a lease's whole line is in `held.jsonl`: offset, length, [`line_sum`].
-type LineAt<'a> = (u64, usize, &'a str);
+/// A line of the keys file ([`Held::keys`]), its strings borrowed from the file: nothing is allocated or
+/// parsed per lease beyond its expiry and holder, the pre-commit hook's cost on every commit.
+struct KeyLine<'a> {
+    /// `OFFSET<TAB>LENGTH<TAB>SUM`: where the whole lease is in `held.jsonl`, read only for a lease a check
+    /// names.
+    at: &'a str,
+    /// The lease's paths, tab-separated (`None`: it has none).
+    paths: Option<&'a str>,
+}
 
-/// The heads in a keys file ([`Held::keys`]) of the leases that can count for `persona` at `now`, with
-/// where their lines are; `None` when the file is damaged.
-fn parse_keys<'a>(
-    bytes: &'a [u8],
-    now: i64,
-    persona: Option<&str>,
-) -> Option<(Vec<Head<'a>>, Vec<LineAt<'a>>)> {
+impl<'a> KeyLine<'a> {
+    fn paths(&self) -> impl Iterator<Item = &'a str> {
+        self.paths.into_iter().flat_map(|p| p.split('\t'))
+    }
+
+    /// Offset, length and [`line_sum`] of the whole lease in `held.jsonl`; `None` when damaged.
+    fn at(&self) -> Option<(u64, usize, &'a str)> {
+        let mut f = self.at.split('\t');
+        Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?))
+    }
+}
+
+/// The lines of a keys file ([`Held::keys`]) of the leases that can count for `persona` at `now` (live and
+/// someone else's; the file holds exclusive leases only); `None` when the file is damaged.
+fn parse_keys<'a>(bytes: &'a [u8], now: i64, persona: Option<&str>) -> Option<Vec<KeyLine<'a>>> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let mut heads = Vec::new();
-    let mut at = Vec::new();
+    let mut lines = Vec::new();
     for line in text.split('\n').filter(|l| !l.is_empty()) {
-        let mut f = line.split('\t');
-        let (expires, who, offset, len, sum) =
-            (f.next()?, f.next()?, f.next()?, f.next()?, f.next()?);
-        let expires = expires.parse().ok()?;
-        // The leases that cannot count are skipped before their paths are split.
+        let (expires, rest) = line.split_once('\t')?;
+        let (who, rest) = rest.split_once('\t')?;
+        let expires: i64 = expires.parse().ok()?;
+        // The leases that cannot count are skipped before anything else is looked at.
         if now >= expires || persona == Some(who) {
             continue;
         }
-        heads.push(Head {
-            persona: Cow::Borrowed(who),
-            paths: f.map(Cow::Borrowed).collect(),
-            exclusive: true,
-            expires,
-            reminded: None,
-        });
-        at.push((offset.parse().ok()?, len.parse().ok()?, sum));
+        // OFFSET, LENGTH and SUM, then the paths.
+        let third_tab = rest.match_indices('\t').nth(2).map(|(i, _)| i);
+        let (at, paths) = match third_tab {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        lines.push(KeyLine { at, paths });
     }
-    Some((heads, at))
+    Some(lines)
 }
 
 /// [`check`] from the keys file ([`Held::keys`]), the pre-commit hook's path: only the keys of the leases
@@ -301,13 +313,17 @@ fn check_keys(
     if stamp != Stamp::of(&tips).as_str() {
         return Ok(None);
     }
-    let Some((heads, at)) = parse_keys(&bytes, now, persona) else {
+    let Some(lines) = parse_keys(&bytes, now, persona) else {
         return Ok(None);
     };
     let file = std::cell::RefCell::new(None);
     let stale = std::cell::Cell::new(false);
     let lease = |n: usize| -> Result<Lease> {
-        let (offset, len, sum) = at[n];
+        let changed = || {
+            stale.set(true);
+            crate::Error::Other("the held leases' file changed".into())
+        };
+        let (offset, len, sum) = lines[n].at().ok_or_else(changed)?;
         let mut file = file.borrow_mut();
         if file.is_none() {
             *file = std::fs::File::open(dir.join(FILE)).ok();
@@ -317,12 +333,12 @@ fn check_keys(
             f.seek(SeekFrom::Start(offset)).is_ok() && f.read_exact(&mut raw).is_ok()
         });
         if !read || line_sum(&raw) != sum {
-            stale.set(true);
-            return Err(crate::Error::Other("the held leases' file changed".into()));
+            return Err(changed());
         }
         Held::lease(&raw)
     };
-    match check_heads(&heads, lease, now, persona, targets, ignore_case) {
+    let counting = lines.iter().enumerate().map(|(n, l)| (n, l.paths()));
+    match check_heads(counting, lease, targets, ignore_case) {
         Err(_) if stale.get() => Ok(None),
         r => r.map(Some),
     }
@@ -355,78 +371,103 @@ pub fn check(
     ignore_case: bool,
 ) -> Result<CheckReport> {
     let (heads, raws): (Vec<Head<'_>>, Vec<&[u8]>) = held.heads()?.into_iter().unzip();
-    check_heads(
-        &heads,
-        |n| Held::lease(raws[n]),
-        now,
-        persona,
-        targets,
-        ignore_case,
-    )
-}
-
-/// [`check`] over heads from either file; `lease(n)` reads the whole lease of head `n`.
-fn check_heads(
-    heads: &[Head<'_>],
-    lease: impl Fn(usize) -> Result<Lease>,
-    now: i64,
-    persona: Option<&str>,
-    targets: &Targets,
-    ignore_case: bool,
-) -> Result<CheckReport> {
     let counting = heads
         .iter()
         .enumerate()
-        .filter(|(_, h)| h.exclusive && h.live_at(now) && persona != Some(&*h.persona));
-    let mut hits: Vec<(String, usize)> = Vec::new();
-    match targets {
+        .filter(|(_, h)| h.exclusive && h.live_at(now) && persona != Some(&*h.persona))
+        .map(|(n, h)| (n, h.paths.iter().map(|p| &**p)));
+    check_heads(counting, |n| Held::lease(raws[n]), targets, ignore_case)
+}
+
+/// The counting leases' paths indexed for files git named: a literal path (a file, or a directory and what
+/// is under it) by its key, so that a file is looked up with each of its ancestors; a glob by its first
+/// component ([`Index`]).
+#[derive(Default)]
+struct FileIndex<'a> {
+    /// A key's last entry in `chain`.
+    literal: foldhash::HashMap<Cow<'a, str>, usize>,
+    /// (lease, the key's entry before this one or `usize::MAX`): a key held by several leases without a
+    /// list allocated per key.
+    chain: Vec<(usize, usize)>,
+    globs: Index<usize>,
+}
+
+impl<'a> FileIndex<'a> {
+    fn add(&mut self, lease: usize, path: &'a str, ignore_case: bool) -> Result<()> {
+        match literal_key(path, ignore_case) {
+            Some(k) => {
+                let entry = self.chain.len();
+                let before = self.literal.insert(k, entry).unwrap_or(usize::MAX);
+                self.chain.push((lease, before));
+            }
+            None => self.globs.insert(Pattern::parse(path, ignore_case)?, lease),
+        }
+        Ok(())
+    }
+
+    /// (file, lease) for every lease that covers a file, in the files' order, each pair once.
+    fn hits(&self, files: &[String], ignore_case: bool) -> Vec<(String, usize)> {
+        let mut hits = Vec::new();
+        let mut found = Vec::new();
+        for f in files {
+            found.clear();
+            let key = fold(f, ignore_case);
+            // A literal lease covers the file when it names the file or a directory above it.
+            let ancestors = key.match_indices('/').map(|(i, _)| &key[..i]);
+            for k in ancestors.chain([&*key]) {
+                let mut entry = self.literal.get(k).copied().unwrap_or(usize::MAX);
+                while let Some(&(lease, before)) = self.chain.get(entry) {
+                    found.push(lease);
+                    entry = before;
+                }
+            }
+            if !self.globs.is_empty() {
+                let file = Pattern::literal(f, ignore_case);
+                found.extend(self.globs.overlapping(&file).copied());
+            }
+            found.sort_unstable();
+            found.dedup();
+            hits.extend(found.iter().map(|&n| (f.clone(), n)));
+        }
+        hits
+    }
+}
+
+/// [`check`] over the leases that count, from either file: (lease, its paths); `lease(n)` reads the whole
+/// lease `n`.
+fn check_heads<'a, P: Iterator<Item = &'a str>>(
+    counting: impl Iterator<Item = (usize, P)>,
+    lease: impl Fn(usize) -> Result<Lease>,
+    targets: &Targets,
+    ignore_case: bool,
+) -> Result<CheckReport> {
+    let hits: Vec<(String, usize)> = match targets {
         Targets::Files(files) => {
-            // Literal lease paths by key; globs parsed and indexed by their first component.
-            let mut literal: HashMap<Cow<'_, str>, Vec<usize>> = HashMap::new();
-            let mut globs = Index::default();
-            for (n, h) in counting {
-                for p in &h.paths {
-                    match literal_key(p, ignore_case) {
-                        Some(k) => literal.entry(k).or_default().push(n),
-                        None => globs.insert(Pattern::parse(p, ignore_case)?, n),
-                    }
+            let mut index = FileIndex::default();
+            for (n, paths) in counting {
+                for p in paths {
+                    index.add(n, p, ignore_case)?;
                 }
             }
-            for f in files {
-                let key = fold(f, ignore_case);
-                // A literal lease covers the file when it names the file or a directory above it.
-                let mut found: Vec<usize> = key
-                    .match_indices('/')
-                    .map(|(i, _)| &key[..i])
-                    .chain([&*key])
-                    .filter_map(|k| literal.get(k))
-                    .flatten()
-                    .copied()
-                    .collect();
-                if !globs.is_empty() {
-                    let file = Pattern::literal(f, ignore_case);
-                    found.extend(globs.overlapping(&file).copied());
-                }
-                found.sort_unstable();
-                found.dedup();
-                hits.extend(found.into_iter().map(|n| (f.clone(), n)));
-            }
+            index.hits(files, ignore_case)
         }
         Targets::Patterns(patterns) => {
             let mut idx = Index::default();
-            for (n, h) in counting {
-                for p in &h.paths {
+            for (n, paths) in counting {
+                for p in paths {
                     idx.insert(Pattern::parse(p, ignore_case)?, n);
                 }
             }
+            let mut hits = Vec::new();
             for p in patterns {
                 let mut found: Vec<usize> = idx.overlapping(p).copied().collect();
                 found.sort_unstable();
                 found.dedup();
                 hits.extend(found.into_iter().map(|n| (p.as_str().to_owned(), n)));
             }
+            hits
         }
-    }
+    };
     let checked = match targets {
         Targets::Files(f) => f.len(),
         Targets::Patterns(p) => p.len(),
@@ -562,17 +603,15 @@ mod tests {
             .to_vec(),
         );
         for (now, persona) in [(10, Some("me")), (10, None), (10, Some("ann")), (100, None)] {
-            let (heads, at) = parse_keys(&keys, now, persona).unwrap();
+            let lines = parse_keys(&keys, now, persona).unwrap();
             let from_keys = check_heads(
-                &heads,
+                lines.iter().enumerate().map(|(n, l)| (n, l.paths())),
                 |n| {
-                    let (offset, len, sum) = at[n];
+                    let (offset, len, sum) = lines[n].at().unwrap();
                     let raw = &h.bytes[offset as usize..offset as usize + len];
                     assert_eq!(line_sum(raw), sum);
                     Held::lease(raw)
                 },
-                now,
-                persona,
                 &files,
                 false,
             )

@@ -20,7 +20,15 @@ use crate::error::{Error, Result};
 
 /// The paths that differ between `HEAD`'s tree and the index, sorted, each once.
 pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
-    let index = match repo.open_index() {
+    // Read as git reads the index for a hook: its checksum is not verified (git checks it in fsck only; the
+    // file is replaced whole under a lock, never written in place), and on one thread (asking the system
+    // how many cores it may use cost more than decoding a hook's index). The index path is gix's, so
+    // `GIT_INDEX_FILE` still names it.
+    let options = gix::index::decode::Options {
+        thread_limit: Some(1),
+        ..Default::default()
+    };
+    let index = match gix::index::File::at(repo.index_path(), repo.object_hash(), true, options) {
         Ok(i) => Some(i),
         Err(_) if !repo.index_path().exists() => None,
         Err(e) => return Err(Error::Other(format!("reading the index: {e}"))),

@@ -755,27 +755,105 @@ fn the_binary_linked_as_the_pre_commit_hook_runs_the_check_without_a_shell() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// `git-jules ARGS` run from a copy of the binary at `exe` (so that the hook it installs names that copy),
+/// with `PATH` left without any git-jules.
+fn jules_from(r: &Repo, exe: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut c = std::process::Command::new(exe);
+    r.env.apply(&mut c);
+    c.current_dir(r.path())
+        .args(args)
+        .env("PATH", path_without_jules());
+    // A copy just written may be briefly open for writing in a child another test thread forked
+    // (ETXTBSY until that child execs).
+    for _ in 0..50 {
+        match c.output() {
+            Err(e) if e.raw_os_error() == Some(26) => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            o => return o.unwrap(),
+        }
+    }
+    c.output().unwrap()
+}
+
+/// The binary under test at `to`: a hard link where it can be (no file open for writing, which a child
+/// forked meanwhile by another test thread would keep busy), else a copy.
+fn place_binary(to: &std::path::Path) {
+    if std::fs::hard_link(crate::harness::bin(), to).is_err() {
+        std::fs::copy(crate::harness::bin(), to).unwrap();
+    }
+}
+
+/// PATH without the directories that hold a `git-jules`.
+fn path_without_jules() -> std::ffi::OsString {
+    let bin_dir = crate::harness::bin().parent().unwrap().to_owned();
+    let path: Vec<_> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|p| p != &bin_dir && !p.join("git-jules").exists())
+        .collect();
+    std::env::join_paths(path).unwrap()
+}
+
 #[test]
-fn the_pre_commit_shim_refuses_the_commit_when_the_binary_is_missing() {
-    // The installed hook is the sh shim: without git-jules on PATH it fails closed (a dangling symlink hook
-    // would be skipped by git, which is why install does not write one).
+fn the_pre_commit_hook_refuses_the_commit_when_the_binary_is_gone() {
+    // The installed hook names the binary on its `#!` line: git execs it with no shell. When the binary is
+    // deleted, git cannot exec the hook and refuses the commit (a dangling symlink hook would be skipped by
+    // git, which is why install does not write one).
     let r = Repo::new();
-    let o = r.jules(["hooks", "install", "--hook", "pre-commit"]);
+    let dir = tempfile::tempdir().unwrap();
+    let exe = dir.path().join("git-jules");
+    place_binary(&exe);
+    let o = jules_from(&r, &exe, &["hooks", "install", "--hook", "pre-commit"]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let hook = std::fs::read_to_string(r.path().join(".git/hooks/pre-commit")).unwrap();
+    assert_eq!(
+        hook.lines().next(),
+        Some(format!("#!{} --pre-commit-hook", exe.display()).as_str())
+    );
     r.write("a.txt", "x\n");
     r.git(["add", "-A"]);
-    let git_dir = std::path::Path::new(env!("CARGO_BIN_EXE_git-jules"))
-        .parent()
+    // It runs the check: a clean commit goes through.
+    let o = r.git_cmd(["commit", "-qm", "clean"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::remove_file(&exe).unwrap();
+    r.write("a.txt", "y\n");
+    r.git(["add", "-A"]);
+    let o = r.git_cmd(["commit", "-qm", "change"]).output().unwrap();
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cannot exec"), "{}", stderr(&o));
+    assert_eq!(r.git(["rev-list", "--count", "HEAD"]).trim(), "2");
+}
+
+#[test]
+fn a_binary_path_no_hash_bang_line_can_carry_gets_the_shim_which_fails_closed_too() {
+    // A blank in the binary's path: the hook is the sh shim, which finds git-jules on PATH and refuses the
+    // commit when it is not there. Installing from a binary a `#!` line can name updates the shim in place.
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("with blank")).unwrap();
+    let exe = dir.path().join("with blank/git-jules");
+    place_binary(&exe);
+    let o = jules_from(&r, &exe, &["hooks", "install", "--hook", "pre-commit"]);
+    assert_eq!(code(&o), Some(0), "{}", stderr(&o));
+    let path = r.path().join(".git/hooks/pre-commit");
+    assert!(std::fs::read_to_string(&path)
         .unwrap()
-        .to_owned();
-    let path: Vec<_> = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .filter(|p| p != &git_dir && !p.join("git-jules").exists())
-        .collect();
+        .starts_with("#!/bin/sh\n"));
+    r.write("a.txt", "x\n");
+    r.git(["add", "-A"]);
     let o = r
         .git_cmd(["commit", "-qm", "change"])
-        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("PATH", path_without_jules())
         .output()
         .unwrap();
     assert!(!o.status.success());
     assert!(stderr(&o).contains("not on PATH"), "{}", stderr(&o));
+    // Ours, so no --force is needed and no backup is kept.
+    let o = r.jules(["--json", "hooks", "install", "--hook", "pre-commit"]);
+    assert_eq!(json(&o)["action"], "updated", "{}", stderr(&o));
+    assert!(json(&o)["backup"].is_null());
+    assert!(std::fs::read_to_string(&path)
+        .unwrap()
+        .contains(" --pre-commit-hook\n"));
+    let o = r.git_cmd(["commit", "-qm", "change"]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
 }
