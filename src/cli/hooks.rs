@@ -94,10 +94,7 @@ fn hook_binary() -> anyhow::Result<PathBuf> {
             .zip(std::fs::canonicalize(&exe).ok())
             .is_some_and(|(a, b)| a == b)
     };
-    let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
+    let on_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .filter(|d| d.is_absolute())
         .map(|d| d.join("git-jules"))
         .find(|p| p.is_file());

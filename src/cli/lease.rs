@@ -3,9 +3,10 @@
 //! Exit codes: acquire 0 held, 3 someone else holds the paths; renew and release 3 when the lease is not
 //! the persona's to renew or release; check 1 when a path is under another persona's exclusive lease.
 
+use std::fmt::Write as _;
+
 use git_jules::lease::{self, ops, Changes, Filter, Lease};
 use git_jules::Error;
-use std::fmt::Write as _;
 
 use super::ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};

@@ -763,11 +763,12 @@ fn jules_from(r: &Repo, exe: &std::path::Path, args: &[&str]) -> std::process::O
     c.current_dir(r.path())
         .args(args)
         .env("PATH", path_without_jules());
-    // A copy just written may be briefly open for writing in a child another test thread forked
-    // (ETXTBSY until that child execs).
+    // A copy just written may be briefly open for writing in a child another test thread forked (ETXTBSY,
+    // "text file busy", until that child execs).
+    const ETXTBSY: i32 = 26;
     for _ in 0..50 {
         match c.output() {
-            Err(e) if e.raw_os_error() == Some(26) => {
+            Err(e) if e.raw_os_error() == Some(ETXTBSY) => {
                 std::thread::sleep(std::time::Duration::from_millis(20))
             }
             o => return o.unwrap(),
