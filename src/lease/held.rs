@@ -13,6 +13,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::keys;
 use super::pattern::{Index, Pattern};
 use super::{view, Changes, Lease, State, Stored};
 use crate::error::Result;
@@ -96,52 +97,23 @@ impl Held {
 }
 
 impl Held {
-    /// The keys file's content: one line per exclusive lease (a check counts no other),
-    /// `EXPIRES<TAB>PERSONA<TAB>OFFSET<TAB>LENGTH<TAB>SUM<TAB>PATH…`, where OFFSET and LENGTH place the whole
-    /// lease in `held.jsonl` and SUM is [`line_sum`] of those bytes. Plain text split on tabs: a check on
-    /// 2,000 leases then reads a sixth of the bytes and parses no JSON. `None` when a persona or a path holds
-    /// a tab or a newline (then checks read `held.jsonl`).
-    fn keys(&self) -> Result<Option<Vec<u8>>> {
-        use std::io::Write;
+    /// The keys table of the exclusive leases ([`keys`]), what a check reads: the pre-commit hook's file.
+    fn keys(&self) -> Result<Vec<u8>> {
         let base = self.bytes.as_ptr() as usize;
-        let mut out = Vec::new();
-        for (h, raw) in self.heads()? {
-            if !h.exclusive {
-                continue;
-            }
-            if std::iter::once(&h.persona)
-                .chain(&h.paths)
-                .any(|s| s.contains(['\t', '\n']))
-            {
-                return Ok(None);
-            }
-            let offset = raw.as_ptr() as usize - base;
-            let _ = write!(
-                out,
-                "{}\t{}\t{offset}\t{}\t{}",
-                h.expires,
-                h.persona,
-                raw.len(),
-                line_sum(raw)
-            );
-            for p in &h.paths {
-                out.push(b'\t');
-                out.extend_from_slice(p.as_bytes());
-            }
-            out.push(b'\n');
-        }
-        Ok(Some(out))
+        let heads = self.heads()?;
+        let rows: Vec<keys::Row<'_>> = heads
+            .iter()
+            .filter(|(h, _)| h.exclusive)
+            .map(|(h, raw)| keys::Row {
+                persona: &h.persona,
+                paths: h.paths.iter().map(|p| &**p).collect(),
+                expires: h.expires,
+                offset: raw.as_ptr() as usize - base,
+                raw,
+            })
+            .collect();
+        keys::encode(&rows)
     }
-}
-
-/// What the keys file holds of a lease's line: enough to tell that `held.jsonl` was rewritten since (the
-/// keys file is sealed whole; the big file is read only where a check names a lease).
-fn line_sum(raw: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(raw)[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// Read the held leases from their file when it matches the tips; else fold (through the view's cache) and
@@ -229,68 +201,31 @@ pub fn check_request(
     if let Some(p) = persona {
         crate::mail::message::validate_persona(p)?;
     }
+    // Nothing staged (a commit git will refuse as empty, or `--allow-empty`): nothing to read.
+    if let Targets::Files(files) = &targets {
+        if files.is_empty() {
+            return Ok(CheckReport {
+                checked: 0,
+                conflicts: Vec::new(),
+            });
+        }
+    }
     if let Some(r) = check_keys(log, now, persona, &targets, ignore_case)? {
         return Ok(r);
     }
     let (held, stamp) = held_stamped(log)?;
     // The keys file was missing, older than the tips or than `held.jsonl`: write it for the next check.
     if let (Some(stamp), false) = (&stamp, log.full_replay()) {
-        if let Ok(Some(keys)) = held.keys() {
+        if let Ok(keys) = held.keys() {
             let _ = write_sealed(&log.cache_dir(DIR), KEYS, &keys, stamp);
         }
     }
     check(&held, now, persona, &targets, ignore_case)
 }
 
-/// A line of the keys file ([`Held::keys`]), its strings borrowed from the file: nothing is allocated or
-/// parsed per lease beyond its expiry and holder, the pre-commit hook's cost on every commit.
-struct KeyLine<'a> {
-    /// `OFFSET<TAB>LENGTH<TAB>SUM`: where the whole lease is in `held.jsonl`, read only for a lease a check
-    /// names.
-    at: &'a str,
-    /// The lease's paths, tab-separated (`None`: it has none).
-    paths: Option<&'a str>,
-}
-
-impl<'a> KeyLine<'a> {
-    fn paths(&self) -> impl Iterator<Item = &'a str> {
-        self.paths.into_iter().flat_map(|p| p.split('\t'))
-    }
-
-    /// Offset, length and [`line_sum`] of the whole lease in `held.jsonl`; `None` when damaged.
-    fn at(&self) -> Option<(u64, usize, &'a str)> {
-        let mut f = self.at.split('\t');
-        Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?))
-    }
-}
-
-/// The lines of a keys file ([`Held::keys`]) of the leases that can count for `persona` at `now` (live and
-/// someone else's; the file holds exclusive leases only); `None` when the file is damaged.
-fn parse_keys<'a>(bytes: &'a [u8], now: i64, persona: Option<&str>) -> Option<Vec<KeyLine<'a>>> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let mut lines = Vec::new();
-    for line in text.split('\n').filter(|l| !l.is_empty()) {
-        let (expires, rest) = line.split_once('\t')?;
-        let (who, rest) = rest.split_once('\t')?;
-        let expires: i64 = expires.parse().ok()?;
-        // The leases that cannot count are skipped before anything else is looked at.
-        if now >= expires || persona == Some(who) {
-            continue;
-        }
-        // OFFSET, LENGTH and SUM, then the paths.
-        let third_tab = rest.match_indices('\t').nth(2).map(|(i, _)| i);
-        let (at, paths) = match third_tab {
-            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-            None => (rest, None),
-        };
-        lines.push(KeyLine { at, paths });
-    }
-    Some(lines)
-}
-
-/// [`check`] from the keys file ([`Held::keys`]), the pre-commit hook's path: only the keys of the leases
-/// that count are split, and only the leases the check names are read from `held.jsonl`. `None` when the
-/// keys file is missing, damaged or not at the tips, or a line it points at changed since.
+/// [`check`] from the keys file ([`Held::keys`]), the pre-commit hook's path: the files are looked up in the
+/// table as it lies in the file, and only the leases the check names are read from `held.jsonl`. `None`
+/// when the keys file is missing, damaged or not at the tips, or a line it points at changed since.
 fn check_keys(
     log: &Log<'_>,
     now: i64,
@@ -313,53 +248,26 @@ fn check_keys(
     if stamp != Stamp::of(&tips).as_str() {
         return Ok(None);
     }
-    let Some(lines) = parse_keys(&bytes, now, persona) else {
+    let Some(table) = keys::Keys::parse(&bytes) else {
         return Ok(None);
     };
-    let file = std::cell::RefCell::new(None);
-    let stale = std::cell::Cell::new(false);
-    let lease = |n: usize| -> Result<Lease> {
-        let changed = || {
-            stale.set(true);
-            crate::Error::Other("the held leases' file changed".into())
-        };
-        let (offset, len, sum) = lines[n].at().ok_or_else(changed)?;
-        let mut file = file.borrow_mut();
+    let mut file = None;
+    let lease = |n: usize| -> Option<Lease> {
+        let at = table.at(n)?;
         if file.is_none() {
-            *file = std::fs::File::open(dir.join(FILE)).ok();
+            file = std::fs::File::open(dir.join(FILE)).ok();
         }
-        let mut raw = vec![0; len];
-        let read = file.as_mut().is_some_and(|f| {
-            f.seek(SeekFrom::Start(offset)).is_ok() && f.read_exact(&mut raw).is_ok()
-        });
-        if !read || line_sum(&raw) != sum {
-            return Err(changed());
+        let f = file.as_mut()?;
+        let mut raw = vec![0; at.len];
+        f.seek(SeekFrom::Start(at.offset)).ok()?;
+        f.read_exact(&mut raw).ok()?;
+        // A line that changed since the table was built: the held leases are read again instead.
+        if keys::line_sum(&raw) != at.sum {
+            return None;
         }
-        Held::lease(&raw)
+        Held::lease(&raw).ok()
     };
-    let counting = lines.iter().enumerate().map(|(n, l)| (n, l.paths()));
-    match check_heads(counting, lease, targets, ignore_case) {
-        Err(_) if stale.get() => Ok(None),
-        r => r.map(Some),
-    }
-}
-
-fn fold(s: &str, ignore_case: bool) -> Cow<'_, str> {
-    if ignore_case {
-        Cow::Owned(s.to_ascii_lowercase())
-    } else {
-        Cow::Borrowed(s)
-    }
-}
-
-/// A lease path without glob syntax, as the key a file's ancestors are looked up under (`./` and a trailing
-/// `/` dropped, as [`Pattern::parse`] drops them); `None` for a glob.
-fn literal_key(p: &str, ignore_case: bool) -> Option<Cow<'_, str>> {
-    if p.contains(['*', '?', '[', '\\']) {
-        return None;
-    }
-    let p = p.strip_prefix("./").unwrap_or(p);
-    Some(fold(p.strip_suffix('/').unwrap_or(p), ignore_case))
+    check_table(&table, lease, now, persona, targets, ignore_case)
 }
 
 /// The targets that fall under a live exclusive lease of someone other than `persona` at `now`.
@@ -370,93 +278,43 @@ pub fn check(
     targets: &Targets,
     ignore_case: bool,
 ) -> Result<CheckReport> {
-    let (heads, raws): (Vec<Head<'_>>, Vec<&[u8]>) = held.heads()?.into_iter().unzip();
-    let counting = heads
-        .iter()
-        .enumerate()
-        .filter(|(_, h)| h.exclusive && h.live_at(now) && persona != Some(&*h.persona))
-        .map(|(n, h)| (n, h.paths.iter().map(|p| &**p)));
-    check_heads(counting, |n| Held::lease(raws[n]), targets, ignore_case)
+    let bytes = held.keys()?;
+    let damaged = || crate::Error::Other("the held leases' file is damaged".into());
+    let table = keys::Keys::parse(&bytes).ok_or_else(damaged)?;
+    let lease = |n: usize| {
+        let at = table.at(n)?;
+        let start = usize::try_from(at.offset).ok()?;
+        Held::lease(held.bytes.get(start..start.checked_add(at.len)?)?).ok()
+    };
+    check_table(&table, lease, now, persona, targets, ignore_case)?.ok_or_else(damaged)
 }
 
-/// The counting leases' paths indexed for files git named: a literal path (a file, or a directory and what
-/// is under it) by its key, so that a file is looked up with each of its ancestors; a glob by its first
-/// component ([`Index`]).
-#[derive(Default)]
-struct FileIndex<'a> {
-    /// A key's last entry in `chain`.
-    literal: foldhash::HashMap<Cow<'a, str>, usize>,
-    /// (lease, the key's entry before this one or `usize::MAX`): a key held by several leases without a
-    /// list allocated per key.
-    chain: Vec<(usize, usize)>,
-    globs: Index<usize>,
-}
-
-impl<'a> FileIndex<'a> {
-    fn add(&mut self, lease: usize, path: &'a str, ignore_case: bool) -> Result<()> {
-        match literal_key(path, ignore_case) {
-            Some(k) => {
-                let entry = self.chain.len();
-                let before = self.literal.insert(k, entry).unwrap_or(usize::MAX);
-                self.chain.push((lease, before));
-            }
-            None => self.globs.insert(Pattern::parse(path, ignore_case)?, lease),
-        }
-        Ok(())
-    }
-
-    /// (file, lease) for every lease that covers a file, in the files' order, each pair once.
-    fn hits(&self, files: &[String], ignore_case: bool) -> Vec<(String, usize)> {
-        let mut hits = Vec::new();
-        let mut found = Vec::new();
-        for f in files {
-            found.clear();
-            let key = fold(f, ignore_case);
-            // A literal lease covers the file when it names the file or a directory above it.
-            let ancestors = key.match_indices('/').map(|(i, _)| &key[..i]);
-            for k in ancestors.chain([&*key]) {
-                let mut entry = self.literal.get(k).copied().unwrap_or(usize::MAX);
-                while let Some(&(lease, before)) = self.chain.get(entry) {
-                    found.push(lease);
-                    entry = before;
-                }
-            }
-            if !self.globs.is_empty() {
-                let file = Pattern::literal(f, ignore_case);
-                found.extend(self.globs.overlapping(&file).copied());
-            }
-            found.sort_unstable();
-            found.dedup();
-            hits.extend(found.iter().map(|&n| (f.clone(), n)));
-        }
-        hits
-    }
-}
-
-/// [`check`] over the leases that count, from either file: (lease, its paths); `lease(n)` reads the whole
-/// lease `n`.
-fn check_heads<'a, P: Iterator<Item = &'a str>>(
-    counting: impl Iterator<Item = (usize, P)>,
-    lease: impl Fn(usize) -> Result<Lease>,
+/// [`check`] through a keys table; `lease(n)` reads the whole lease `n`. `None` when the table or a lease
+/// it points at cannot be read.
+fn check_table(
+    table: &keys::Keys<'_>,
+    mut lease: impl FnMut(usize) -> Option<Lease>,
+    now: i64,
+    persona: Option<&str>,
     targets: &Targets,
     ignore_case: bool,
-) -> Result<CheckReport> {
+) -> Result<Option<CheckReport>> {
     let hits: Vec<(String, usize)> = match targets {
-        Targets::Files(files) => {
-            let mut index = FileIndex::default();
-            for (n, paths) in counting {
-                for p in paths {
-                    index.add(n, p, ignore_case)?;
-                }
-            }
-            index.hits(files, ignore_case)
-        }
+        Targets::Files(files) if files.is_empty() => Vec::new(),
+        Targets::Files(files) => match table.file_hits(files, now, persona, ignore_case) {
+            None => return Ok(None),
+            Some(hits) => hits?
+                .into_iter()
+                .map(|(f, n)| (files[f].clone(), n))
+                .collect(),
+        },
         Targets::Patterns(patterns) => {
+            let Some(paths) = table.paths(now, persona) else {
+                return Ok(None);
+            };
             let mut idx = Index::default();
-            for (n, paths) in counting {
-                for p in paths {
-                    idx.insert(Pattern::parse(p, ignore_case)?, n);
-                }
+            for (n, p) in paths {
+                idx.insert(Pattern::parse(&p, ignore_case)?, n);
             }
             let mut hits = Vec::new();
             for p in patterns {
@@ -479,14 +337,16 @@ fn check_heads<'a, P: Iterator<Item = &'a str>>(
         let lease = match leases.get(&n) {
             Some(l) => l.clone(),
             None => {
-                let l = lease(n)?;
+                let Some(l) = lease(n) else {
+                    return Ok(None);
+                };
                 leases.insert(n, l.clone());
                 l
             }
         };
         conflicts.push(Conflict { path, lease });
     }
-    Ok(CheckReport { checked, conflicts })
+    Ok(Some(CheckReport { checked, conflicts }))
 }
 
 #[cfg(test)]
@@ -580,61 +440,126 @@ mod tests {
         assert_eq!(files_hit(&h, &["SRC/a"], true).len(), 1);
     }
 
+    /// Every pair (file or pattern, lease) the overlap rule names, the slow way.
+    fn pairwise(
+        h: &Held,
+        targets: &[Pattern],
+        now: i64,
+        me: Option<&str>,
+    ) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for t in targets {
+            for (l, raw) in h.heads().unwrap() {
+                let counts = l.exclusive && l.live_at(now) && me != Some(&*l.persona);
+                if counts
+                    && l.paths
+                        .iter()
+                        .any(|p| Pattern::parse(p, false).unwrap().overlaps(t))
+                {
+                    out.push((t.as_str().to_owned(), Held::lease(raw).unwrap().id));
+                }
+            }
+        }
+        out
+    }
+
     #[test]
-    fn the_keys_file_answers_as_the_held_file_does() {
+    fn the_keys_table_answers_as_the_overlap_rule_does() {
         let h = held(&[
             ("ann", "src/", true),
             ("bob", "./docs/a.md", true),
             ("cat", "**/*.toml", true),
+            ("dan", "src/lease/", true),
             ("eve", "share", false),
             ("me", "mine", true),
+            ("fay", "a\tb/x\ny", true),
+            ("gus", "deep/er/", true),
+            ("gus", "deep/", true),
         ]);
-        let keys = h.keys().unwrap().expect("no tab in the paths");
-        let files = Targets::Files(
-            [
-                "src/a.rs",
-                "docs/a.md",
-                "Cargo.toml",
-                "share/x",
-                "mine/x",
-                "free",
-            ]
-            .map(String::from)
-            .to_vec(),
-        );
+        let files = [
+            "src/a.rs",
+            "src/lease/keys.rs",
+            "docs/a.md",
+            "docs/a.mdx",
+            "Cargo.toml",
+            "share/x",
+            "mine/x",
+            "free",
+            "deep/er/x",
+            "sr",
+            "src",
+            "a\tb/x\ny/z",
+        ];
+        let literal: Vec<Pattern> = files.iter().map(|f| Pattern::literal(f, false)).collect();
+        let globs: Vec<Pattern> = ["src/**", "*.toml", "docs/*", "x/y", "deep"]
+            .iter()
+            .map(|g| Pattern::parse(g, false).unwrap())
+            .collect();
         for (now, persona) in [(10, Some("me")), (10, None), (10, Some("ann")), (100, None)] {
-            let lines = parse_keys(&keys, now, persona).unwrap();
-            let from_keys = check_heads(
-                lines.iter().enumerate().map(|(n, l)| (n, l.paths())),
-                |n| {
-                    let (offset, len, sum) = lines[n].at().unwrap();
-                    let raw = &h.bytes[offset as usize..offset as usize + len];
-                    assert_eq!(line_sum(raw), sum);
-                    Held::lease(raw)
-                },
-                &files,
-                false,
-            )
-            .unwrap();
-            let from_held = check(&h, now, persona, &files, false).unwrap();
-            let names = |r: &CheckReport| {
+            let names = |r: CheckReport| {
                 r.conflicts
-                    .iter()
-                    .map(|c| (c.path.clone(), c.lease.id.clone()))
+                    .into_iter()
+                    .map(|c| (c.path, c.lease.id))
                     .collect::<Vec<_>>()
             };
-            assert_eq!(names(&from_keys), names(&from_held), "{now} {persona:?}");
-            assert_eq!(from_keys.checked, from_held.checked);
+            let t = Targets::Files(files.map(String::from).to_vec());
+            let from_table = names(check(&h, now, persona, &t, false).unwrap());
+            assert_eq!(
+                from_table,
+                pairwise(&h, &literal, now, persona),
+                "{now} {persona:?}"
+            );
+            let t = Targets::Patterns(globs.clone());
+            let from_table = names(check(&h, now, persona, &t, false).unwrap());
+            assert_eq!(
+                from_table,
+                pairwise(&h, &globs, now, persona),
+                "{now} {persona:?}"
+            );
         }
-        // The shared lease is left out; a damaged line makes the whole file unreadable.
+    }
+
+    #[test]
+    fn a_damaged_keys_table_is_refused_and_a_good_one_read_where_it_lies() {
+        let h = held(&[("ann", "src/", true), ("cat", "**/*.toml", true)]);
+        let bytes = h.keys().unwrap();
+        let table = keys::Keys::parse(&bytes).unwrap();
+        let files = ["src/a".to_string(), "b/c.toml".into(), "free".into()];
+        let hits = table.file_hits(&files, 10, None, false).unwrap().unwrap();
+        assert_eq!(hits, vec![(0, 0), (1, 1)]);
+        let at = table.at(1).unwrap();
+        let raw = &h.bytes[at.offset as usize..at.offset as usize + at.len];
+        assert_eq!(keys::line_sum(raw), at.sum);
         assert_eq!(
-            keys.split(|&b| b == b'\n')
-                .filter(|l| !l.is_empty())
-                .count(),
-            4
+            Held::lease(raw).unwrap().paths,
+            vec!["**/*.toml".to_string()]
         );
-        assert!(parse_keys(b"x\tann\t0\t1\tsum\tsrc\n", 10, None).is_none());
-        // A tab in a path: no keys file, checks read the held file.
-        assert!(held(&[("ann", "a\tb", true)]).keys().unwrap().is_none());
+        // Truncated anywhere (the seal catches that first): no panic, and nothing but what the whole table
+        // says.
+        for cut in 0..bytes.len() {
+            if let Some(Some(Ok(h))) =
+                keys::Keys::parse(&bytes[..cut]).map(|t| t.file_hits(&files, 10, None, false))
+            {
+                assert!(h.iter().all(|p| hits.contains(p)), "{cut}");
+            }
+        }
+        let mut other = bytes.clone();
+        other[0] ^= 1;
+        assert!(keys::Keys::parse(&other).is_none());
+        // Case folds only when the repository says so, from the same table.
+        let upper = ["SRC/a".to_string()];
+        assert!(table
+            .file_hits(&upper, 10, None, false)
+            .unwrap()
+            .unwrap()
+            .is_empty());
+        assert_eq!(
+            table
+                .file_hits(&upper, 10, None, true)
+                .unwrap()
+                .unwrap()
+                .len(),
+            1
+        );
     }
 }

@@ -21,6 +21,7 @@
 //! `core.ignoreCase`); `check` folds case only where the repository says so.
 
 pub mod held;
+mod keys;
 pub mod ops;
 pub mod pattern;
 pub mod staged;

@@ -11,12 +11,13 @@
 //! two paths. A sparse index's directory entries, which this does not expand, count as changed (more to
 //! check, never less).
 
-use std::collections::{HashMap, HashSet};
-
 use gix::bstr::{BStr, BString, ByteSlice, ByteVec};
 use gix::ObjectId;
 
 use crate::error::{Error, Result};
+
+type Map = foldhash::HashMap<BString, (u32, ObjectId)>;
+type Set = foldhash::HashSet<BString>;
 
 /// The paths that differ between `HEAD`'s tree and the index, sorted, each once.
 pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
@@ -34,8 +35,8 @@ pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
         Err(e) => return Err(Error::Other(format!("reading the index: {e}"))),
     };
     let head_tree = head_tree(repo)?;
-    let mut in_head = HashMap::new();
-    let mut clean = HashSet::new();
+    let mut in_head = Map::default();
+    let mut clean = Set::default();
     if let Some(tree) = head_tree {
         let cache = index.as_ref().and_then(|i| i.tree());
         walk(
@@ -60,18 +61,25 @@ pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
             if e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
                 continue;
             }
+            // A new file (the whole change when HEAD is empty) hashes nothing.
+            let head = if in_head.is_empty() {
+                None
+            } else {
+                in_head.remove(path)
+            };
             let same = e.stage_raw() == 0
-                && in_head
-                    .remove(path)
-                    .is_some_and(|(mode, id)| mode == e.mode.bits() && id == e.id);
+                && head.is_some_and(|(mode, id)| mode == e.mode.bits() && id == e.id);
             if !same {
-                in_head.remove(path);
                 out.push(path.to_str_lossy().into_owned());
             }
         }
     }
-    out.extend(in_head.into_keys().map(|p| p.to_str_lossy().into_owned()));
-    out.sort_unstable();
+    // The index is sorted by path (stages of a path adjacent): only files gone from it (or a path that is
+    // not UTF-8, read lossily) need a sort.
+    if !in_head.is_empty() || !out.is_sorted() {
+        out.extend(in_head.into_keys().map(|p| p.to_str_lossy().into_owned()));
+        out.sort_unstable();
+    }
     out.dedup();
     Ok(out)
 }
@@ -112,8 +120,8 @@ fn walk(
     tree: ObjectId,
     prefix: BString,
     cache: Option<&gix::index::extension::Tree>,
-    files: &mut HashMap<BString, (u32, ObjectId)>,
-    clean: &mut HashSet<BString>,
+    files: &mut Map,
+    clean: &mut Set,
 ) -> Result<()> {
     if cache.is_some_and(|c| c.num_entries.is_some() && c.id == tree) {
         clean.insert(prefix);
@@ -144,7 +152,7 @@ fn walk(
 }
 
 /// Whether `path` lies in a directory recorded clean (keys end in `/`).
-fn under_clean(path: &BStr, clean: &HashSet<BString>) -> bool {
+fn under_clean(path: &BStr, clean: &Set) -> bool {
     if clean.is_empty() {
         return false;
     }
