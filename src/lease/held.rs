@@ -214,13 +214,12 @@ pub fn check_request(
         return Ok(r);
     }
     let (held, stamp) = held_stamped(log)?;
+    let keys = held.keys()?;
     // The keys file was missing, older than the tips or than `held.jsonl`: write it for the next check.
     if let (Some(stamp), false) = (&stamp, log.full_replay()) {
-        if let Ok(keys) = held.keys() {
-            let _ = write_sealed(&log.cache_dir(DIR), KEYS, &keys, stamp);
-        }
+        let _ = write_sealed(&log.cache_dir(DIR), KEYS, &keys, stamp);
     }
-    check(&held, now, persona, &targets, ignore_case)
+    check_held(&held, &keys, now, persona, &targets, ignore_case)
 }
 
 /// [`check`] from the keys file ([`Held::keys`]), the pre-commit hook's path: the files are looked up in the
@@ -278,9 +277,20 @@ pub fn check(
     targets: &Targets,
     ignore_case: bool,
 ) -> Result<CheckReport> {
-    let bytes = held.keys()?;
+    check_held(held, &held.keys()?, now, persona, targets, ignore_case)
+}
+
+/// [`check`] with the keys table of `held` already built ([`Held::keys`]).
+fn check_held(
+    held: &Held,
+    keys: &[u8],
+    now: i64,
+    persona: Option<&str>,
+    targets: &Targets,
+    ignore_case: bool,
+) -> Result<CheckReport> {
     let damaged = || crate::Error::Other("the held leases' file is damaged".into());
-    let table = keys::Keys::parse(&bytes).ok_or_else(damaged)?;
+    let table = keys::Keys::parse(keys).ok_or_else(damaged)?;
     let lease = |n: usize| {
         let at = table.at(n)?;
         let start = usize::try_from(at.offset).ok()?;
@@ -300,7 +310,6 @@ fn check_table(
     ignore_case: bool,
 ) -> Result<Option<CheckReport>> {
     let hits: Vec<(String, usize)> = match targets {
-        Targets::Files(files) if files.is_empty() => Vec::new(),
         Targets::Files(files) => match table.file_hits(files, now, persona, ignore_case) {
             None => return Ok(None),
             Some(hits) => hits?

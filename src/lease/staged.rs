@@ -22,9 +22,9 @@ type Set = foldhash::HashSet<BString>;
 /// The paths that differ between `HEAD`'s tree and the index, sorted, each once.
 pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
     // Read as git reads the index for a hook: its checksum is not verified (git checks it in fsck only; the
-    // file is replaced whole under a lock, never written in place), and on one thread (asking the system
-    // how many cores it may use cost more than decoding a hook's index). The index path is gix's, so
-    // `GIT_INDEX_FILE` still names it.
+    // file is replaced whole under a lock, never written in place), and on one thread (no thread is worth
+    // starting for a hook's index; gix still asks the system for its core count, about 0.1 ms here). The
+    // index path is gix's, so `GIT_INDEX_FILE` still names it.
     let options = gix::index::decode::Options {
         thread_limit: Some(1),
         ..Default::default()
