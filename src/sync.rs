@@ -894,6 +894,9 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                 published: Published::Nothing,
             });
         }
+        // What the rounds before this one did: a push the remote refuses for events it names is retried without
+        // them, and what this round meant to push it did not.
+        let before_round = results.clone();
         // Keep the strongest action seen per ref across rounds: a ref merged in round 1 whose join was pushed
         // in round 2 was merged, not pushed.
         for r in round_results {
@@ -956,7 +959,10 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         let pushed = match push_or_refusal(repo, remote, &fold)? {
             Ok(pushed) => pushed,
             // The remote refused events it names (its guard): held back from the next round's push.
-            Err(text) if gate.learn(repo, &text)? => continue,
+            Err(text) if gate.learn(repo, &text)? => {
+                unsay_pushes(&mut results, &before_round);
+                continue;
+            }
             Err(text) => return Err(remote_error(remote, "push to", text.as_bytes())),
         };
         if pushed {
@@ -987,7 +993,10 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         attempts += 1;
         let pushed = match push_or_refusal(repo, remote, &own)? {
             Ok(pushed) => pushed,
-            Err(text) if gate.learn(repo, &text)? => continue,
+            Err(text) if gate.learn(repo, &text)? => {
+                unsay_pushes(&mut results, &before_round);
+                continue;
+            }
             Err(text) => return Err(remote_error(remote, "push to", text.as_bytes())),
         };
         if pushed {
@@ -1016,6 +1025,15 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
              writer refs kept moving"
         ),
     })
+}
+
+/// After a refused push: the refs this round said it pushed were not pushed (what the rounds before said stands).
+fn unsay_pushes(results: &mut BTreeMap<String, RefSync>, before: &BTreeMap<String, RefSync>) {
+    for (name, r) in results.iter_mut() {
+        if matches!(r.action, Action::Pushed | Action::Republished) {
+            r.action = before.get(name).map_or(Action::UpToDate, |b| b.action);
+        }
+    }
 }
 
 /// The fold's guarantee, checked before every push that moves or deletes a remote log, notes or writer ref

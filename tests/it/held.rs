@@ -159,6 +159,15 @@ fn an_event_the_remote_refuses_is_held_back_and_drop_unwedges_the_clone() {
         held[0]["reason"].as_str().unwrap().contains("unsigned"),
         "{report}"
     );
+    // The lease log held nothing else: it was not published, and the report does not say it was.
+    let lease = report["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "refs/jules/lease")
+        .unwrap_or_else(|| panic!("{report}"));
+    assert_eq!(lease["published"], "nothing", "{report}");
+    assert_eq!(lease["action"], "up-to-date", "{report}");
     // The remote refused the first push (nothing told the clone beforehand), then took the rest.
     assert_eq!(fleet.verdicts(), ["refused", "passed"]);
     // Everything else reached the remote, verified.
