@@ -87,7 +87,12 @@ fn framed(
     let Ok((id, event)) = decode_event(json, claimed_id, false) else {
         return Ok(None);
     };
-    Ok(Some((id, event, json.to_vec(), signature.map(str::to_owned))))
+    Ok(Some((
+        id,
+        event,
+        json.to_vec(),
+        signature.map(str::to_owned),
+    )))
 }
 
 /// A refusal remembered: (remote, event id, signature digest) and the remote's reason.
@@ -221,7 +226,13 @@ fn parse_refusal(line: &str) -> Option<(ObjectId, String)> {
     let (_, after) = rest.split_once(", not verified for ")?;
     let (_, state) = after.split_once(": ")?;
     let state = state.split(" (").next().unwrap_or(state).trim();
-    Some((commit, state.to_owned()))
+    // The remote's words reach the user's terminal and a line of `refused`: printable, one line, bounded.
+    let state: String = state
+        .chars()
+        .take(200)
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    Some((commit, state))
 }
 
 fn append_line(repo: &gix::Repository, file: &str, line: &str) -> Result<()> {
@@ -492,7 +503,10 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
     // Every local log a wanted event may be in, with its unpushed events.
     let mut logs = Vec::new();
     for name in crate::eventlog::list_logs(repo)? {
-        if wanted.iter().all(|(l, _)| l.as_ref().is_some_and(|l| *l != name)) {
+        if wanted
+            .iter()
+            .all(|(l, _)| l.as_ref().is_some_and(|l| *l != name))
+        {
             continue;
         }
         let log = Log::open(repo, &name)?;
@@ -519,12 +533,10 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
             );
         }
         match found.as_slice() {
-            [] => {
-                return Err(Error::usage(format!(
-                    "{want} is not an unpushed event of this clone (no log here holds it, or a remote \
+            [] => return Err(Error::usage(format!(
+                "{want} is not an unpushed event of this clone (no log here holds it, or a remote \
                      already does)"
-                )))
-            }
+            ))),
             [(i, id)] => {
                 targets[*i].insert(*id);
             }
@@ -559,7 +571,10 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
             done.push(e);
             if action == Settle::Resign {
                 let Some((_, _, json, _)) = framed(repo, e.commit)? else {
-                    return Err(Error::Other(format!("commit {} is not a valid event", e.commit)));
+                    return Err(Error::Other(format!(
+                        "commit {} is not a valid event",
+                        e.commit
+                    )));
                 };
                 let signature = crate::sign::sign_event(repo, &e.event.actor, &json)?
                     .ok_or_else(|| {
@@ -662,7 +677,12 @@ fn rewrite(
         old,
         vec![edit],
         &format!("{message}: backup of {}", log.name()),
-        || Error::Conflict(format!("{} moved meanwhile; nothing was changed: run it again", log.name())),
+        || {
+            Error::Conflict(format!(
+                "{} moved meanwhile; nothing was changed: run it again",
+                log.name()
+            ))
+        },
     )?;
     // The remote tips the old tip was remembered to hold are held by the new one too (it is built on their
     // union); the hint is dropped all the same: it was made for a history that is gone.
@@ -706,9 +726,13 @@ mod tests {
                     verified for nobodyy: unsigned (the remote requires signed events; trust roots: \
                     .jules/allowed_signers)";
         let (commit, state) = parse_refusal(line).unwrap();
-        assert_eq!(commit.to_string(), "d6fdcc131dabfc6055982a53acade1c0bef187ab");
+        assert_eq!(
+            commit.to_string(),
+            "d6fdcc131dabfc6055982a53acade1c0bef187ab"
+        );
         assert_eq!(state, "unsigned");
-        let key = "refs/jules/mail: commit d6fdcc131dabfc6055982a53acade1c0bef187ab holds event 3b52 by \
+        let key =
+            "refs/jules/mail: commit d6fdcc131dabfc6055982a53acade1c0bef187ab holds event 3b52 by \
                    x, not verified for x: key SHA256:abc not allowed for this actor (the remote …)";
         assert_eq!(
             parse_refusal(key).unwrap().1,
@@ -722,6 +746,10 @@ mod tests {
             None
         );
         assert_eq!(parse_refusal("commit d6fd holds event"), None);
+        // A hostile remote's control characters never reach the terminal or the memo's lines.
+        let hostile = "commit d6fdcc131dabfc6055982a53acade1c0bef187ab holds event x by y, not verified for y: \
+                       \x1b[2Jgone\rok";
+        assert_eq!(parse_refusal(hostile).unwrap().1, "?[2Jgone?ok");
     }
 
     #[test]

@@ -147,7 +147,13 @@ fn an_event_the_remote_refuses_is_held_back_and_drop_unwedges_the_clone() {
     let typo = event_of(&a, "lease", "nobodyy");
 
     let out = a.jules(["--json", "sync"]);
-    assert_eq!(out.status.code(), Some(1), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let held = report["held_back"].as_array().unwrap();
     assert_eq!(held.len(), 1, "{report}");
@@ -186,8 +192,7 @@ fn an_event_the_remote_refuses_is_held_back_and_drop_unwedges_the_clone() {
     assert!(err.contains(&typo[..12]), "{err}");
     assert!(err.contains("nobodyy"), "{err}");
     assert!(err.contains("log held-back drop"), "{err}");
-    let listed: Value =
-        serde_json::from_str(&a.jules_ok(["--json", "log", "held-back"])).unwrap();
+    let listed: Value = serde_json::from_str(&a.jules_ok(["--json", "log", "held-back"])).unwrap();
     assert_eq!(listed["items"][0]["id"], typo.as_str(), "{listed}");
 
     // New signed mail still leaves while the lease is held back.
@@ -260,6 +265,17 @@ fn a_held_back_event_is_resigned_once_its_persona_has_a_key() {
         ]
     );
 
+    // Without a key for carol, re-signing refuses and changes nothing.
+    let before = a.rev("refs/jules/mail");
+    let out = a.jules(["log", "held-back", "resign", "--all"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("carol has no signing key"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(a.rev("refs/jules/mail"), before);
+
     // carol gets a key the trust roots allow (a reviewed commit on main), and re-signs.
     let carol_line = new_key(&fleet.origin, fleet.keys.path(), "carol");
     fleet.origin.write(
@@ -277,7 +293,10 @@ fn a_held_back_event_is_resigned_once_its_persona_has_a_key() {
         fleet.key("carol").to_str().unwrap(),
     ]);
     let resigned = a.jules_ok(["log", "held-back", "resign", "--all"]);
-    assert!(resigned.contains("refs/jules/backup/log/mail/"), "{resigned}");
+    assert!(
+        resigned.contains("refs/jules/backup/log/mail/"),
+        "{resigned}"
+    );
     assert_eq!(event_of(&a, "mail", "carol"), carols, "the id is unchanged");
     let out = a.jules(["sync"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

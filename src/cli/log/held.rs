@@ -23,7 +23,11 @@ pub enum HeldBackAction {
 #[derive(Debug, clap::Args)]
 pub struct SettleArgs {
     /// Event ids or unique prefixes (at least 4 hex digits): any event of this clone no remote holds yet
-    #[arg(required_unless_present = "all", conflicts_with = "all", value_name = "ID")]
+    #[arg(
+        required_unless_present = "all",
+        conflicts_with = "all",
+        value_name = "ID"
+    )]
     pub ids: Vec<String>,
     /// Every event the last sync held back
     #[arg(long)]
