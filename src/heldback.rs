@@ -64,11 +64,16 @@ fn sig_digest(signature: Option<&str>) -> String {
     }
 }
 
-/// An event commit's id, event and signature; `None` when `commit` is not a valid event.
-fn framed(
-    repo: &gix::Repository,
-    commit: ObjectId,
-) -> Result<Option<(EventId, crate::eventlog::Event, Vec<u8>, Option<String>)>> {
+/// What an event commit carries: the event, its canonical JSON line as written, its signature.
+struct EventCommit {
+    id: EventId,
+    event: crate::eventlog::Event,
+    json: Vec<u8>,
+    signature: Option<String>,
+}
+
+/// The event in `commit`; `None` when `commit` is not a valid event.
+fn framed(repo: &gix::Repository, commit: ObjectId) -> Result<Option<EventCommit>> {
     let c = repo
         .find_commit(commit)
         .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
@@ -87,12 +92,12 @@ fn framed(
     let Ok((id, event)) = decode_event(json, claimed_id, false) else {
         return Ok(None);
     };
-    Ok(Some((
+    Ok(Some(EventCommit {
         id,
         event,
-        json.to_vec(),
-        signature.map(str::to_owned),
-    )))
+        json: json.to_vec(),
+        signature: signature.map(str::to_owned),
+    }))
 }
 
 /// A refusal remembered: (remote, event id, signature digest) and the remote's reason.
@@ -156,7 +161,7 @@ impl Gate {
             let id = e.id.to_hex();
             let matching: Vec<&Refusal> = self.refused.iter().filter(|r| r.id == id).collect();
             if !matching.is_empty() {
-                let signature = framed(repo, e.commit)?.and_then(|(_, _, _, s)| s);
+                let signature = framed(repo, e.commit)?.and_then(|c| c.signature);
                 let sig = sig_digest(signature.as_deref());
                 if let Some(r) = matching.iter().find(|r| r.sig == sig) {
                     return Ok(Some(r.reason.clone()));
@@ -187,13 +192,13 @@ impl Gate {
             let Some((commit, reason)) = parse_refusal(line) else {
                 continue;
             };
-            let Some((id, _, _, signature)) = framed(repo, commit)? else {
+            let Some(c) = framed(repo, commit)? else {
                 continue;
             };
             let r = Refusal {
                 remote: self.remote.clone(),
-                id: id.to_hex(),
-                sig: sig_digest(signature.as_deref()),
+                id: c.id.to_hex(),
+                sig: sig_digest(c.signature.as_deref()),
                 reason: format!("{reason} (refused by {})", self.remote),
             };
             if self.refused.iter().any(|x| x.id == r.id && x.sig == r.sig) {
@@ -375,19 +380,25 @@ fn rebuild(log: &Log<'_>, base: Option<ObjectId>, events: &[Rebuild]) -> Result<
             .tree_id()
             .map_err(|err| Error::Other(format!("reading commit {}: {err}", e.commit)))?
             .detach();
-        let Some((id, event, json, signature)) = framed(repo, e.commit)? else {
+        let Some(framed) = framed(repo, e.commit)? else {
             return Err(Error::Other(format!(
                 "commit {} is not a valid event",
                 e.commit
             )));
         };
         lamport += 1;
-        let signature = e.signature.clone().or(signature);
-        let message = event_message(&event.kind, &json, &id, lamport, signature.as_deref());
+        let signature = e.signature.clone().or(framed.signature);
+        let message = event_message(
+            &framed.event.kind,
+            &framed.json,
+            &framed.id,
+            lamport,
+            signature.as_deref(),
+        );
         let commit = gix::objs::Commit {
             tree,
             parents: parent.into_iter().collect(),
-            author: crate::repo::persona_signature(&event.actor, committer.time),
+            author: crate::repo::persona_signature(&framed.event.actor, committer.time),
             committer: committer.clone(),
             encoding: None,
             message: message.into(),
@@ -570,13 +581,13 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
             }
             done.push(e);
             if action == Settle::Resign {
-                let Some((_, _, json, _)) = framed(repo, e.commit)? else {
+                let Some(c) = framed(repo, e.commit)? else {
                     return Err(Error::Other(format!(
                         "commit {} is not a valid event",
                         e.commit
                     )));
                 };
-                let signature = crate::sign::sign_event(repo, &e.event.actor, &json)?
+                let signature = crate::sign::sign_event(repo, &e.event.actor, &c.json)?
                     .ok_or_else(|| {
                         Error::Refused(format!(
                             "{} has no signing key to sign event {} again (`git jules keys new {} --configure`)",
@@ -628,8 +639,8 @@ fn state_in(
 ) -> Result<Option<crate::sign::State>> {
     let mut at = Some(tip);
     while let Some(commit) = at {
-        if let Some((eid, _, _, _)) = framed(log.repo(), commit)? {
-            if eid == id {
+        if let Some(c) = framed(log.repo(), commit)? {
+            if c.id == id {
                 return verifier.state(commit);
             }
         }
