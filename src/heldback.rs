@@ -544,10 +544,12 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
             );
         }
         match found.as_slice() {
-            [] => return Err(Error::usage(format!(
+            [] => {
+                return Err(Error::usage(format!(
                 "{want} is not an unpushed event of this clone (no log here holds it, or a remote \
                      already does)"
-            ))),
+            )))
+            }
             [(i, id)] => {
                 targets[*i].insert(*id);
             }
