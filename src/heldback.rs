@@ -265,14 +265,14 @@ pub struct Split {
 
 /// The clone's unpushed events of `log` at `tip` (which holds the `remote` commits): the events of commits
 /// no remote commit reaches whose ids no remote commit holds (a held-back sync published the others as new
-/// commits with the same ids), in the total order; and the remote's ids.
+/// commits with the same ids), in the total order.
 fn unpushed(log: &Log<'_>, tip: ObjectId, remote: &[ObjectId]) -> Result<Vec<LoggedEvent>> {
     let local_only = crate::eventlog::order(log.scan(&[tip], remote, false)?.events);
     if local_only.is_empty() || remote.is_empty() {
         return Ok(local_only);
     }
-    // A full walk of the remote's copy, paid only while something is held back: the copies published in
-    // earlier syncs sit anywhere above the fork point, and the log is read whole by every fold anyway.
+    // A full walk of the remote's copy, paid only while something is held back (and by `log held-back`): the
+    // copies published by earlier syncs sit anywhere above the fork point, so no bound below it is safe.
     let on_remote: IdSet = log
         .scan(remote, &[], false)?
         .events
