@@ -265,6 +265,25 @@ fn a_held_back_event_is_resigned_once_its_persona_has_a_key() {
         ]
     );
 
+    // Another clone publishes meanwhile, and this one writes more: its new mail is published on top of the
+    // remote's union (which holds the copies of its first sync and the other clone's mail), carol's still not.
+    let b = fleet.clone(&["alice"]);
+    send(&b, "alice", "from b");
+    b.jules_ok(["sync"]);
+    send(&a, "alice", "third");
+    let out = a.jules(["sync"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains(&carols[..12]), "{}", stderr(&out));
+    assert_eq!(
+        fleet.bobs_view(),
+        [
+            ("first".to_owned(), "verified".to_owned()),
+            ("from b".to_owned(), "verified".to_owned()),
+            ("second".to_owned(), "verified".to_owned()),
+            ("third".to_owned(), "verified".to_owned())
+        ]
+    );
+
     // Without a key for carol, re-signing refuses and changes nothing.
     let before = a.rev("refs/jules/mail");
     let out = a.jules(["log", "held-back", "resign", "--all"]);
@@ -304,8 +323,14 @@ fn a_held_back_event_is_resigned_once_its_persona_has_a_key() {
         fleet.bobs_view(),
         [
             ("first".to_owned(), "verified".to_owned()),
+            ("from b".to_owned(), "verified".to_owned()),
             ("from carol".to_owned(), "verified".to_owned()),
-            ("second".to_owned(), "verified".to_owned())
+            ("second".to_owned(), "verified".to_owned()),
+            ("third".to_owned(), "verified".to_owned())
         ]
     );
+    // Each message once in this clone's own view too: the copies sync published carry the same ids.
+    let doc: Value =
+        serde_json::from_str(&a.jules_ok(["--json", "mail", "inbox", "--persona", "bob"])).unwrap();
+    assert_eq!(doc["messages"].as_array().unwrap().len(), 5, "{doc}");
 }
