@@ -2,7 +2,9 @@
 //!
 //! - a series: `refs/jules/backup/series/<name>/<n>` (reroll, drop, move, undo, finalize, abort);
 //! - a weave integration branch: `refs/jules/backup/weave/<branch>/<n>` (a move that is not a fast-forward);
-//! - any other branch rewritten with `series reroll --base B`: `refs/jules/backup/branch/<branch>/<n>`.
+//! - any other branch rewritten with `series reroll --base B`: `refs/jules/backup/branch/<branch>/<n>`;
+//! - an event log whose unpushed events were dropped or signed again (`log held-back`, see
+//!   [`crate::heldback`]): `refs/jules/backup/log/<log>/<n>`.
 //!
 //! Every operation that moves a branch somewhere its old tip is not contained first keeps the old tip under
 //! the next number, in the same ref transaction that moves the branch, so either both happen or neither
@@ -33,6 +35,8 @@ pub enum Owner<'a> {
     Weave(&'a str),
     /// Any other local branch rewritten by `series reroll --base B` without being a series, by short name.
     Branch(&'a str),
+    /// An event log, by its name below `refs/jules/` (`mail`), rewritten by `log held-back drop|resign`.
+    Log(&'a str),
 }
 
 /// The reflog message weave gave its backups in the old layout.
@@ -52,6 +56,7 @@ impl Owner<'_> {
                 let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
                 format!("{ROOT}branch/{short}/")
             }
+            Owner::Log(log) => format!("{ROOT}log/{log}/"),
         }
     }
 
@@ -60,7 +65,7 @@ impl Owner<'_> {
         match self {
             Owner::Series(name) => Some(format!("{ROOT}{name}/")),
             Owner::Weave(_) => Some(format!("{ROOT}weave/")),
-            Owner::Branch(_) => None,
+            Owner::Branch(_) | Owner::Log(_) => None,
         }
     }
 
@@ -75,7 +80,7 @@ impl Owner<'_> {
                 let short = branch.strip_prefix("refs/heads/").unwrap_or(branch);
                 weave_of.is_some_and(|r| r.strip_prefix("refs/heads/").unwrap_or(r) == short)
             }
-            Owner::Branch(_) => false,
+            Owner::Branch(_) | Owner::Log(_) => false,
         }
     }
 }

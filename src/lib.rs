@@ -16,6 +16,7 @@ pub mod exchange;
 pub mod fleet;
 pub mod gitcli;
 pub mod guard;
+pub mod heldback;
 pub mod hooks;
 pub mod hygiene;
 pub mod id;

@@ -119,6 +119,10 @@ pub struct SyncReport {
     /// Series version refs waiting for the push interval (`push_deferred_secs`): the next sync allowed to push
     /// carries them.
     pub series_deferred: Vec<String>,
+    /// Events this sync did not publish because the remote refuses them (its guard requires signed events):
+    /// everything else was published without them (`crate::heldback`); `log held-back drop|resign` settles
+    /// them.
+    pub held_back: Vec<crate::heldback::HeldBack>,
 }
 
 /// How a sync may push: the per-clone share of a fleet's push budget (issue 29). A forge recommends a few
@@ -580,6 +584,7 @@ pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> R
         return Err(Error::not_found("remote", remote));
     }
     let mut report = sync_logs(repo, remote, policy)?;
+    crate::heldback::remember(repo, &report.held_back);
     // Series versions (refs/jules/series/*, issue 26) are not logs: one persona writes each ref, so they are
     // pushed as they are (src/series_refs.rs), the fetch brought others', and the log machinery skipped them.
     // They spend the push budget like the logs: pushed when this sync pushed its logs (news, urgent or not,
@@ -632,6 +637,8 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
     let mut urgent = false;
     // Push attempts, for the budget: a refused one was counted by the forge as well.
     let mut attempts: u64 = 0;
+    // What the remote refuses (issue 40): learned from its refusals, kept across rounds.
+    let mut gate = crate::heldback::Gate::open(repo, remote);
     // Round 0 fetches nothing: it takes what the remote-tracking refs already hold (a plain `git fetch`
     // wrote them) into the local refs, so that pruning them in round 1 can not drop an event from the view.
     for round in 0..=MAX_ROUNDS {
@@ -719,6 +726,7 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         }
 
         let mut fold: Vec<Update> = Vec::new();
+        let mut round_held = Vec::new();
         let mut own: Vec<Update> = Vec::new();
         let mut round_results = Vec::new();
         let mut local_race = false;
@@ -834,13 +842,25 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                 // remote lacks either. Remembered so that idle syncs answer from the memo, not a walk.
                 published.remember(tip, &remote_commits);
             }
-            let publish = news && Some(tip) != s.main;
+            let mut publish = news && Some(tip) != s.main;
+            // What is published: the joined tip, unless it carries events the remote refuses; then the
+            // remote's union plus every other unpushed event, rebuilt (round 0 pushes nothing: not before).
+            let mut published_tip = tip;
+            if let (true, true, Some(log)) = (publish, round > 0, &log) {
+                if let Some(split) = crate::heldback::split(log, &gate, tip, &remote_commits)? {
+                    round_held.extend(split.held);
+                    match split.publish {
+                        Some(p) => published_tip = p,
+                        None => publish = false,
+                    }
+                }
+            }
             if publish {
                 // The new shared value holds every writer ref: they go in the same atomic push.
                 for (writer, id) in &s.writers {
                     fold.push((writer.clone(), None, Some(*id)));
                 }
-                fold.push((name.clone(), Some(tip), s.main.or(s.main_other)));
+                fold.push((name.clone(), Some(published_tip), s.main.or(s.main_other)));
                 let mine = writer_ref(name, &me);
                 let current = s
                     .writers
@@ -849,7 +869,7 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                     .map(|(_, id)| *id);
                 // Our own writer ref, for when the fold loses the race: the local copy has news, so no ref of
                 // the remote contains it.
-                own.push((mine, Some(tip), current));
+                own.push((mine, Some(published_tip), current));
             }
             let lost = s.main.is_none()
                 && (tracked_before.contains(&tracking_name(remote, name))
@@ -874,6 +894,9 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
                 published: Published::Nothing,
             });
         }
+        // What the rounds before this one did: a push the remote refuses for events it names is retried without
+        // them, and what this round meant to push it did not.
+        let before_round = results.clone();
         // Keep the strongest action seen per ref across rounds: a ref merged in round 1 whose join was pushed
         // in round 2 was merged, not pushed.
         for r in round_results {
@@ -909,6 +932,7 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
             series_pushed: Vec::new(),
             series_refused: Vec::new(),
             series_deferred: Vec::new(),
+            held_back: round_held.clone(),
         };
         if local_race || round == 0 {
             continue;
@@ -932,7 +956,16 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         let fetched_shared = |shared: &str| seen.get(shared).and_then(|s| s.main);
         check_no_loss(repo, &fold, &fetched_shared)?;
         attempts += 1;
-        if push(repo, remote, &fold)? {
+        let pushed = match push_or_refusal(repo, remote, &fold)? {
+            Ok(pushed) => pushed,
+            // The remote refused events it names (its guard): held back from the next round's push.
+            Err(text) if gate.learn(repo, &text)? => {
+                unsay_pushes(&mut results, &before_round);
+                continue;
+            }
+            Err(text) => return Err(remote_error(remote, "push to", text.as_bytes())),
+        };
+        if pushed {
             remember_push(repo, attempts);
             folded += fold.iter().filter(|(_, new, _)| new.is_none()).count();
             record(repo, remote, &fold);
@@ -958,7 +991,15 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         }
         check_no_loss(repo, &own, &fetched_shared)?;
         attempts += 1;
-        if push(repo, remote, &own)? {
+        let pushed = match push_or_refusal(repo, remote, &own)? {
+            Ok(pushed) => pushed,
+            Err(text) if gate.learn(repo, &text)? => {
+                unsay_pushes(&mut results, &before_round);
+                continue;
+            }
+            Err(text) => return Err(remote_error(remote, "push to", text.as_bytes())),
+        };
+        if pushed {
             remember_push(repo, attempts);
             record(repo, remote, &own);
             for (name, _, _) in &own {
@@ -984,6 +1025,15 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
              writer refs kept moving"
         ),
     })
+}
+
+/// After a refused push: the refs this round said it pushed were not pushed (what the rounds before said stands).
+fn unsay_pushes(results: &mut BTreeMap<String, RefSync>, before: &BTreeMap<String, RefSync>) {
+    for (name, r) in results.iter_mut() {
+        if matches!(r.action, Action::Pushed | Action::Republished) {
+            r.action = before.get(name).map_or(Action::UpToDate, |b| b.action);
+        }
+    }
 }
 
 /// The fold's guarantee, checked before every push that moves or deletes a remote log, notes or writer ref
@@ -1153,6 +1203,17 @@ fn join_notes(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Resul
 ///
 /// Shells out: gix 0.90 has no push (no send-pack client), and the git binary reaches every transport.
 fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool> {
+    push_or_refusal(repo, remote, updates)?
+        .map_err(|text| remote_error(remote, "push to", text.as_bytes()))
+}
+
+/// [`push`], with a refusal given back as git's and the remote's words (the refused lines, then stderr), for
+/// the caller to read before it becomes an error.
+fn push_or_refusal(
+    repo: &gix::Repository,
+    remote: &str,
+    updates: &[Update],
+) -> Result<std::result::Result<bool, String>> {
     let mut args: Vec<String> = vec![
         "push".into(),
         "--porcelain".into(),
@@ -1177,7 +1238,7 @@ fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool
         .output()
         .map_err(|e| Error::io("running `git push`", e))?;
     if out.status.success() {
-        return Ok(true);
+        return Ok(Ok(true));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1191,7 +1252,7 @@ fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool
                 || l.contains("cannot lock ref"))
     }) || stderr.contains("stale info");
     if raced {
-        return Ok(false);
+        return Ok(Ok(false));
     }
     let mut text = stdout
         .lines()
@@ -1199,7 +1260,7 @@ fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool
         .map(|l| format!("{l}\n"))
         .collect::<String>();
     text.push_str(&stderr);
-    Err(remote_error(remote, "push to", text.as_bytes()))
+    Ok(Err(text))
 }
 
 #[cfg(test)]

@@ -140,7 +140,7 @@ pub const EXIT_CODES: [(&str, &str); 6] = [
     ("0", "success (also when the reader of stdout went away)"),
     (
         "1",
-        "a check ran and failed (verify, log fsck, mail wait timed out)",
+        "a check ran and failed (verify, log fsck, mail wait timed out, sync held back events the remote refuses)",
     ),
     (
         "2",
@@ -209,6 +209,14 @@ fn examples(words: &str) -> &'static [&'static str] {
         "log stats" => &["git jules log stats mail"],
         "log fsck" => &["git jules log fsck            # every log; exit 1 if a commit is invalid"],
         "log list" => &["git jules log list"],
+        "log held-back" => &["git jules log held-back        # what the last sync held back, and why"],
+        "log held-back drop" => &[
+            "git jules log held-back drop --all      # leave them out of the local log; a backup keeps it",
+            "git jules log held-back drop 3b524b83",
+        ],
+        "log held-back resign" => &[
+            "git jules keys new carol --configure && git jules log held-back resign --all",
+        ],
         "log checkpoint" => &[
             "git jules log checkpoint mail             # a checkpoint at the tip, for fresh clones",
             "git jules log checkpoint mail --every 10000",

@@ -3,7 +3,7 @@
 use git_jules::{lease, sync};
 
 use super::ui;
-use crate::cli::context::Context;
+use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -36,12 +36,32 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     for r in &report.series_refused {
         ui::err(format!("error: {remote} refused {}: {}", r.name, r.reason));
     }
+    for h in &report.held_back {
+        ui::err(format!(
+            "error: held back {} ({} by {}) on {}: {}",
+            &h.id[..12],
+            h.kind,
+            h.actor,
+            h.log,
+            h.reason
+        ));
+    }
+    if !report.held_back.is_empty() {
+        ui::hint(
+            "everything else was pushed; `git jules log held-back drop --all` leaves these out of the local \
+             log, `git jules log held-back resign --all` signs them again with their persona's key (a backup \
+             ref keeps the old log either way)",
+        );
+    }
     // A refused version ref is a push the remote refused, which sync reports as exit 2 for logs too; the
-    // rest of the sync was done and is reported.
-    let code = if report.series_refused.is_empty() {
-        0
-    } else {
+    // rest of the sync was done and is reported. Events held back (the remote refuses them, everything else
+    // was published) exit 1, like a check that failed: the clone is not wedged, but it is not in step.
+    let code = if !report.series_refused.is_empty() {
         2
+    } else if !report.held_back.is_empty() {
+        EXIT_CHECK_FAILED
+    } else {
+        0
     };
     if ctx.ui.json {
         ui::json(&synced);
@@ -77,6 +97,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         } else if !report.changed()
             && report.series_pushed.is_empty()
             && report.series_refused.is_empty()
+            && report.held_back.is_empty()
         {
             ui::status(format!("up to date with {remote}"));
         }

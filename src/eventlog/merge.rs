@@ -212,6 +212,12 @@ impl Log<'_> {
         }
     }
 
+    /// Drop the hint (see [`Log::absorbed`]): the local ref was rewritten (`log held-back`), and the hint
+    /// was made for the history it left.
+    pub(crate) fn forget_absorbed(&self) {
+        let _ = std::fs::remove_file(self.memo_path());
+    }
+
     fn memo_path(&self) -> std::path::PathBuf {
         crate::repo::jules_dir(self.repo)
             .join("caught-up")

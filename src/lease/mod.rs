@@ -524,6 +524,8 @@ pub fn sync_and_remind(
         report.rounds += again.rounds;
         report.folded += again.folded;
         report.push_deferred_secs = again.push_deferred_secs;
+        // What is held back now: the second sync saw the first's and the reminders'.
+        report.held_back = again.held_back;
         for r in again.refs {
             match report.refs.iter_mut().find(|x| x.name == r.name) {
                 Some(x) if r.action != sync::Action::UpToDate => *x = r,

@@ -304,6 +304,17 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     s.run("prompt", &["prompt", "bob"]);
     s.run("sprint close", &["sprint", "close"]);
     s.run("sync", &["sync"]);
+    // Nothing was held back; an unpushed event of a new log is dropped by id (the log goes with it).
+    s.run("log held-back", &["log", "held-back"]);
+    let scratch: Value = serde_json::from_str(&s.r.jules_ok([
+        "--json", "log", "append", "scratch", "--kind", "t.x", "--actor", "a",
+    ]))
+    .unwrap();
+    let scratch = scratch["items"][0]["id"].as_str().unwrap().to_owned();
+    s.run(
+        "log held-back drop",
+        &["log", "held-back", "drop", &scratch[..12]],
+    );
     s.run("hooks install", &["hooks", "install"]);
 
     s.run("series start", &["series", "start", "feat"]);

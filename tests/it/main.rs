@@ -9,6 +9,7 @@ mod eventlog;
 mod exchange;
 mod finalize;
 mod format;
+mod held;
 mod json;
 mod layering;
 mod layers;

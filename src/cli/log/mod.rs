@@ -1,8 +1,9 @@
 //! `git jules log …`: the event logs themselves. One file per command: `append`, `read` (show, get, stats),
-//! `fsck` (fsck, checkpoint); `list` is here.
+//! `fsck` (fsck, checkpoint), `held` (held-back); `list` is here.
 
 mod append;
 mod fsck;
+mod held;
 mod read;
 
 use git_jules::eventlog;
@@ -11,6 +12,7 @@ use super::ui;
 use crate::cli::context::Context;
 pub use append::AppendArgs;
 pub use fsck::{CheckpointArgs, FsckArgs};
+pub use held::HeldBackArgs;
 pub use read::{GetArgs, RefArg, ShowArgs};
 
 #[derive(Debug, clap::Subcommand)]
@@ -30,6 +32,8 @@ pub enum LogCommand {
     List,
     /// Store the log's projections (stats, and mail or state) as a checkpoint on the log, at its local tip
     Checkpoint(CheckpointArgs),
+    /// List the events the last sync held back (the remote refuses them); drop or re-sign them
+    HeldBack(HeldBackArgs),
 }
 
 pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
@@ -41,6 +45,7 @@ pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
         LogCommand::Stats(a) => read::stats(ctx, &repo, a),
         LogCommand::Fsck(a) => fsck::fsck(ctx, &repo, a),
         LogCommand::Checkpoint(a) => fsck::checkpoint(ctx, &repo, a),
+        LogCommand::HeldBack(a) => held::run(ctx, &repo, a),
         LogCommand::List => {
             let logs = eventlog::list_logs(&repo)?;
             if ctx.ui.json {
