@@ -95,6 +95,9 @@ struct Listing<'a> {
     folder: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     selected: Option<&'a str>,
+    /// The messages the `--as` persona may mark (it received them): the page offers marking on those only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    markable: Option<Vec<&'a str>>,
 }
 
 fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
@@ -161,6 +164,7 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
         doc: &doc,
         folder: Some(folder),
         selected: None,
+        markable: None,
     };
     reply(r, "mailbox.html", title, &listing)
 }
@@ -183,10 +187,22 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         persona: persona.map(str::to_owned),
         messages,
     };
+    // Marking is the recipients' (`ops::set_mark` refuses anyone else): no button that can only fail.
+    let markable = match (&shared.opts.as_persona, r.json) {
+        (Some(p), false) if shared.can_write() => Some(
+            doc.messages
+                .iter()
+                .filter(|m| m.reaches(p))
+                .map(|m| m.id.as_str())
+                .collect(),
+        ),
+        _ => None,
+    };
     let listing = Listing {
         doc: &doc,
         folder: None,
         selected: Some(id),
+        markable,
     };
     reply(r, "thread.html", "thread".into(), &listing)
 }
@@ -326,19 +342,69 @@ fn search(shared: &Shared, r: &Req) -> Result<Reply> {
     })
 }
 
-/// Where to go after a write: back where the form was, if it is one of our paths.
+/// Where to go after a write: back where the form was, if it is one of our paths, else the fleet page.
 fn back(r: &Req) -> String {
     r.param("back")
-        .filter(|b| b.starts_with('/') && !b.starts_with("//"))
+        .filter(|b| same_origin_path(b))
         .unwrap_or("/")
         .to_owned()
+}
+
+/// Whether `b` is a path on this server and nothing a browser could read as another origin: one `/`
+/// first, then no `/` or `\` (`//evil`, `/\evil` are network paths to browsers), no control characters
+/// or spaces (browsers drop tabs and newlines, so `/\t/evil` is `//evil`), no scheme or authority
+/// before the path, no backslash anywhere (browsers read it as `/`).
+pub(super) fn same_origin_path(b: &str) -> bool {
+    let mut chars = b.chars();
+    chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/'))
+        && !b
+            .chars()
+            .any(|c| c == '\\' || c.is_control() || c.is_whitespace())
 }
 
 /// The request's workspace: the repository, with the server's warm views.
 fn workspace(shared: &Shared) -> Result<Workspace> {
     let mut ws = Workspace::from_repo(&shared.dir, repo(shared)?);
     ws.share_warm(shared.warm.clone());
+    ws.strict_personas = shared.opts.strict_personas;
     Ok(ws)
+}
+
+/// After a write: back where the form was, or, when the use case warned (an unknown name), a page that
+/// says so first. In JSON: `id` and the use case's `warnings`.
+fn done(
+    shared: &Shared,
+    r: &Req,
+    title: &str,
+    id: &str,
+    warnings: &[api::UnknownName],
+) -> Result<Reply> {
+    // The `--as` persona's own warning is on every page already (checked when the server started).
+    let warnings: Vec<&api::UnknownName> = warnings
+        .iter()
+        .filter(|w| shared.opts.as_persona.as_deref() != Some(w.name.as_str()))
+        .collect();
+    let words: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    if r.json {
+        let mut doc = json!({ "version": 1, "id": id });
+        if !warnings.is_empty() {
+            doc["warnings"] = value(&warnings)?;
+        }
+        return Ok(Reply::Page {
+            template: "done.html",
+            title: title.into(),
+            data: doc,
+        });
+    }
+    if words.is_empty() {
+        return Ok(Reply::Redirect(back(r)));
+    }
+    Ok(Reply::Html {
+        template: "done.html",
+        title: title.into(),
+        data: minijinja::Value::from_serialize(json!({ "warnings": words, "back": back(r) })),
+    })
 }
 
 /// Send (or, with `reply_to`, answer) as the `--as` persona: the mail use cases the CLI's `mail send`
@@ -380,14 +446,7 @@ fn send(shared: &Shared, r: &Req) -> Result<Reply> {
             },
         )?,
     };
-    if r.json {
-        return Ok(Reply::Page {
-            template: "error.html",
-            title: "sent".into(),
-            data: json!({ "version": 1, "id": sent.id }),
-        });
-    }
-    Ok(Reply::Redirect(back(r)))
+    done(shared, r, "sent", &sent.id, &sent.warnings)
 }
 
 fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
@@ -413,12 +472,5 @@ fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
         other => return Err(Error::usage(format!("unknown action {other:?}"))),
     };
     let marked = api::mark(&workspace(shared)?, id, &persona, m)?;
-    if r.json {
-        return Ok(Reply::Page {
-            template: "error.html",
-            title: "marked".into(),
-            data: json!({ "version": 1, "id": marked.message }),
-        });
-    }
-    Ok(Reply::Redirect(back(r)))
+    done(shared, r, "marked", &marked.message, &marked.warnings)
 }
