@@ -167,6 +167,15 @@ fn terminal_safe(line: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`Ui::text`] for a printer that has no `Ui` at hand (the decision is the same, made once in [`Ui::new`]).
+pub fn text(s: &str) -> Cow<'_, str> {
+    if ESCAPE.load(Ordering::Relaxed) {
+        git_jules::text::visible(s)
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
 /// What [`out`] writes: escaped on a terminal (see [`terminal_safe`]), as it is elsewhere.
 fn for_stdout(line: &str) -> Cow<'_, str> {
     if ESCAPE.load(Ordering::Relaxed) {
