@@ -611,3 +611,26 @@ fn the_sender_follows_the_persona_policy() {
         serde_json::json!([{"name": "alicee", "suggestion": "alice"}])
     );
 }
+
+/// Issue 40, finding 8 (warnings as data): `task done` released the task's leases and said so on stderr
+/// only; the typed output skipped `released` and `release_error`, so the MCP server's `task_done` (which
+/// serialises the same value) dropped them. They are in the document now.
+#[test]
+fn task_done_reports_the_leases_it_released_as_data() {
+    let r = Repo::new();
+    let id = r.jules_ok(["task", "add", "--actor", "alice", "tidy"]);
+    let id = id.trim();
+    r.jules_ok([
+        "lease",
+        "acquire",
+        "src/",
+        "--task",
+        id,
+        "--persona",
+        "alice",
+    ]);
+    let done = r.jules_ok(["--json", "task", "done", "--actor", "alice", id]);
+    let doc: serde_json::Value = serde_json::from_str(&done).unwrap();
+    assert_eq!(doc["released"].as_array().map(Vec::len), Some(1), "{done}");
+    assert!(doc.get("release_error").is_none(), "{done}");
+}

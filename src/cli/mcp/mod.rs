@@ -132,14 +132,24 @@ pub fn failure(e: &anyhow::Error) -> CallToolResult {
 }
 
 /// The `warnings` of a use case's document (unknown persona names), in the words the CLI warns with.
+/// Also the warnings other use cases carry as data: leases a finished task could not release
+/// (`release_error`), reminders a sync could not send (`remind_error`).
 fn warning_lines(doc: &serde_json::Value) -> Vec<String> {
-    doc.get("warnings")
+    let mut lines: Vec<String> = doc
+        .get("warnings")
         .cloned()
         .and_then(|w| serde_json::from_value::<Vec<git_jules::mail::api::UnknownName>>(w).ok())
         .unwrap_or_default()
         .iter()
         .map(|w| format!("warning: {w}"))
-        .collect()
+        .collect();
+    if let Some(e) = doc.get("release_error").and_then(|e| e.as_str()) {
+        lines.push(format!("warning: the task's leases were not released: {e}"));
+    }
+    if let Some(e) = doc.get("remind_error").and_then(|e| e.as_str()) {
+        lines.push(format!("warning: lease reminders not sent: {e}"));
+    }
+    lines
 }
 
 /// A tool's answer as a result: a success carries its document; a failure reported as data (a lost
