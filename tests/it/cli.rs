@@ -280,20 +280,26 @@ fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> S
     for (k, v) in env {
         cmd.env(k, v);
     }
-    // script(1) with stdin at EOF can exit before it copied the last output of a child that exits at once:
-    // a short pause after the command lets it drain.
-    let line = format!("{program} {args}; sleep 0.2");
-    let out = cmd
-        .args(["-qec", &line, "/dev/null"])
-        .current_dir(r.path())
-        .output()
-        .expect("script(1) from util-linux");
+    let line = format!("{program} {args}");
+    String::from_utf8_lossy(&under_script(cmd.args(["-qec", &line, "/dev/null"]), r)).into_owned()
+}
+
+/// Run a prepared `script -qec LINE /dev/null` in `r` and return what it copied from the terminal. Its
+/// stdin is a pipe this test holds open: script then never sees an end of input (with stdin at EOF it can
+/// exit before it copied the last output of a child that exits at once), runs until its child exits, and
+/// copies all of the child's output before it exits itself; no pause is needed.
+fn under_script(cmd: &mut std::process::Command, r: &Repo) -> Vec<u8> {
+    cmd.current_dir(r.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = crate::harness::Guarded::spawn(cmd).wait_output(std::time::Duration::from_secs(60));
     assert!(
         out.status.success() || !out.stdout.is_empty(),
-        "script {line}: {}",
+        "script: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    out.stdout
 }
 
 #[test]
@@ -420,10 +426,8 @@ fn verify_on_a_terminal_shows_one_progress_line_then_the_table_once() {
     assert!(!stderr(&out).contains("verifying"), "{}", stderr(&out));
 }
 
-/// Run `git-jules ARGS` under a pseudo-terminal (script(1)) and return the bytes the terminal got, with the
-/// terminal's `\r\n` line ends turned back into `\n`. script's stdin is a pipe this test holds open: script
-/// then never sees an end of input, runs until its child exits and copies all of the child's output before
-/// it exits itself (with stdin at EOF it may exit first), so no pause is needed.
+/// Run `git-jules ARGS` under a pseudo-terminal (script(1), see [`under_script`]) and return the bytes the
+/// terminal got, with the terminal's `\r\n` line ends turned back into `\n`.
 fn jules_on_a_pty(r: &Repo, args: &[&str]) -> Vec<u8> {
     let mut line = crate::harness::bin().to_str().unwrap().to_owned();
     for a in args {
@@ -435,25 +439,15 @@ fn jules_on_a_pty(r: &Repo, args: &[&str]) -> Vec<u8> {
     // Colour on, as on an operator's terminal: our own colour codes must survive the escaping.
     cmd.env_remove("NO_COLOR")
         .env("TERM", "xterm")
-        .args(["-qec", &line, "/dev/null"])
-        .current_dir(r.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let out =
-        crate::harness::Guarded::spawn(&mut cmd).wait_output(std::time::Duration::from_secs(60));
-    assert!(
-        out.status.success(),
-        "script {line}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut bytes = Vec::with_capacity(out.stdout.len());
+        .args(["-qec", &line, "/dev/null"]);
+    let raw = under_script(&mut cmd, r);
+    let mut bytes = Vec::with_capacity(raw.len());
     let mut i = 0;
-    while i < out.stdout.len() {
-        if out.stdout[i..].starts_with(b"\r\n") {
+    while i < raw.len() {
+        if raw[i..].starts_with(b"\r\n") {
             i += 1;
         }
-        bytes.push(out.stdout[i]);
+        bytes.push(raw[i]);
         i += 1;
     }
     bytes
@@ -536,6 +530,30 @@ fn untrusted_mail_cannot_drive_the_terminal_but_pipes_and_json_stay_exact() {
     );
     assert!(text.contains("<U+202E>fdp.exe"), "{text:?}");
     assert!(text.contains("\x1b[33m"), "our colour survives: {text:?}");
+
+    // A lease reason is another persona's text too.
+    r.jules_ok([
+        "lease",
+        "acquire",
+        "docs/",
+        "--persona",
+        "carol",
+        "--reason",
+        "fix \x1b]0;pwned\x07 \u{202e}",
+    ]);
+    let leases = jules_on_a_pty(&r, &["lease", "list"]);
+    let text = String::from_utf8_lossy(&leases);
+    assert!(
+        !contains(&leases, b"\x1b]") && !contains(&leases, "\u{202e}".as_bytes()),
+        "{text:?}"
+    );
+    assert!(text.contains("fix ^[]0;pwned^G <U+202E>"), "{text:?}");
+    let piped = r.jules(["lease", "list"]);
+    assert!(
+        contains(&piped.stdout, b"fix \x1b]0;pwned\x07"),
+        "{}",
+        stdout(&piped)
+    );
 
     // A pipe gets the bytes as they are.
     let piped = r.jules(["mail", "show", &id, "--persona", "bob"]);
