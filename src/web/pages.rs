@@ -98,6 +98,9 @@ struct Listing<'a> {
     /// The messages the `--as` persona may mark (it received them): the page offers marking on those only.
     #[serde(skip_serializing_if = "Option::is_none")]
     markable: Option<Vec<&'a str>>,
+    /// What the persona check said (`mail inbox --json`'s `warnings`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<api::UnknownName>,
 }
 
 fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
@@ -121,8 +124,10 @@ fn with_mail<T>(
 }
 
 fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
-    crate::mail::message::validate_persona(persona)?;
     let repo = repo(shared)?;
+    // The CLI's persona policy, as `mail inbox --persona` applies it: a group has no mailbox (400), an
+    // unknown name is shown with its warning (400 when strict).
+    let warnings = api::check_persona(&workspace(shared)?, &repo, persona)?;
     let now = Utc::now();
     let folder = r.param("folder").unwrap_or("inbox");
     let doc = if folder == "sent" {
@@ -165,6 +170,7 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
         folder: Some(folder),
         selected: None,
         markable: None,
+        warnings,
     };
     reply(r, "mailbox.html", title, &listing)
 }
@@ -172,9 +178,10 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
 fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
     let repo = repo(shared)?;
     let persona = r.param("persona");
-    if let Some(p) = persona {
-        crate::mail::message::validate_persona(p)?;
-    }
+    let warnings = match persona {
+        Some(p) => api::check_persona(&workspace(shared)?, &repo, p)?,
+        None => Vec::new(),
+    };
     let now = Utc::now();
     let messages = with_mail(shared, &repo, |log, view| {
         let mut messages = out::thread(log, view, id, persona, now)?;
@@ -203,6 +210,7 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         folder: None,
         selected: Some(id),
         markable,
+        warnings,
     };
     reply(r, "thread.html", "thread".into(), &listing)
 }
@@ -385,7 +393,6 @@ fn done(
         .iter()
         .filter(|w| shared.opts.as_persona.as_deref() != Some(w.name.as_str()))
         .collect();
-    let words: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     if r.json {
         let mut doc = json!({ "version": 1, "id": id });
         if !warnings.is_empty() {
@@ -397,13 +404,14 @@ fn done(
             data: doc,
         });
     }
-    if words.is_empty() {
+    if warnings.is_empty() {
         return Ok(Reply::Redirect(back(r)));
     }
+    // The page around it shows the warnings (base.html), as on every page.
     Ok(Reply::Html {
         template: "done.html",
         title: title.into(),
-        data: minijinja::Value::from_serialize(json!({ "warnings": words, "back": back(r) })),
+        data: minijinja::Value::from_serialize(json!({ "warnings": warnings, "back": back(r) })),
     })
 }
 

@@ -43,6 +43,16 @@ pub fn environment() -> Environment<'static> {
         form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
     });
     env.add_filter("short", |s: String| s.chars().take(12).collect::<String>());
+    // A use case's warning about a name, in the words the CLI and the MCP server use.
+    env.add_filter(
+        "unknown_persona",
+        |name: String, suggestion: Option<String>| {
+            visible(
+                &crate::mail::api::UnknownName { name, suggestion }.to_string(),
+                MAX_SUBJECT,
+            )
+        },
+    );
     env.add_filter("left", left);
     env
 }

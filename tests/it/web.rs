@@ -1062,6 +1062,21 @@ fn web_as_follows_the_clis_persona_policy_and_shows_its_warnings() {
 
     // A send to an unknown name goes out, and the answer says so instead of a silent redirect.
     let server = Server::start(&r, &["--as", "overseer"]);
+    // The mailbox pages apply the same policy as `mail inbox --persona`: a group has none, an unknown name
+    // is shown with its warning (the JSON as `mail inbox --json` prints it).
+    assert_eq!(server.get("/mail/reviewers").status, 400);
+    let typo = server.get("/mail/bobb").text();
+    assert!(
+        typo.contains("warning: unknown persona bobb; did you mean bob?"),
+        "{typo}"
+    );
+    let cli: Value =
+        serde_json::from_str(&r.jules_ok(["mail", "inbox", "--persona", "bobb", "--json"]))
+            .unwrap();
+    assert_eq!(
+        server.get("/api/mail/bobb").json()["warnings"],
+        cli["warnings"]
+    );
     let csrf = csrf_of(&server);
     let sent = post(
         &server,
