@@ -358,11 +358,11 @@ fn back(r: &Req) -> String {
         .to_owned()
 }
 
-/// Whether `b` is a path on this server and nothing a browser could read as another origin: one `/`
-/// first, then no `/` or `\` (`//evil`, `/\evil` are network paths to browsers), no control characters
-/// or spaces (browsers drop tabs and newlines, so `/\t/evil` is `//evil`), no scheme or authority
-/// before the path, no backslash anywhere (browsers read it as `/`).
-pub(super) fn same_origin_path(b: &str) -> bool {
+/// Whether `b` is a path on this server, nothing a browser could read as another origin: it starts with
+/// one `/` (so no scheme and no authority), not `//` (a network path), and holds no backslash (browsers
+/// read `/\evil` as `//evil`), no control character (they drop tabs and newlines, so `/<TAB>/evil` is
+/// `//evil`; CR and LF would also split the `Location` header) and no white space.
+fn same_origin_path(b: &str) -> bool {
     let mut chars = b.chars();
     chars.next() == Some('/')
         && !matches!(chars.next(), Some('/'))
@@ -481,4 +481,30 @@ fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
     };
     let marked = api::mark(&workspace(shared)?, id, &persona, m)?;
     done(shared, r, "marked", &marked.message, &marked.warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_origin_path;
+
+    #[test]
+    fn redirects_stay_on_this_server() {
+        for ok in ["/", "/mail/bob", "/message/abc?persona=bob&x=/y"] {
+            assert!(same_origin_path(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "//evil.example/",
+            "/\\evil.example/",
+            "/\t/evil.example/",
+            "/\r\nSet-Cookie: x=1",
+            "https://evil.example/",
+            "javascript:alert(1)",
+            "mail/bob",
+            "/a b",
+            "/mail\\..\\x",
+        ] {
+            assert!(!same_origin_path(bad), "{bad:?}");
+        }
+    }
 }
