@@ -272,8 +272,8 @@ pub fn out_raw(text: &str) {
     write_stdout(&for_stdout(text));
 }
 
-/// Bytes on stdout exactly as they are, terminal or not: JSON documents (their strings are JSON-escaped),
-/// and what a command generates itself (man pages, completion scripts).
+/// Bytes on stdout exactly as they are, terminal or not: JSON documents, whose strings JSON escapes itself
+/// and which a program on a terminal (`script`, an editor's shell) must read as written.
 pub fn out_exact(text: &str) {
     write_stdout(text);
 }
