@@ -37,6 +37,7 @@ pub mod sign;
 pub mod state;
 pub mod sync;
 pub mod tasks;
+pub mod text;
 pub mod trailers;
 pub mod verify;
 pub mod weave;

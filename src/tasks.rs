@@ -37,10 +37,11 @@ pub struct Done {
     pub state: &'static str,
     pub task: String,
     /// The leases acquired for the task that were released with it (when `jules.lease.releaseOnDone`).
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub released: Vec<String>,
-    /// Why they were not released, when releasing failed (the task is done all the same).
-    #[serde(skip)]
+    /// Why they were not released, when releasing failed (the task is done all the same): a warning,
+    /// carried as data so that every frontend shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub release_error: Option<String>,
 }
 

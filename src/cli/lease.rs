@@ -162,9 +162,9 @@ pub fn say_reminded(reminded: &[Lease]) {
     for l in reminded {
         ui::status(format!(
             "reminded {} that lease {} on {} expires at {}",
-            l.persona,
+            ui::text(&l.persona),
             l.short(),
-            l.paths.join(" "),
+            ui::text(&l.paths.join(" ")),
             lease::format_time(l.expires)
         ));
     }
@@ -175,9 +175,9 @@ fn describe(l: &Lease, now: i64) -> String {
     format!(
         "{} {} {} on {} until {} ({}){}",
         l.short(),
-        l.persona,
+        ui::text(&l.persona),
         l.mode(),
-        l.paths.join(" "),
+        ui::text(&l.paths.join(" ")),
         lease::format_time(l.expires),
         if l.expires > now {
             format!("{} left", left(l.expires - now))
@@ -186,7 +186,7 @@ fn describe(l: &Lease, now: i64) -> String {
         },
         l.reason
             .as_deref()
-            .map(|r| format!(": {r}"))
+            .map(|r| format!(": {}", ui::text(r)))
             .unwrap_or_default()
     )
 }

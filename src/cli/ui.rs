@@ -1,10 +1,17 @@
 //! Output: data on stdout, status on stderr; colour decided per stream (a terminal, `NO_COLOR`,
 //! `TERM=dumb`, git's `color.ui`), `-q` silences status, one live progress line on a terminal.
 //!
+//! Untrusted text (mail, names, tags, reasons, patches) reaches a terminal only through the one rule of
+//! `git_jules::text`: controls in caret notation (`^[`), C1 controls and bidirectional overrides as
+//! `<U+202E>`. Commands escape the fields they print ([`Ui::text`], [`Ui::lines`]); [`out`] escapes
+//! whatever else a line holds, keeping only our own colour codes. A pipe and `--json` get the bytes as
+//! they are.
+//!
 //! Every `--json` document goes through [`json`], which adds `"version"` (the contract in docs/json.md).
 //! A closed stdout (`git jules … | head`) is recorded here and turned into the broken-pipe error kind in
 //! one place ([`super::run`]); nothing exits from here.
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,9 +42,15 @@ pub struct Ui {
     /// `-q`: a command whose stdout only reports what it did (sync's ref lines, like `git push -q`) prints
     /// nothing on success; data a command was asked for (and `--json`) still prints.
     pub quiet: bool,
+    /// stdout is a terminal and the output is for a person (not `--json`): untrusted text is escaped.
+    pub escape: bool,
 }
 
 static QUIET: AtomicBool = AtomicBool::new(false);
+/// [`Ui::escape`], for the free functions that print.
+static ESCAPE: AtomicBool = AtomicBool::new(false);
+/// stderr is a terminal: warnings and errors are escaped the same way.
+static ESCAPE_ERR: AtomicBool = AtomicBool::new(false);
 static BROKEN_PIPE: AtomicBool = AtomicBool::new(false);
 
 impl Ui {
@@ -60,12 +73,36 @@ impl Ui {
                 }
             }
         };
+        let escape = stdout_tty && !json;
+        ESCAPE.store(escape, Ordering::Relaxed);
+        ESCAPE_ERR.store(stderr_tty, Ordering::Relaxed);
         Ui {
             json,
             color,
             err_color,
             interactive: stderr_tty && !quiet && !json,
             quiet,
+            escape,
+        }
+    }
+
+    /// An untrusted one-line field (a subject, a name, a tag, a reason, a file name) as a terminal may
+    /// show it: every control and bidirectional override escaped; as it is on a pipe.
+    pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if self.escape {
+            git_jules::text::visible(s)
+        } else {
+            Cow::Borrowed(s)
+        }
+    }
+
+    /// An untrusted multi-line text (a body, a cover letter, a patch, a conflict): as [`Ui::text`], with
+    /// newlines, tabs and CRLF line ends kept.
+    pub fn lines<'a>(&self, s: &'a str) -> Cow<'a, str> {
+        if self.escape {
+            git_jules::text::visible_lines(s)
+        } else {
+            Cow::Borrowed(s)
         }
     }
 
@@ -91,6 +128,60 @@ impl Ui {
     /// A label for stderr (`error:`, `hint:`), coloured by stderr's own decision.
     pub fn err_label(&self, code: &str, text: &str) -> String {
         paint(self.err_color, code, text)
+    }
+}
+
+/// The colour codes [`paint`] writes: on a terminal, [`out`] lets these through and escapes every other
+/// control. (A field printed through [`Ui::text`] shows even these escaped.)
+const OUR_CODES: &[&str] = &["0", "1", "2", "31", "32", "33"];
+
+/// `line` as a terminal may show it: [`git_jules::text::visible_lines`], except our own colour codes.
+fn terminal_safe(line: &str) -> Cow<'_, str> {
+    if !line
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && git_jules::text::needs_escape(c))
+    {
+        return Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut rest = line;
+    while let Some(esc) = rest.find('\x1b') {
+        out.push_str(&git_jules::text::visible_lines(&rest[..esc]));
+        let after = &rest[esc + 1..];
+        let ours = after.strip_prefix('[').and_then(|a| {
+            let (code, _) = a.split_once('m')?;
+            OUR_CODES.contains(&code).then_some(code.len() + 2)
+        });
+        match ours {
+            Some(len) => {
+                out.push_str(&rest[esc..esc + 1 + len]);
+                rest = &after[len..];
+            }
+            None => {
+                out.push_str("^[");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(&git_jules::text::visible_lines(rest));
+    Cow::Owned(out)
+}
+
+/// [`Ui::text`] for a printer that has no `Ui` at hand (the decision is the same, made once in [`Ui::new`]).
+pub fn text(s: &str) -> Cow<'_, str> {
+    if ESCAPE.load(Ordering::Relaxed) {
+        git_jules::text::visible(s)
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// What [`out`] writes: escaped on a terminal (see [`terminal_safe`]), as it is elsewhere.
+fn for_stdout(line: &str) -> Cow<'_, str> {
+    if ESCAPE.load(Ordering::Relaxed) {
+        terminal_safe(line)
+    } else {
+        Cow::Borrowed(line)
     }
 }
 
@@ -145,9 +236,15 @@ fn color_ui_from_parameters(p: &str) -> Option<String> {
     found
 }
 
-/// A line for stderr (errors, causes, hints).
+/// A line for stderr (errors, causes, hints), escaped like [`out`] when stderr is a terminal: a message
+/// may quote a name or a reason from the logs.
 pub fn err(line: impl AsRef<str>) {
-    eprintln!("{}", line.as_ref());
+    let line = line.as_ref();
+    if ESCAPE_ERR.load(Ordering::Relaxed) {
+        eprintln!("{}", terminal_safe(line));
+    } else {
+        eprintln!("{line}");
+    }
 }
 
 /// Print a line of data. A closed pipe is remembered (see [`broken_pipe`]) and later lines are dropped.
@@ -161,7 +258,7 @@ pub fn try_out(line: impl AsRef<str>) -> std::io::Result<()> {
         return Err(std::io::ErrorKind::BrokenPipe.into());
     }
     let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{}", line.as_ref()) {
+    match writeln!(stdout, "{}", for_stdout(line.as_ref())) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
             BROKEN_PIPE.store(true, Ordering::Relaxed);
             Err(e)
@@ -170,8 +267,18 @@ pub fn try_out(line: impl AsRef<str>) -> std::io::Result<()> {
     }
 }
 
-/// Raw data on stdout (no newline added).
+/// Data on stdout (no newline added), escaped on a terminal like [`out`].
 pub fn out_raw(text: &str) {
+    write_stdout(&for_stdout(text));
+}
+
+/// Bytes on stdout exactly as they are, terminal or not: JSON documents, whose strings JSON escapes itself
+/// and which a program on a terminal (`script`, an editor's shell) must read as written.
+pub fn out_exact(text: &str) {
+    write_stdout(text);
+}
+
+fn write_stdout(text: &str) {
     if BROKEN_PIPE.load(Ordering::Relaxed) {
         return;
     }
@@ -191,7 +298,9 @@ pub fn broken_pipe() -> bool {
 /// Print a JSON document on stdout, with `"version"` first. A list becomes `{"version": 1, "items": [...]}`.
 pub fn json<T: serde::Serialize>(value: &T) {
     match versioned(value) {
-        Ok(s) => out(s),
+        // Byte-exact on a terminal too: serde_json escapes C0 controls, and what a program reads must be
+        // what was written.
+        Ok(s) => out_exact(&(s + "\n")),
         Err(e) => err(format!("error: encoding JSON: {e}")),
     }
 }
@@ -305,6 +414,18 @@ impl Drop for Progress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_terminal_line_keeps_our_colours_and_escapes_the_rest() {
+        let ours = paint(true, "33", "id");
+        let line = format!("{ours} \x1b]0;t\x07 \x1b[8mx\x1b[0m \u{202e}\x1b");
+        assert_eq!(
+            terminal_safe(&line),
+            "\x1b[33mid\x1b[0m ^[]0;t^G ^[[8mx\x1b[0m <U+202E>^["
+        );
+        assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
+        assert_eq!(terminal_safe("a\r\nb\rc"), "a\r\nb^Mc");
+    }
 
     #[test]
     fn color_ui_is_read_from_git_config_parameters() {

@@ -199,8 +199,8 @@ fn human(ctx: &Context, r: &Report) {
         };
         ui::out(format!(
             "{colored}{pad}{} ({}){commits}",
-            i.input,
-            i.persona.as_deref().unwrap_or("persona unknown")
+            ui::text(&i.input),
+            ui::text(i.persona.as_deref().unwrap_or("persona unknown"))
         ));
         if let Some(p) = &i.prediction {
             let what = if p.applies {
@@ -217,48 +217,66 @@ fn human(ctx: &Context, r: &Report) {
                         }
                     })
                     .collect();
-                format!("predicted to conflict with {}", with.join(", "))
+                format!("predicted to conflict with {}", ui::text(&with.join(", ")))
             };
             ui::out(format!("         {}", u.dim(&what)));
         }
         for n in &i.notes {
-            ui::out(format!("         {}", u.dim(n)));
+            ui::out(format!("         {}", u.dim(&ui::text(n))));
         }
+        // Paths, reasons, lease holders and counterparts come from the woven inputs and the logs.
         for f in &i.conflicts {
-            ui::out(format!("         {}: {}", f.path, f.reason));
+            ui::out(format!(
+                "         {}: {}",
+                ui::text(&f.path),
+                ui::text(&f.reason)
+            ));
             for l in &f.leases {
                 ui::out(format!(
                     "           under lease {} of {} until {}{}",
                     &l.lease[..12],
-                    l.persona,
+                    ui::text(&l.persona),
                     l.expires_at,
                     l.reason
                         .as_deref()
-                        .map(|r| format!(": {r}"))
+                        .map(|r| format!(": {}", ui::text(r)))
                         .unwrap_or_default()
                 ));
             }
             for h in &f.hunks {
                 ui::out(format!(
                     "           hunk {} (lines {}-{} of {})",
-                    h.header, h.lines[0], h.lines[1], r.into
+                    ui::text(&h.header),
+                    h.lines[0],
+                    h.lines[1],
+                    ui::text(&r.into)
                 ));
                 for c in &h.counterparts {
-                    ui::out(format!("             {}", report::counterpart_line(c)));
+                    ui::out(format!(
+                        "             {}",
+                        ui::text(&report::counterpart_line(c))
+                    ));
                 }
             }
             for c in &f.counterparts {
-                ui::out(format!("           {}", report::counterpart_line(c)));
+                ui::out(format!(
+                    "           {}",
+                    ui::text(&report::counterpart_line(c))
+                ));
             }
         }
         for sk in &i.skipped {
             ui::out(format!(
                 "         {}",
-                u.dim(&format!("skipped: {}: {}", sk.reason.as_str(), sk.name))
+                u.dim(&format!(
+                    "skipped: {}: {}",
+                    sk.reason.as_str(),
+                    ui::text(&sk.name)
+                ))
             ));
         }
         if let Some(e) = &i.error {
-            ui::out(format!("         {e}"));
+            ui::out(format!("         {}", ui::text(&e.to_string())));
         }
         if let Some(v) = &i.verify {
             ui::out(format!(
@@ -269,7 +287,7 @@ fn human(ctx: &Context, r: &Report) {
             ));
             if let Some(t) = v.tail.as_deref().filter(|t| !t.trim().is_empty()) {
                 for l in t.lines() {
-                    ui::out(format!("           | {l}"));
+                    ui::out(format!("           | {}", ui::text(l)));
                 }
             }
         }

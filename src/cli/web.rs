@@ -34,9 +34,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             listen: args.listen,
             as_persona: args.as_persona,
             read_only: args.read_only,
+            strict_personas: ctx.strict,
             overrides: ctx.overrides.clone(),
         },
     )?;
+    super::mail::warn_unknown(server.warnings());
     let url = server.url();
     // The first line on stdout, like Jupyter's: scripts and tests read it.
     ui::out(&url);

@@ -498,8 +498,9 @@ pub struct SyncWithReminders {
     pub report: crate::sync::SyncReport,
     /// Leases whose holders this sync mailed before expiry.
     pub reminded: Vec<Lease>,
-    /// Why no reminder was sent, when sending failed (the sync itself is done).
-    #[serde(skip)]
+    /// Why no reminder was sent, when sending failed (the sync itself is done): a warning, carried as
+    /// data so that every frontend shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remind_error: Option<String>,
 }
 

@@ -23,11 +23,25 @@ use crate::workspace::Workspace;
 use crate::{Error, Result};
 
 /// A name that was given where a persona is expected and that nobody knows: a warning unless strict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct UnknownName {
     pub name: String,
     /// The closest known persona, when one is close.
     pub suggestion: Option<String>,
+}
+
+/// The words every frontend warns with: `unknown persona NAME; did you mean OTHER?`.
+impl std::fmt::Display for UnknownName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.suggestion {
+            Some(s) => write!(f, "unknown persona {}; did you mean {s}?", self.name),
+            None => write!(
+                f,
+                "unknown persona {}; the personas are listed in .jules/schedules.toml",
+                self.name
+            ),
+        }
+    }
 }
 
 /// Check `names` given where personas are expected against `.jules/schedules.toml`, the groups and the
@@ -207,8 +221,9 @@ pub struct Sent {
     pub id: String,
     pub commit: String,
     pub lamport: u64,
-    /// Recipients nobody knows (sent all the same).
-    #[serde(skip)]
+    /// The sender and recipients nobody knows (sent all the same): data, so that every frontend can
+    /// show them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<UnknownName>,
 }
 
@@ -247,7 +262,10 @@ fn fill(req: &mut SendRequest, c: Compose, now: DateTime<Utc>) -> Result<()> {
 fn finish(ws: &Workspace, repo: &gix::Repository, req: SendRequest) -> Result<Sent> {
     let names: Vec<&str> = req.to.iter().map(String::as_str).collect();
     let groups = Groups::load(repo)?;
-    let warnings = check_names(ws, repo, &groups, &names, true)?;
+    // The sender acts as one persona: a group is refused, an unknown name warned about (refused when
+    // strict), as for any persona acting on its mailbox. Recipients may be groups.
+    let mut warnings = check_names(ws, repo, &groups, &[req.from.as_str()], false)?;
+    warnings.extend(check_names(ws, repo, &groups, &names, true)?);
     let log = mail_log(ws, repo)?;
     let appended = ops::send(&log, req, &groups)?;
     Ok(Sent {
@@ -340,7 +358,8 @@ pub fn reply(ws: &Workspace, input: ReplyInput) -> Result<Sent> {
 pub struct Listing {
     #[serde(flatten)]
     pub list: ListOut,
-    #[serde(skip)]
+    /// Names nobody knows (the call went ahead): data, so that every frontend can show them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<UnknownName>,
 }
 
@@ -376,7 +395,8 @@ pub fn sent(ws: &Workspace, persona: &str, limit: Option<usize>) -> Result<Listi
 pub struct One {
     pub version: u32,
     pub message: MessageOut,
-    #[serde(skip)]
+    /// Names nobody knows (the call went ahead): data, so that every frontend can show them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<UnknownName>,
 }
 
@@ -456,7 +476,8 @@ pub struct Marked {
     pub action: String,
     /// False when the message already was in that state (nothing was written).
     pub changed: bool,
-    #[serde(skip)]
+    /// Names nobody knows (the call went ahead): data, so that every frontend can show them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<UnknownName>,
 }
 
@@ -493,7 +514,8 @@ pub struct Tags {
     pub persona: Option<String>,
     /// The persona's own tags.
     pub tags: Vec<String>,
-    #[serde(skip)]
+    /// Names nobody knows (the call went ahead): data, so that every frontend can show them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<UnknownName>,
 }
 
@@ -525,7 +547,8 @@ pub struct Claimed {
     pub version: u32,
     #[serde(flatten)]
     pub report: ClaimReport,
-    #[serde(skip)]
+    /// Names nobody knows (the call went ahead): data, so that every frontend can show them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<UnknownName>,
 }
 

@@ -78,6 +78,14 @@ pub struct MessageOut {
 }
 
 impl MessageOut {
+    /// Whether `persona` received it (directly, through a group, or as a broadcast): what
+    /// [`Header::reaches`] says, so a frontend offers marking only where marking is allowed.
+    pub fn reaches(&self, persona: &str) -> bool {
+        let broadcast = self.to.iter().any(|t| t == super::message::BROADCAST);
+        (broadcast && self.from != persona)
+            || super::recipients::personas(&self.to, &self.groups).contains(persona)
+    }
+
     pub fn new(
         h: &Header,
         via: Option<String>,

@@ -32,6 +32,8 @@ pub struct Options {
     pub as_persona: Option<String>,
     /// Refuse every state-changing request, whatever `as_persona` says.
     pub read_only: bool,
+    /// Unknown persona names are errors (the CLI's `--strict`), as in every other frontend.
+    pub strict_personas: bool,
     /// What the frontend decided for every read and write (`--full`, a signing key). With `as_persona`,
     /// [`Server::bind`] pins that persona's key here: the server signs with it and holds no other.
     pub overrides: crate::repo::Overrides,
@@ -52,6 +54,8 @@ pub(crate) struct Shared {
     pub live: Arc<live::Live>,
     /// The mail views of the current tips, kept between requests.
     pub warm: Arc<crate::eventlog::warm::WarmViews>,
+    /// What the persona check of `as_persona` warned about (an unknown name): every page shows it.
+    pub as_warnings: Vec<crate::mail::api::UnknownName>,
 }
 
 impl Shared {
@@ -72,8 +76,13 @@ impl Server {
     /// Bind `opts.listen` and start watching the refs of the repository at `dir`.
     pub fn bind(dir: PathBuf, mut opts: Options) -> Result<Server> {
         let repo = crate::repo::open_with(&dir, &opts.overrides)?;
+        let mut as_warnings = Vec::new();
         if let Some(p) = &opts.as_persona {
-            crate::mail::message::validate_persona(p)?;
+            // The persona policy of every frontend: a group is refused, an unknown name warned about
+            // (refused when strict).
+            let mut ws = crate::Workspace::from_repo(&dir, repo.clone());
+            ws.strict_personas = opts.strict_personas;
+            as_warnings = crate::mail::api::check_persona(&ws, &repo, p)?;
             // `--as` writes as one persona: with that persona's key only, checked before serving.
             if let Some(key) = crate::sign::keys::pinned_key(&repo, p)? {
                 opts.overrides.signing_key = Some(key);
@@ -103,9 +112,15 @@ impl Server {
                 live,
                 // A long-running reader: keep the mail view of the current tips in memory between requests.
                 warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
+                as_warnings,
             }),
             _watcher: watcher,
         })
+    }
+
+    /// What the check of `--as` warned about, for the frontend to say as well.
+    pub fn warnings(&self) -> &[crate::mail::api::UnknownName] {
+        &self.shared.as_warnings
     }
 
     /// The address actually bound (the port of `:0` chosen).
@@ -423,6 +438,7 @@ fn page(
             title => title,
             data => data,
             as_persona => shared.opts.as_persona,
+            as_warnings => shared.as_warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
             read_only => shared.opts.read_only,
             can_write => shared.can_write(),
             csrf => shared.secrets.csrf,

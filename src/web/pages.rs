@@ -95,6 +95,12 @@ struct Listing<'a> {
     folder: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     selected: Option<&'a str>,
+    /// The messages the `--as` persona may mark (it received them): the page offers marking on those only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    markable: Option<Vec<&'a str>>,
+    /// What the persona check said (`mail inbox --json`'s `warnings`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<api::UnknownName>,
 }
 
 fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
@@ -118,8 +124,10 @@ fn with_mail<T>(
 }
 
 fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
-    crate::mail::message::validate_persona(persona)?;
     let repo = repo(shared)?;
+    // The CLI's persona policy, as `mail inbox --persona` applies it: a group has no mailbox (400), an
+    // unknown name is shown with its warning (400 when strict).
+    let warnings = api::check_persona(&workspace(shared)?, &repo, persona)?;
     let now = Utc::now();
     let folder = r.param("folder").unwrap_or("inbox");
     let doc = if folder == "sent" {
@@ -161,6 +169,8 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
         doc: &doc,
         folder: Some(folder),
         selected: None,
+        markable: None,
+        warnings,
     };
     reply(r, "mailbox.html", title, &listing)
 }
@@ -168,9 +178,10 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
 fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
     let repo = repo(shared)?;
     let persona = r.param("persona");
-    if let Some(p) = persona {
-        crate::mail::message::validate_persona(p)?;
-    }
+    let warnings = match persona {
+        Some(p) => api::check_persona(&workspace(shared)?, &repo, p)?,
+        None => Vec::new(),
+    };
     let now = Utc::now();
     let messages = with_mail(shared, &repo, |log, view| {
         let mut messages = out::thread(log, view, id, persona, now)?;
@@ -183,10 +194,23 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         persona: persona.map(str::to_owned),
         messages,
     };
+    // Marking is the recipients' (`ops::set_mark` refuses anyone else): no button that can only fail.
+    let markable = match (&shared.opts.as_persona, r.json) {
+        (Some(p), false) if shared.can_write() => Some(
+            doc.messages
+                .iter()
+                .filter(|m| m.reaches(p))
+                .map(|m| m.id.as_str())
+                .collect(),
+        ),
+        _ => None,
+    };
     let listing = Listing {
         doc: &doc,
         folder: None,
         selected: Some(id),
+        markable,
+        warnings,
     };
     reply(r, "thread.html", "thread".into(), &listing)
 }
@@ -326,19 +350,69 @@ fn search(shared: &Shared, r: &Req) -> Result<Reply> {
     })
 }
 
-/// Where to go after a write: back where the form was, if it is one of our paths.
+/// Where to go after a write: back where the form was, if it is one of our paths, else the fleet page.
 fn back(r: &Req) -> String {
     r.param("back")
-        .filter(|b| b.starts_with('/') && !b.starts_with("//"))
+        .filter(|b| same_origin_path(b))
         .unwrap_or("/")
         .to_owned()
+}
+
+/// Whether `b` is a path on this server, nothing a browser could read as another origin: it starts with
+/// one `/` (so no scheme and no authority), not `//` (a network path), and holds no backslash (browsers
+/// read `/\evil` as `//evil`), no control character (they drop tabs and newlines, so `/<TAB>/evil` is
+/// `//evil`; CR and LF would also split the `Location` header) and no white space.
+fn same_origin_path(b: &str) -> bool {
+    let mut chars = b.chars();
+    chars.next() == Some('/')
+        && !matches!(chars.next(), Some('/'))
+        && !b
+            .chars()
+            .any(|c| c == '\\' || c.is_control() || c.is_whitespace())
 }
 
 /// The request's workspace: the repository, with the server's warm views.
 fn workspace(shared: &Shared) -> Result<Workspace> {
     let mut ws = Workspace::from_repo(&shared.dir, repo(shared)?);
     ws.share_warm(shared.warm.clone());
+    ws.strict_personas = shared.opts.strict_personas;
     Ok(ws)
+}
+
+/// After a write: back where the form was, or, when the use case warned (an unknown name), a page that
+/// says so first. In JSON: `id` and the use case's `warnings`.
+fn done(
+    shared: &Shared,
+    r: &Req,
+    title: &str,
+    id: &str,
+    warnings: &[api::UnknownName],
+) -> Result<Reply> {
+    // The `--as` persona's own warning is on every page already (checked when the server started).
+    let warnings: Vec<&api::UnknownName> = warnings
+        .iter()
+        .filter(|w| shared.opts.as_persona.as_deref() != Some(w.name.as_str()))
+        .collect();
+    if r.json {
+        let mut doc = json!({ "version": 1, "id": id });
+        if !warnings.is_empty() {
+            doc["warnings"] = value(&warnings)?;
+        }
+        return Ok(Reply::Page {
+            template: "done.html",
+            title: title.into(),
+            data: doc,
+        });
+    }
+    if warnings.is_empty() {
+        return Ok(Reply::Redirect(back(r)));
+    }
+    // The page around it shows the warnings (base.html), as on every page.
+    Ok(Reply::Html {
+        template: "done.html",
+        title: title.into(),
+        data: minijinja::Value::from_serialize(json!({ "warnings": warnings, "back": back(r) })),
+    })
 }
 
 /// Send (or, with `reply_to`, answer) as the `--as` persona: the mail use cases the CLI's `mail send`
@@ -380,14 +454,7 @@ fn send(shared: &Shared, r: &Req) -> Result<Reply> {
             },
         )?,
     };
-    if r.json {
-        return Ok(Reply::Page {
-            template: "error.html",
-            title: "sent".into(),
-            data: json!({ "version": 1, "id": sent.id }),
-        });
-    }
-    Ok(Reply::Redirect(back(r)))
+    done(shared, r, "sent", &sent.id, &sent.warnings)
 }
 
 fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
@@ -413,12 +480,31 @@ fn mark(shared: &Shared, r: &Req) -> Result<Reply> {
         other => return Err(Error::usage(format!("unknown action {other:?}"))),
     };
     let marked = api::mark(&workspace(shared)?, id, &persona, m)?;
-    if r.json {
-        return Ok(Reply::Page {
-            template: "error.html",
-            title: "marked".into(),
-            data: json!({ "version": 1, "id": marked.message }),
-        });
+    done(shared, r, "marked", &marked.message, &marked.warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_origin_path;
+
+    #[test]
+    fn redirects_stay_on_this_server() {
+        for ok in ["/", "/mail/bob", "/message/abc?persona=bob&x=/y"] {
+            assert!(same_origin_path(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "//evil.example/",
+            "/\\evil.example/",
+            "/\t/evil.example/",
+            "/\r\nSet-Cookie: x=1",
+            "https://evil.example/",
+            "javascript:alert(1)",
+            "mail/bob",
+            "/a b",
+            "/mail\\..\\x",
+        ] {
+            assert!(!same_origin_path(bad), "{bad:?}");
+        }
     }
-    Ok(Reply::Redirect(back(r)))
 }

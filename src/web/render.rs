@@ -20,6 +20,7 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("weave.html", include_str!("assets/weave.html")),
     ("search.html", include_str!("assets/search.html")),
     ("error.html", include_str!("assets/error.html")),
+    ("done.html", include_str!("assets/done.html")),
 ];
 
 pub const APP_JS: &str = include_str!("assets/app.js");
@@ -42,6 +43,16 @@ pub fn environment() -> Environment<'static> {
         form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>()
     });
     env.add_filter("short", |s: String| s.chars().take(12).collect::<String>());
+    // A use case's warning about a name, in the words the CLI and the MCP server use.
+    env.add_filter(
+        "unknown_persona",
+        |name: String, suggestion: Option<String>| {
+            visible(
+                &crate::mail::api::UnknownName { name, suggestion }.to_string(),
+                MAX_SUBJECT,
+            )
+        },
+    );
     env.add_filter("left", left);
     env
 }
@@ -57,11 +68,12 @@ pub fn left(secs: i64) -> String {
     }
 }
 
-/// `s` with every control character and bidirectional formatting character shown as `\u{…}`, cut to
-/// `max` characters with an ellipsis. Escaping for HTML is left to the template's autoescape.
+/// `s` with every control character and bidirectional formatting character shown as its escape
+/// ([`crate::text`], the rule the CLI applies on a terminal), cut to `max` characters with an ellipsis.
+/// Escaping for HTML is left to the template's autoescape.
 pub fn visible(s: &str, max: usize) -> String {
     // Most names and subjects need nothing done: one copy (a page lists a thousand of them).
-    if s.len() <= max && !s.chars().any(|c| c.is_control() || is_bidi(c)) {
+    if s.len() <= max && !s.chars().any(crate::text::needs_escape) {
         return s.to_owned();
     }
     let mut out = String::new();
@@ -70,18 +82,13 @@ pub fn visible(s: &str, max: usize) -> String {
             out.push('…');
             break;
         }
-        if c.is_control() || is_bidi(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        if crate::text::needs_escape(c) {
+            crate::text::push_escape(&mut out, c);
         } else {
             out.push(c);
         }
     }
     out
-}
-
-/// Characters that reorder the text around them (Trojan Source): a name could show as another.
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Markdown to sanitised HTML: no script, no event handlers, no `javascript:` or `data:` links, no styles,
@@ -133,7 +140,7 @@ mod tests {
 
     #[test]
     fn names_show_controls_and_overrides() {
-        assert_eq!(visible("ab\u{202e}cd\u{7}", 80), "ab\\u{202e}cd\\u{7}");
+        assert_eq!(visible("ab\u{202e}cd\u{7}", 80), "ab<U+202E>cd^G");
         assert_eq!(visible("abcdef", 3), "abc…");
     }
 

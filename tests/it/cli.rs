@@ -280,20 +280,26 @@ fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> S
     for (k, v) in env {
         cmd.env(k, v);
     }
-    // script(1) with stdin at EOF can exit before it copied the last output of a child that exits at once:
-    // a short pause after the command lets it drain.
-    let line = format!("{program} {args}; sleep 0.2");
-    let out = cmd
-        .args(["-qec", &line, "/dev/null"])
-        .current_dir(r.path())
-        .output()
-        .expect("script(1) from util-linux");
+    let line = format!("{program} {args}");
+    String::from_utf8_lossy(&under_script(cmd.args(["-qec", &line, "/dev/null"]), r)).into_owned()
+}
+
+/// Run a prepared `script -qec LINE /dev/null` in `r` and return what it copied from the terminal. Its
+/// stdin is a pipe this test holds open: script then never sees an end of input (with stdin at EOF it can
+/// exit before it copied the last output of a child that exits at once), runs until its child exits, and
+/// copies all of the child's output before it exits itself; no pause is needed.
+fn under_script(cmd: &mut std::process::Command, r: &Repo) -> Vec<u8> {
+    cmd.current_dir(r.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = crate::harness::Guarded::spawn(cmd).wait_output(std::time::Duration::from_secs(60));
     assert!(
         out.status.success() || !out.stdout.is_empty(),
-        "script {line}: {}",
+        "script: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    out.stdout
 }
 
 #[test]
@@ -418,4 +424,231 @@ fn verify_on_a_terminal_shows_one_progress_line_then_the_table_once() {
     // Piped: no progress at all.
     let out = r.jules(["verify", "--base", "main", "--cmd", "true"]);
     assert!(!stderr(&out).contains("verifying"), "{}", stderr(&out));
+}
+
+/// Run `git-jules ARGS` under a pseudo-terminal (script(1), see [`under_script`]) and return the bytes the
+/// terminal got, with the terminal's `\r\n` line ends turned back into `\n`.
+fn jules_on_a_pty(r: &Repo, args: &[&str]) -> Vec<u8> {
+    let mut line = crate::harness::bin().to_str().unwrap().to_owned();
+    for a in args {
+        line.push(' ');
+        line.push_str(&format!("'{}'", a.replace('\'', "'\\''")));
+    }
+    let mut cmd = std::process::Command::new("script");
+    r.env.apply(&mut cmd);
+    // Colour on, as on an operator's terminal: our own colour codes must survive the escaping.
+    cmd.env_remove("NO_COLOR")
+        .env("TERM", "xterm")
+        .args(["-qec", &line, "/dev/null"]);
+    let raw = under_script(&mut cmd, r);
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i..].starts_with(b"\r\n") {
+            i += 1;
+        }
+        bytes.push(raw[i]);
+        i += 1;
+    }
+    bytes
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Issue 40, finding 4: `mail read`/`show` printed ESC and OSC sequences from a body raw (clear screen,
+/// window title) and `inbox` a U+202E from a subject raw, which reverses the `(NOT VERIFIED …)` suffix on
+/// screen. On a terminal they show escaped (`^[`, `<U+202E>`, as the web view shows them); our own colour
+/// codes still work; a pipe and `--json` stay byte-exact.
+#[test]
+fn untrusted_mail_cannot_drive_the_terminal_but_pipes_and_json_stay_exact() {
+    let r = Repo::new();
+    // `mail send` refuses controls in subjects and tags, a replica's log need not: the event is written
+    // as a hostile clone would.
+    let subject = "invoice \u{202e}fdp.exe \x1b[8mhidden";
+    let body = "hello\x1b]0;pwned\x07\x1b[2J\r\nline two\tend\rfake\n\u{9b}31m";
+    let data = serde_json::json!({
+        "to": ["bob"], "subject": subject, "type": "status", "priority": "normal",
+        "tags": ["t\x1b[5mag"], "body": body,
+    });
+    r.jules_ok([
+        "log",
+        "append",
+        "mail",
+        "--kind",
+        "mail.send",
+        "--actor",
+        "mallory",
+        "--data",
+        &data.to_string(),
+    ]);
+    let id = r.jules_ok(["mail", "inbox", "--persona", "bob", "--json"]);
+    let id = serde_json::from_str::<serde_json::Value>(&id).unwrap()["messages"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let read = jules_on_a_pty(&r, &["mail", "show", &id, "--persona", "bob"]);
+    let text = String::from_utf8_lossy(&read);
+    assert!(
+        !contains(&read, b"\x1b]"),
+        "an OSC reached the terminal: {text:?}"
+    );
+    assert!(
+        !contains(&read, b"\x1b[2J"),
+        "a clear screen reached the terminal: {text:?}"
+    );
+    assert!(!contains(&read, b"\x1b[8m"), "{text:?}");
+    assert!(!contains(&read, "\u{202e}".as_bytes()), "{text:?}");
+    assert!(
+        !contains(&read, "\u{9b}".as_bytes()),
+        "a C1 CSI reached the terminal: {text:?}"
+    );
+    assert!(text.contains("hello^[]0;pwned^G^[[2J"), "{text:?}");
+    assert!(
+        text.contains("line two\tend^Mfake"),
+        "a lone CR is shown: {text:?}"
+    );
+    assert!(text.contains("<U+009B>31m"), "{text:?}");
+    assert!(
+        text.contains("invoice <U+202E>fdp.exe ^[[8mhidden"),
+        "{text:?}"
+    );
+    assert!(text.contains("t^[[5mag"), "tags too: {text:?}");
+    assert!(
+        text.contains("\x1b[33mmessage "),
+        "our colour survives: {text:?}"
+    );
+
+    let inbox = jules_on_a_pty(&r, &["mail", "inbox", "--persona", "bob"]);
+    let text = String::from_utf8_lossy(&inbox);
+    assert!(!contains(&inbox, "\u{202e}".as_bytes()), "{text:?}");
+    assert!(
+        !contains(&inbox, b"\x1b[8m") && !contains(&inbox, b"\x1b[5m"),
+        "{text:?}"
+    );
+    assert!(text.contains("<U+202E>fdp.exe"), "{text:?}");
+    assert!(text.contains("\x1b[33m"), "our colour survives: {text:?}");
+
+    // A lease reason is another persona's text too.
+    r.jules_ok([
+        "lease",
+        "acquire",
+        "docs/",
+        "--persona",
+        "carol",
+        "--reason",
+        "fix \x1b]0;pwned\x07 \u{202e}",
+    ]);
+    let leases = jules_on_a_pty(&r, &["lease", "list"]);
+    let text = String::from_utf8_lossy(&leases);
+    assert!(
+        !contains(&leases, b"\x1b]") && !contains(&leases, "\u{202e}".as_bytes()),
+        "{text:?}"
+    );
+    assert!(text.contains("fix ^[]0;pwned^G <U+202E>"), "{text:?}");
+    let piped = r.jules(["lease", "list"]);
+    assert!(
+        contains(&piped.stdout, b"fix \x1b]0;pwned\x07"),
+        "{}",
+        stdout(&piped)
+    );
+
+    // A pipe gets the bytes as they are.
+    let piped = r.jules(["mail", "show", &id, "--persona", "bob"]);
+    assert!(
+        contains(&piped.stdout, body.as_bytes()),
+        "{}",
+        stdout(&piped)
+    );
+    assert!(
+        contains(&piped.stdout, subject.as_bytes()),
+        "{}",
+        stdout(&piped)
+    );
+    // `--json` on a terminal is the same document as through a pipe, byte for byte.
+    let json_tty = jules_on_a_pty(&r, &["mail", "show", &id, "--json"]);
+    let json_pipe = r.jules(["mail", "show", &id, "--json"]);
+    assert_eq!(
+        String::from_utf8_lossy(&json_tty),
+        String::from_utf8_lossy(&json_pipe.stdout)
+    );
+    assert!(
+        contains(&json_tty, "\u{202e}".as_bytes()),
+        "JSON keeps the text"
+    );
+}
+
+/// Issue 40, finding 8: the sender was the one name no frontend checked: `mail send --from reviewers`
+/// sent as a group and `--from nobodyy` said nothing. The library's persona policy now covers it for the
+/// CLI, the MCP server and the web view alike: a group is refused (exit 2), an unknown name warned about
+/// (and in the `--json` document), refused under `--strict`.
+#[test]
+fn the_sender_follows_the_persona_policy() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"alice\", \"bob\"]\n[groups]\nreviewers = [\"alice\", \"bob\"]\n",
+    );
+    let send = |extra: &[&str], from: &str| {
+        let mut args = extra.to_vec();
+        args.extend([
+            "mail",
+            "send",
+            "--from",
+            from,
+            "--to",
+            "bob",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ]);
+        r.jules(args)
+    };
+    let group = send(&[], "reviewers");
+    assert_eq!(group.status.code(), Some(2), "{}", stderr(&group));
+    assert!(
+        stderr(&group).contains("reviewers is a group"),
+        "{}",
+        stderr(&group)
+    );
+    let strict = send(&["--strict"], "alicee");
+    assert_eq!(strict.status.code(), Some(2), "{}", stderr(&strict));
+    let typo = send(&["--json"], "alicee");
+    assert_eq!(typo.status.code(), Some(0), "{}", stderr(&typo));
+    assert!(
+        stderr(&typo).contains("warning: unknown persona alicee; did you mean alice?"),
+        "{}",
+        stderr(&typo)
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&typo)).unwrap();
+    assert_eq!(
+        doc["warnings"],
+        serde_json::json!([{"name": "alicee", "suggestion": "alice"}])
+    );
+}
+
+/// Issue 40, finding 8 (warnings as data): `task done` released the task's leases and said so on stderr
+/// only; the typed output skipped `released` and `release_error`, so the MCP server's `task_done` (which
+/// serialises the same value) dropped them. They are in the document now.
+#[test]
+fn task_done_reports_the_leases_it_released_as_data() {
+    let r = Repo::new();
+    let id = r.jules_ok(["task", "add", "--actor", "alice", "tidy"]);
+    let id = id.trim();
+    r.jules_ok([
+        "lease",
+        "acquire",
+        "src/",
+        "--task",
+        id,
+        "--persona",
+        "alice",
+    ]);
+    let done = r.jules_ok(["--json", "task", "done", "--actor", "alice", id]);
+    let doc: serde_json::Value = serde_json::from_str(&done).unwrap();
+    assert_eq!(doc["released"].as_array().map(Vec::len), Some(1), "{done}");
+    assert!(doc.get("release_error").is_none(), "{done}");
 }

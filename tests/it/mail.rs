@@ -19,6 +19,10 @@ struct ListDoc {
     version: u32,
     persona: Option<String>,
     messages: Vec<Msg>,
+    /// Unknown names (docs/json.md): the persona's, when it is not declared.
+    #[serde(default)]
+    #[allow(dead_code)]
+    warnings: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -26,6 +30,9 @@ struct ListDoc {
 struct OneDoc {
     version: u32,
     message: Msg,
+    #[serde(default)]
+    #[allow(dead_code)]
+    warnings: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -769,3 +769,61 @@ async fn every_tool_write_is_signed_with_the_servers_persona_key() {
     let leases: Value = serde_json::from_str(&r.jules_ok(["--json", "lease", "list"])).unwrap();
     assert_eq!(leases["leases"][0]["persona"], "alice", "{leases}");
 }
+
+/// Issue 40, finding 8: the MCP server acted as a group and as a name nobody knows without a word, and
+/// dropped the warnings the use cases return (`#[serde(skip)]`). One policy, the CLI's: a group is refused
+/// at start (exit 2), an unknown name warned about (refused under --strict), and a tool's warnings are
+/// data in its result and words in its text.
+#[tokio::test(flavor = "current_thread")]
+async fn the_session_persona_follows_the_clis_policy_and_results_carry_warnings() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"alice\", \"bob\"]\n[groups]\nreviewers = [\"alice\", \"bob\"]\n",
+    );
+    let group =
+        crate::harness::with_stdin(&mut r.jules_cmd(["mcp", "--persona", "reviewers"]), b"");
+    assert_eq!(group.status.code(), Some(2), "a group cannot act");
+    assert!(
+        crate::harness::stderr(&group).contains("reviewers is a group"),
+        "{}",
+        crate::harness::stderr(&group)
+    );
+    let strict = crate::harness::with_stdin(
+        &mut r.jules_cmd(["--strict", "mcp", "--persona", "alicee"]),
+        b"",
+    );
+    assert_eq!(
+        strict.status.code(),
+        Some(2),
+        "--strict refuses an unknown name"
+    );
+    let unknown = crate::harness::with_stdin(&mut r.jules_cmd(["mcp", "--persona", "alicee"]), b"");
+    assert_eq!(unknown.status.code(), Some(0));
+    assert!(
+        crate::harness::stderr(&unknown)
+            .contains("warning: unknown persona alicee; did you mean alice?"),
+        "{}",
+        crate::harness::stderr(&unknown)
+    );
+
+    let (s, _) = connect(&r, "alice").await;
+    let sent = call(
+        &s,
+        "mail_send",
+        json!({"to": ["nobodyy"], "subject": "hi", "body": "x"}),
+    )
+    .await;
+    let doc = ok(&sent);
+    assert_eq!(
+        doc["warnings"],
+        json!([{"name": "nobodyy", "suggestion": null}]),
+        "{doc}"
+    );
+    let text = serde_json::to_string(&sent.content).unwrap();
+    assert!(
+        text.contains("warning: unknown persona nobodyy"),
+        "the text says it too: {text}"
+    );
+    s.cancel().await.unwrap();
+}

@@ -68,7 +68,15 @@ fn mail_use_cases_send_read_mark_reply_and_claim_as_the_cli_sees_them() {
         },
     )
     .unwrap();
-    assert!(hello.warnings.is_empty(), "{:?}", hello.warnings);
+    // The recipient is known (a member of a group); the sender is not, and the policy every frontend
+    // applies says so, as data.
+    assert_eq!(
+        hello.warnings,
+        [api::UnknownName {
+            name: "carol".into(),
+            suggestion: None
+        }]
+    );
     let shown: serde_json::Value = serde_json::from_str(&r.jules_ok([
         "--json",
         "mail",

@@ -603,7 +603,7 @@ fn hostile_mail_is_inert() {
     let shown = b.eval("document.querySelector('h2.subject').textContent");
     assert!(
         shown.as_str().unwrap().contains("<script>")
-            && shown.as_str().unwrap().contains("\\u{202e}"),
+            && shown.as_str().unwrap().contains("<U+202E>"),
         "{shown}"
     );
     b.screenshot("hostile");
@@ -988,4 +988,179 @@ fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
         states.contains(&"verified") && states.contains(&"unsigned"),
         "{states:?}"
     );
+}
+
+/// The CSRF token of a page the server rendered.
+fn csrf_of(server: &Server) -> String {
+    let page = server.get("/mail/bob").text();
+    let start =
+        page.find("name=\"csrf\" value=\"").expect("a form") + "name=\"csrf\" value=\"".len();
+    page[start..start + page[start..].find('"').unwrap()].to_owned()
+}
+
+/// `POST path` with the token's cookie and a form body.
+fn post(server: &Server, path: &str, body: &str) -> Resp {
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    http(
+        &server.addr,
+        "POST",
+        path,
+        &[
+            ("Cookie", &cookie),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        body,
+    )
+}
+
+/// Issue 40, finding 8: `web --as reviewers` sent mail as a group, `web --as nobodyy` started without a
+/// word, and `POST /send to=nobodyy` succeeded silently. One policy, the CLI's: a group is refused (exit
+/// 2), an unknown name is warned about on stderr and on every page (refused under --strict), and a send
+/// to an unknown name says so on the page it answers with.
+#[test]
+fn web_as_follows_the_clis_persona_policy_and_shows_its_warnings() {
+    let r = seeded();
+    let group =
+        crate::harness::output_within(&mut r.jules_cmd(["web", "--as", "reviewers"]), PATIENCE);
+    assert_eq!(
+        group.status.code(),
+        Some(2),
+        "a group cannot send as itself"
+    );
+    assert!(
+        crate::harness::stderr(&group).contains("reviewers is a group"),
+        "{}",
+        crate::harness::stderr(&group)
+    );
+    let strict = crate::harness::output_within(
+        &mut r.jules_cmd(["--strict", "web", "--as", "nobodyy"]),
+        PATIENCE,
+    );
+    assert_eq!(strict.status.code(), Some(2), "--strict refuses it");
+
+    // Not strict: the server starts, warns on stderr as the CLI does, and every page shows it.
+    let mut cmd = r.jules_cmd(["web", "--as", "nobodyy"]);
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = Group(cmd.spawn().unwrap());
+    let mut err = BufReader::new(child.0.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    assert_eq!(
+        line.trim(),
+        "warning: unknown persona nobodyy; the personas are listed in .jules/schedules.toml"
+    );
+    drop(child);
+    let server = Server::start(&r, &["--as", "nobodyy"]);
+    let page = server.get("/").text();
+    assert!(
+        page.contains("warning: unknown persona nobodyy"),
+        "the page shows it: {page}"
+    );
+
+    // A send to an unknown name goes out, and the answer says so instead of a silent redirect.
+    let server = Server::start(&r, &["--as", "overseer"]);
+    // The mailbox pages apply the same policy as `mail inbox --persona`: a group has none, an unknown name
+    // is shown with its warning (the JSON as `mail inbox --json` prints it).
+    assert_eq!(server.get("/mail/reviewers").status, 400);
+    let typo = server.get("/mail/bobb").text();
+    assert!(
+        typo.contains("warning: unknown persona bobb; did you mean bob?"),
+        "{typo}"
+    );
+    let cli: Value =
+        serde_json::from_str(&r.jules_ok(["mail", "inbox", "--persona", "bobb", "--json"]))
+            .unwrap();
+    assert_eq!(
+        server.get("/api/mail/bobb").json()["warnings"],
+        cli["warnings"]
+    );
+    let csrf = csrf_of(&server);
+    let sent = post(
+        &server,
+        "/send",
+        &format!("to=bobb&subject=typo&body=x&back=/mail/bob&csrf={csrf}"),
+    );
+    assert_eq!(sent.status, 200, "{}", sent.text());
+    assert!(
+        sent.text()
+            .contains("warning: unknown persona bobb; did you mean bob?"),
+        "{}",
+        sent.text()
+    );
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let api = http(
+        &server.addr,
+        "POST",
+        "/api/send",
+        &[
+            ("Cookie", &cookie),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        &format!("to=bobb&subject=typo&body=x&csrf={csrf}"),
+    );
+    assert_eq!(
+        api.json()["warnings"],
+        json!([{"name": "bobb", "suggestion": "bob"}]),
+        "{}",
+        api.text()
+    );
+}
+
+/// Issue 40, finding 8: `POST /mark … back=/\evil.example/` redirected off the site (a browser reads `/\`
+/// as `//`). Redirects go only to paths of this server; anything else falls back to the fleet page.
+#[test]
+fn redirects_after_a_write_stay_on_the_site() {
+    let r = seeded();
+    let id = send(&r, "alice", "overseer", "for the overseer", "x", &[]);
+    let server = Server::start(&r, &["--as", "overseer"]);
+    let csrf = csrf_of(&server);
+    for (back, expected) in [
+        ("/mail/bob", "/mail/bob"),
+        ("/%5Cevil.example/", "/"),
+        ("//evil.example/", "/"),
+        ("/%09/evil.example/", "/"),
+        ("https://evil.example/", "/"),
+        ("javascript:alert(1)", "/"),
+        ("/%0d%0aSet-Cookie:x=1", "/"),
+    ] {
+        let resp = post(
+            &server,
+            "/mark",
+            &format!("id={id}&action=read&back={back}&csrf={csrf}"),
+        );
+        assert_eq!(resp.status, 303, "{back}: {}", resp.text());
+        let location = resp
+            .head
+            .lines()
+            .find_map(|l| l.strip_prefix("location: "))
+            .unwrap_or_default();
+        assert_eq!(location, expected, "back={back}");
+    }
+}
+
+/// Issue 40, finding 8: the thread page offered mark buttons on every message, though only a recipient
+/// may mark one (the others answered 400). Forms appear only where the action is allowed.
+#[test]
+fn mark_buttons_only_on_mail_the_persona_received() {
+    let r = seeded();
+    let mine = send(&r, "alice", "overseer", "for the overseer", "x", &[]);
+    let other = send(&r, "alice", "bob", "for bob", "x", &[]);
+    let server = Server::start(&r, &["--as", "overseer"]);
+    let forms = |id: &str| {
+        let page = server.get(&format!("/message/{id}")).text();
+        page.matches("action=\"/mark\"").count()
+    };
+    assert_eq!(forms(&mine), 1, "overseer received it");
+    assert_eq!(forms(&other), 0, "overseer cannot mark bob's mail");
+    let csrf = csrf_of(&server);
+    let refused = post(
+        &server,
+        "/mark",
+        &format!("id={other}&action=read&csrf={csrf}"),
+    );
+    assert_eq!(refused.status, 400, "the server refuses it all the same");
 }

@@ -128,16 +128,19 @@ pub fn print_items(
         let h = &i.header;
         let flag = if i.marks.read.is_none() { "*" } else { " " };
         let mut extra = String::new();
+        // Names, tags and subjects come from senders (or a replica's log): escaped on a terminal, so a
+        // right-to-left override cannot turn the `(NOT VERIFIED …)` after them around.
+        let t = |s: &str| ctx.ui.text(s).into_owned();
         if let Some(v) = &i.via {
-            extra.push_str(&format!("  (via {v})"));
+            extra.push_str(&format!("  (via {})", t(v)));
         }
         let mut tags: Vec<&str> = h.tags.iter().map(String::as_str).collect();
         tags.extend(i.marks.tags.iter().map(String::as_str));
         if !tags.is_empty() {
-            extra.push_str(&format!("  [{}]", tags.join(", ")));
+            extra.push_str(&format!("  [{}]", t(&tags.join(", "))));
         }
         if let Some(c) = &h.claim {
-            extra.push_str(&format!("  claimed by {}", c.persona));
+            extra.push_str(&format!("  claimed by {}", t(&c.persona)));
         }
         if h.is_expired(now) {
             extra.push_str("  (expired)");
@@ -145,7 +148,7 @@ pub fn print_items(
         // Only a repository with trust roots verifies; there, what is not verified says so.
         if let Some(Some(state)) = signatures.and_then(|s| s.get(n)) {
             if !state.is_verified() {
-                extra.push_str(&format!("  (NOT VERIFIED: {})", state.describe()));
+                extra.push_str(&format!("  (NOT VERIFIED: {})", t(&state.describe())));
             }
         }
         let prio = match h.priority {
@@ -158,9 +161,9 @@ pub fn print_items(
             ctx.ui.yellow(&h.id[..abbrev]),
             short_time(&h.time),
             prio,
-            h.msg_type,
-            h.from,
-            h.subject,
+            t(&h.msg_type),
+            t(&h.from),
+            t(&h.subject),
             ctx.ui.dim(&extra)
         );
     }
@@ -189,16 +192,16 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
         let claim = h
             .claim
             .as_ref()
-            .map(|c| format!("  claimed by {}", c.persona))
+            .map(|c| format!("  claimed by {}", ctx.ui.text(&c.persona)))
             .unwrap_or_default();
         let _ = writeln!(
             text,
             "{}  {}  {:<9} to {:<16} {}{}",
             ctx.ui.yellow(&h.id[..abbrev]),
             short_time(&h.time),
-            h.msg_type,
-            h.to.join(","),
-            h.subject,
+            ctx.ui.text(&h.msg_type),
+            ctx.ui.text(&h.to.join(",")),
+            ctx.ui.text(&h.subject),
             ctx.ui.dim(&claim)
         );
     }

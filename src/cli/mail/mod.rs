@@ -133,14 +133,10 @@ impl PersonaArg {
 }
 
 /// Warn about names nobody knows (a use case returned them: they did not stop it).
+/// (The words are the library's, which the web view and the MCP server show too.)
 pub fn warn_unknown(names: &[git_jules::mail::api::UnknownName]) {
     for n in names {
-        let problem = git_jules::NameProblem::Unknown {
-            suggestion: n.suggestion.clone(),
-            strict: false,
-        };
-        let hints = crate::cli::error::persona_hints(&problem);
-        ui::warn(format!("unknown persona {}; {}", n.name, hints.join("; ")));
+        ui::warn(n.to_string());
     }
 }
 

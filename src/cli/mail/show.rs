@@ -33,43 +33,49 @@ pub struct ThreadArgs {
 
 fn print(ctx: &Context, m: &MessageOut) {
     let line = |k: &str, v: &str| ui::out(format!("{:<18} {v}", format!("{k}:")));
-    ui::out(ctx.ui.yellow(&format!("message {}", m.id)));
-    line("From", &m.from);
+    // Everything but the ids and times comes from the message's sender (or a replica's log): each field
+    // goes through `ctx.ui.text`, which escapes it on a terminal.
+    let t = |s: &str| ctx.ui.text(s).into_owned();
+    ui::out(ctx.ui.yellow(&format!("message {}", t(&m.id))));
+    line("From", &t(&m.from));
     match &m.signature {
-        Some(s) if s.is_verified() => line("Signature", &s.describe()),
+        Some(s) if s.is_verified() => line("Signature", &t(&s.describe())),
         Some(s) => line(
             "Signature",
-            &ctx.ui.red(&format!("NOT VERIFIED: {}", s.describe())),
+            &ctx.ui.red(&format!("NOT VERIFIED: {}", t(&s.describe()))),
         ),
         None => {}
     }
     let mut to = Vec::new();
     for r in &m.to {
         match m.groups.get(r) {
-            Some(members) => to.push(format!("{r} ({})", members.join(", "))),
-            None => to.push(r.clone()),
+            Some(members) => to.push(format!("{} ({})", t(r), t(&members.join(", ")))),
+            None => to.push(t(r)),
         }
     }
     line("To", &to.join(", "));
-    line("Date", &m.time);
-    line("Subject", &ctx.ui.bold(&m.subject));
-    line("Type", &format!("{}, priority {}", m.msg_type, m.priority));
+    line("Date", &t(&m.time));
+    line("Subject", &ctx.ui.bold(&t(&m.subject)));
+    line(
+        "Type",
+        &format!("{}, priority {}", t(&m.msg_type), m.priority),
+    );
     if !m.tags.is_empty() {
-        line("Tags", &m.tags.join(", "));
+        line("Tags", &t(&m.tags.join(", ")));
     }
     if m.needs_response {
         line("Needs-Response", "yes");
     }
     if let Some(r) = &m.in_reply_to {
-        line("In-Reply-To", r);
+        line("In-Reply-To", &t(r));
     }
     if m.thread != m.id {
-        line("Thread", &m.thread);
+        line("Thread", &t(&m.thread));
     }
     if let Some(e) = &m.expires {
         line(
             "Expires",
-            &format!("{e}{}", if m.expired { " (expired)" } else { "" }),
+            &format!("{}{}", t(e), if m.expired { " (expired)" } else { "" }),
         );
     }
     if let Some(c) = &m.claim {
@@ -77,16 +83,16 @@ fn print(ctx: &Context, m: &MessageOut) {
             "Claimed-By",
             &format!(
                 "{}{}",
-                c.persona,
+                t(&c.persona),
                 if c.lock { "" } else { " (provisional)" }
             ),
         );
     }
     for u in &m.urls {
-        line("Attachment", u);
+        line("Attachment", &t(u));
     }
     for f in &m.files {
-        line("Attachment", &format!("{} ({} bytes)", f.name, f.size));
+        line("Attachment", &format!("{} ({} bytes)", t(&f.name), f.size));
     }
     if let Some(s) = &m.state {
         let mut st = vec![if s.unread { "unread" } else { "read" }.to_owned()];
@@ -97,13 +103,13 @@ fn print(ctx: &Context, m: &MessageOut) {
             st.push("trashed".into());
         }
         if !s.tags.is_empty() {
-            st.push(format!("tags {}", s.tags.join(", ")));
+            st.push(format!("tags {}", t(&s.tags.join(", "))));
         }
-        line(&format!("State ({})", s.persona), &st.join(", "));
+        line(&format!("State ({})", t(&s.persona)), &st.join(", "));
     }
     ui::out("");
     if let Some(b) = &m.body {
-        ui::out(b.trim_end_matches('\n'));
+        ui::out(ctx.ui.lines(b.trim_end_matches('\n')));
     }
 }
 

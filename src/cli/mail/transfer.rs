@@ -145,16 +145,14 @@ pub fn export(ctx: &Context, repo: &gix::Repository, a: ExportArgs) -> anyhow::R
     Ok(0)
 }
 
-pub fn attachment(
-    _ctx: &Context,
-    repo: &gix::Repository,
-    a: AttachmentArgs,
-) -> anyhow::Result<i32> {
+pub fn attachment(ctx: &Context, repo: &gix::Repository, a: AttachmentArgs) -> anyhow::Result<i32> {
     let log = ops::log(repo)?;
     let msg = ops::with_view(&log, |view| ops::find(&log, view, &a.id))?;
     let bytes = ops::attachment(repo, &msg, &a.name)?;
     match &a.output {
         Some(p) => std::fs::write(p, &bytes).with_context(|| format!("writing {}", p.display()))?,
+        // On a terminal the file is shown as text, escaped: its bytes are someone else's.
+        None if ctx.ui.escape => ui::out_raw(&String::from_utf8_lossy(&bytes)),
         None => {
             let mut out = std::io::stdout().lock();
             if let Err(e) = out.write_all(&bytes).and_then(|_| out.flush()) {

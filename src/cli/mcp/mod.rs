@@ -57,6 +57,10 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // Calls follow each other in this process: keep the mail view of the current tips in memory between
     // them instead of decoding its cache files on every call (the library decides when it may be reused).
     let mut ws = ctx.workspace_of(repo);
+    // The persona policy of every frontend, once for the session: a group cannot act, an unknown name is
+    // warned about (refused under --strict or jules.strictPersonas), before speaking the protocol.
+    let warnings = git_jules::mail::api::check_persona(&ws, &ws.repo(), &persona)?;
+    super::mail::warn_unknown(&warnings);
     ws.keep_warm();
     let session = Arc::new(tools::Session {
         ws,
@@ -127,11 +131,40 @@ pub fn failure(e: &anyhow::Error) -> CallToolResult {
     result
 }
 
+/// The `warnings` of a use case's document (unknown persona names), in the words the CLI warns with.
+/// Also the warnings other use cases carry as data: leases a finished task could not release
+/// (`release_error`), reminders a sync could not send (`remind_error`).
+fn warning_lines(doc: &serde_json::Value) -> Vec<String> {
+    let mut lines: Vec<String> = doc
+        .get("warnings")
+        .cloned()
+        .and_then(|w| serde_json::from_value::<Vec<git_jules::mail::api::UnknownName>>(w).ok())
+        .unwrap_or_default()
+        .iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
+    if let Some(e) = doc.get("release_error").and_then(|e| e.as_str()) {
+        lines.push(format!("warning: the task's leases were not released: {e}"));
+    }
+    if let Some(e) = doc.get("remind_error").and_then(|e| e.as_str()) {
+        lines.push(format!("warning: lease reminders not sent: {e}"));
+    }
+    lines
+}
+
 /// A tool's answer as a result: a success carries its document; a failure reported as data (a lost
 /// claim, a failed verify, a conflicting weave) is a tool error whose text is that document.
 fn answer(outcome: anyhow::Result<tools::Answer>) -> CallToolResult {
     match outcome {
-        Ok((true, doc)) => CallToolResult::structured(doc),
+        Ok((true, doc)) => {
+            let warnings = warning_lines(&doc);
+            let mut result = CallToolResult::structured(doc);
+            // What the CLI says on stderr, said here too: a client that reads only the text sees it.
+            result
+                .content
+                .extend(warnings.into_iter().map(ContentBlock::text));
+            result
+        }
         Ok((false, doc)) => {
             let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
             let mut result = CallToolResult::structured_error(doc);

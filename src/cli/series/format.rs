@@ -76,6 +76,9 @@ pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
     let Some(dir) = &a.output else {
         if ctx.ui.json {
             ui::json(&f);
+        } else if a.mbox && ctx.ui.escape {
+            // For a person on a terminal: the patches' text can hold anything (ui escapes it).
+            ui::out_raw(&String::from_utf8_lossy(&format::mbox(&f)));
         } else if a.mbox {
             use std::io::Write;
             let mut out = std::io::stdout().lock();

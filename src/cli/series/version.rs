@@ -198,7 +198,7 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
     }
     if !v.cover.trim().is_empty() {
         ui::out("");
-        ui::out(v.cover.trim_end());
+        ui::out(ctx.ui.lines(v.cover.trim_end()));
     }
     Ok(0)
 }
