@@ -290,6 +290,56 @@ mod tests {
         AllowedSigners::parse(&format!("{persona} {options}{public}\n"), "t").unwrap()
     }
 
+    /// Issue 40: an unsigned event from a persona the trust roots list a key for, at a time that key existed,
+    /// is named `unsigned_with_key`; before the key's `valid-after` (or with no key) it is legacy `unsigned`.
+    #[test]
+    fn unsigned_with_a_listed_key_is_named_apart_from_legacy_unsigned() {
+        let alice = key();
+        let at = parse_time("2026-11-25T00:00:00.000Z");
+        let always = trust_for("alice", &alice, "");
+        assert_eq!(
+            unsigned(Some(&always), "alice", NAMESPACE, at),
+            State::UnsignedWithKey {
+                persona: "alice".into()
+            }
+        );
+        assert_eq!(
+            unsigned(Some(&always), "alice", NAMESPACE, at).describe(),
+            "unsigned, but alice has a key: likely forged"
+        );
+        // Another persona's key, no trust file, another namespace only: plain unsigned.
+        assert_eq!(
+            unsigned(Some(&always), "bob", NAMESPACE, at),
+            State::Unsigned
+        );
+        assert_eq!(unsigned(None, "alice", NAMESPACE, at), State::Unsigned);
+        let other_ns = trust_for("alice", &alice, "namespaces=\"git\" ");
+        assert_eq!(
+            unsigned(Some(&other_ns), "alice", NAMESPACE, at),
+            State::Unsigned
+        );
+        // Written before the key's valid-after: legacy. After it (or revoked since): likely forged.
+        let later = trust_for("alice", &alice, "valid-after=\"20270101\" ");
+        assert_eq!(
+            unsigned(Some(&later), "alice", NAMESPACE, at),
+            State::Unsigned
+        );
+        let earlier = trust_for(
+            "alice",
+            &alice,
+            "valid-after=\"20260101\",valid-before=\"20260201\" ",
+        );
+        assert!(matches!(
+            unsigned(Some(&earlier), "alice", NAMESPACE, at),
+            State::UnsignedWithKey { .. }
+        ));
+        // No readable time: a listed key counts.
+        assert!(matches!(
+            unsigned(Some(&later), "alice", NAMESPACE, None),
+            State::UnsignedWithKey { .. }
+        ));
+    }
+
     #[test]
     fn the_four_states() {
         let (alice, mallory) = (key(), key());

@@ -799,3 +799,84 @@ fn warm_listings_follow_the_trust_file_and_the_log() {
     r.commit_all("unrelated");
     assert_eq!(state_of(&second), "verified");
 }
+
+/// Issue 40: an unsigned message from a persona the trust roots list a key for is named
+/// `unsigned_with_key` ("likely forged") in every mail read (inbox, sent, thread; JSON and human), apart from
+/// legacy unsigned mail written before the key's `valid-after`. Before, `mail sent`'s human listing marked
+/// nothing at all, and such mail read as plain `unsigned`.
+#[test]
+fn unsigned_mail_from_a_persona_with_a_key_is_named_likely_forged_in_every_read() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    let (_, carol_line) = new_key(&r, keys.path(), "carol");
+    // carol's key counts from 2099: her unsigned mail now is legacy.
+    let carol_later = carol_line.replacen("carol ", "carol valid-after=\"20990101\" ", 1);
+    trust(&r, &[&alice_line, &carol_later]);
+    let good = send_with_key(&r, Some(&alice_key), "alice", "bob", "signed");
+    let forged = send_with_key(&r, None, "alice", "bob", "forged");
+    let legacy = send_with_key(&r, None, "carol", "bob", "legacy");
+    let reply = r.jules_ok(["mail", "reply", &good, "--from", "alice", "--body", "again"]);
+    let reply = reply.trim();
+
+    let msgs = inbox(&r, "bob", &[]);
+    assert_eq!(
+        by_subject(&msgs, "signed")["signature"]["state"],
+        "verified"
+    );
+    let f = by_subject(&msgs, "forged");
+    assert_eq!(f["signature"]["state"], "unsigned_with_key", "{f}");
+    assert_eq!(f["signature"]["persona"], "alice", "{f}");
+    assert_eq!(
+        by_subject(&msgs, "legacy")["signature"]["state"],
+        "unsigned"
+    );
+    let human = r.jules_ok(["mail", "inbox", "--persona", "bob"]);
+    let line = |text: &str, id: &str| -> String {
+        text.lines()
+            .find(|l| l.contains(&id[..7]))
+            .unwrap_or_else(|| panic!("{id} not in {text}"))
+            .to_owned()
+    };
+    assert!(line(&human, &forged).contains("likely forged"), "{human}");
+    assert!(!line(&human, &legacy).contains("likely forged"), "{human}");
+    assert!(
+        line(&human, &legacy).contains("NOT VERIFIED: unsigned"),
+        "{human}"
+    );
+
+    // sent: JSON and human.
+    let out = r.jules_ok(["--json", "mail", "sent", "--persona", "alice"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let sent = doc["messages"].as_array().unwrap();
+    assert_eq!(
+        by_subject(sent, "forged")["signature"]["state"],
+        "unsigned_with_key"
+    );
+    let human = r.jules_ok(["mail", "sent", "--persona", "alice"]);
+    assert!(line(&human, &forged).contains("NOT VERIFIED"), "{human}");
+    assert!(line(&human, &forged).contains("likely forged"), "{human}");
+    assert!(!line(&human, &good).contains("NOT VERIFIED"), "{human}");
+
+    // thread: the unsigned reply (no key given) is marked, the signed start is not.
+    let out = r.jules_ok(["--json", "mail", "thread", &good]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let states: Vec<&str> = doc["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["signature"]["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["verified", "unsigned_with_key"], "{doc}");
+    let human = r.jules_ok(["mail", "thread", reply]);
+    assert!(human.contains("likely forged"), "{human}");
+
+    // Under requireSigned none of the unverified mail is listed, in either form.
+    r.git(["config", "jules.requireSigned", "true"]);
+    let human = r.jules_ok(["mail", "sent", "--persona", "alice"]);
+    assert!(human.contains(&good[..7]), "{human}");
+    assert!(!human.contains(&forged[..7]), "{human}");
+    let out = r.jules_ok(["--json", "mail", "thread", &good]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["messages"].as_array().unwrap().len(), 1, "{doc}");
+}
