@@ -880,3 +880,91 @@ fn unsigned_mail_from_a_persona_with_a_key_is_named_likely_forged_in_every_read(
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["messages"].as_array().unwrap().len(), 1, "{doc}");
 }
+
+/// Issue 40: `guard --require-signed` refuses an unverified update in every namespace the project pushes:
+/// each log (`mail`, `state`, `lease`, `exchange`, `weave`), a writer ref of the sync layout, and a series
+/// version (`refs/jules/series/…`, refused on main, where the guard only parsed `series.json`). The same
+/// pushes signed by the persona's key pass, so the refusal is the signature's.
+#[test]
+fn the_guard_refuses_an_unverified_update_in_every_pushed_namespace() {
+    let origin = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (key, line) = new_key(&origin, keys.path(), "orchestrator");
+    trust(&origin, &[&line]);
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let installed = bare.jules(["guard", "--install", "--require-signed"]);
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let c = origin.clone_of(bare.path());
+    let append = |log: &str, signed: bool| {
+        let mut cmd = c.jules_cmd([
+            "log",
+            "append",
+            log,
+            "--kind",
+            "test.note",
+            "--actor",
+            "orchestrator",
+        ]);
+        if signed {
+            cmd.env("JULES_SIGNING_KEY", &key);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let push =
+        |local: &str, remote: &str| c.git_output(["push", "origin", &format!("{local}:{remote}")]);
+    for log in ["mail", "state", "lease", "exchange", "weave"] {
+        let name = format!("refs/jules/{log}");
+        append(log, false);
+        let out = push(&name, &name);
+        assert!(!out.status.success(), "{log}: an unsigned event passed");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&name) && err.contains("not verified"),
+            "{log}: {err}"
+        );
+        assert!(err.contains("likely forged"), "{log}: {err}");
+        assert_eq!(bare.rev(&name), None, "{log}");
+        // The writer ref of the sync layout is a log too.
+        let writer = format!("refs/jules/writers/{log}/0123456789abcdef");
+        let out = push(&name, &writer);
+        assert!(!out.status.success(), "{writer}: an unsigned event passed");
+        assert!(stderr(&out).contains("not verified"), "{}", stderr(&out));
+        // Signed, on a fresh history: passes.
+        c.git(["update-ref", "-d", &name]);
+        append(log, true);
+        let out = push(&name, &name);
+        assert!(out.status.success(), "{log}: {}", stderr(&out));
+    }
+    // A series version: unsigned refused, signed passes.
+    c.jules_ok(["series", "start", "feat"]);
+    c.write("x", "x\n");
+    c.jules_ok(["series", "commit", "--summary", "Add x", "--rationale", "r"]);
+    c.jules_ok(["series", "version", "--persona", "orchestrator"]);
+    let series = "refs/jules/series/orchestrator/feat";
+    let out = push(series, series);
+    assert!(!out.status.success(), "an unsigned version passed");
+    assert!(stderr(&out).contains("not verified"), "{}", stderr(&out));
+    assert_eq!(bare.rev(series), None);
+    // A signed version on top of the unsigned one still carries it: refused; signed from scratch passes.
+    c.git(["update-ref", "-d", series]);
+    c.write("x", "x2\n");
+    c.jules_ok(["series", "reroll", "1"]);
+    let out = c
+        .jules_cmd(["series", "version", "--persona", "orchestrator"])
+        .env("JULES_SIGNING_KEY", &key)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = push(series, series);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A signed version of another series is no version of this ref.
+    let out = push(series, "refs/jules/series/orchestrator/other");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("not of this ref's series"),
+        "{}",
+        stderr(&out)
+    );
+}
