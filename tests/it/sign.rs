@@ -968,3 +968,77 @@ fn the_guard_refuses_an_unverified_update_in_every_pushed_namespace() {
         stderr(&out)
     );
 }
+
+/// Issue 40: a lease acquired in a persona's name without its key is marked in `lease list` (JSON
+/// `signature`, human "NOT VERIFIED … likely forged"), in the MCP-shared document and in the fleet
+/// (`/api/fleet` and its page); a signed acquire is `verified`. Before, leases carried no signature at all.
+#[test]
+fn leases_acquired_without_the_personas_key_are_marked_in_lease_list_and_the_fleet() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    trust(&r, &[&alice_line]);
+    let acquire = |path: &str, key: Option<&Path>| -> String {
+        let mut cmd = r.jules_cmd(["--json", "lease", "acquire", "--persona", "alice", path]);
+        if let Some(k) = key {
+            cmd.env("JULES_SIGNING_KEY", k);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v["lease"]["id"].as_str().unwrap().to_owned()
+    };
+    let signed = acquire("src/a/", Some(&alice_key));
+    let forged = acquire("src/b/", None);
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "lease", "list"])).unwrap();
+    let state_of = |leases: &serde_json::Value, id: &str| {
+        leases
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not in {leases}"))["signature"]["state"]
+            .clone()
+    };
+    assert_eq!(state_of(&doc["leases"], &signed), "verified", "{doc}");
+    assert_eq!(
+        state_of(&doc["leases"], &forged),
+        "unsigned_with_key",
+        "{doc}"
+    );
+    let human = r.jules_ok(["lease", "list"]);
+    let line = |p: &str| human.lines().find(|l| l.contains(p)).unwrap().to_owned();
+    assert!(line("src/b/").contains("likely forged"), "{human}");
+    assert!(!line("src/a/").contains("NOT VERIFIED"), "{human}");
+
+    let server = crate::web::Server::start(&r, &[]);
+    let fleet: serde_json::Value = serde_json::from_str(&server.get("/api/fleet").text()).unwrap();
+    let alice = fleet["personas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["persona"] == "alice")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        state_of(&alice["leases"], &forged),
+        "unsigned_with_key",
+        "{alice}"
+    );
+    assert_eq!(state_of(&alice["leases"], &signed), "verified", "{alice}");
+    let page = server.get("/").text();
+    assert!(page.contains("not verified"), "{page}");
+
+    // Under requireSigned the forged acquire holds nothing: it is not listed.
+    r.git(["config", "jules.requireSigned", "true"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "lease", "list"])).unwrap();
+    let ids: Vec<&str> = doc["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [signed.as_str()], "{doc}");
+}
