@@ -13,7 +13,10 @@
 //!   the push): unsigned, a bad signature, or a key not allowed for that persona;
 //! - point a series version ref (`refs/jules/series/<persona>/<name>`) at anything but a version commit of
 //!   that persona and series, and with `--require-signed`, add a version whose signature
-//!   (`git-jules-series`, see [`crate::series_refs::signed_payload`]) is not verified for that persona.
+//!   (`git-jules-series`, see [`crate::series_refs::signed_payload`]) is not verified for that persona;
+//! - with `--require-signed`, add to `refs/notes/jules/checkpoints-signed` a manifest whose signature a
+//!   checkpoint key of the trust roots did not make. (Other notes refs carry no signatures: they are only
+//!   kept append-only.)
 //!
 //! Everything else passes: ordinary branches, and the fast-forwards, folds and writer-ref updates sync makes.
 //!
@@ -143,6 +146,14 @@ pub fn check_with(git_dir: &Path, updates: &[Update], opts: &Options) -> Result<
             }
             continue;
         }
+        if opts.require_signed && checkpoints_signed(&u.name) {
+            refusals.extend(
+                unverified_checkpoints(git_dir, u, opts)?
+                    .into_iter()
+                    .map(|why| format!("{}: {why}", u.name)),
+            );
+            continue;
+        }
         if u.name.starts_with("refs/jules/") {
             refusals.extend(
                 invalid_commits(git_dir, u, opts)?
@@ -244,6 +255,64 @@ fn unverified_versions(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec
         }
         if rec.number > 1 {
             next = first_parent;
+        }
+    }
+    Ok(bad)
+}
+
+/// Whether `name` is the signed checkpoints' notes ref or one of its writer refs.
+fn checkpoints_signed(name: &str) -> bool {
+    let shared = crate::sync::shared_of_writer(name).map_or_else(|| name.to_owned(), |(s, _)| s);
+    shared == crate::eventlog::checkpoint::SIGNED_REF
+}
+
+/// The signed checkpoint manifests `u` brings that the remote does not hold yet (blobs of the new value's
+/// tree reachable from no ref of the remote), each that is not signed by a key the remote's trust roots allow
+/// to sign checkpoints now: why it is refused. Manifests the remote already holds are not judged again, so a
+/// key revoked since does not block every later push of the ref.
+fn unverified_checkpoints(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec<String>> {
+    let listed = git_text(
+        git_dir,
+        &[
+            "rev-list",
+            "--objects",
+            &u.new.to_string(),
+            "--not",
+            "--all",
+        ],
+    )?;
+    let fresh: std::collections::HashSet<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(id, _)| id))
+        .collect();
+    // Readers read the notes tree at the tip: its manifests are what a push adds. (One replaced by a later
+    // notes commit stays in history, unread.)
+    let tree = git_text(git_dir, &["ls-tree", "-r", &u.new.to_string()])?;
+    let mut bad = Vec::new();
+    for line in tree.lines() {
+        // `<mode> blob <id>\t<path>`
+        let mut fields = line.split_whitespace();
+        let (Some(_mode), Some("blob"), Some(id)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if !fresh.contains(id) {
+            continue;
+        }
+        let data = git_bytes(git_dir, &["cat-file", "blob", id])?;
+        let (body, signature) = crate::eventlog::checkpoint::split_signature(&data);
+        let state = match signature {
+            None => crate::sign::State::Unsigned,
+            Some(sig) => crate::sign::verify::check_checkpoint(opts.trust.as_ref(), body, sig),
+        };
+        if !state.is_verified() {
+            bad.push(format!(
+                "signed checkpoint manifest {id} is not verified: {} (the remote requires signatures; \
+                 a checkpoint key's line in {} must name namespaces=\"{}\")",
+                state.describe(),
+                crate::sign::TRUST_FILE,
+                crate::sign::CHECKPOINT_NAMESPACE
+            ));
         }
     }
     Ok(bad)

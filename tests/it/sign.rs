@@ -1042,3 +1042,54 @@ fn leases_acquired_without_the_personas_key_are_marked_in_lease_list_and_the_fle
         .collect();
     assert_eq!(ids, [signed.as_str()], "{doc}");
 }
+
+/// Issue 40: `guard --require-signed` refuses a push to `refs/notes/jules/checkpoints-signed` (or a writer
+/// ref of it) whose tip brings a manifest not signed by a checkpoint key of the remote's trust roots (here a
+/// persona's key, which may not sign checkpoints); one signed by the scheduler's checkpoint key passes, and
+/// the earlier manifest it replaced in the notes history does not hold it back. Before, notes refs were
+/// only kept append-only.
+#[test]
+fn the_guard_refuses_signed_checkpoints_no_checkpoint_key_signed() {
+    let origin = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&origin, keys.path(), "alice");
+    let (sched_key, sched_line) = new_key(&origin, keys.path(), "scheduler");
+    let sched_line = sched_line.replacen(
+        "scheduler ",
+        "scheduler namespaces=\"git-jules-checkpoint\" ",
+        1,
+    );
+    trust(&origin, &[&alice_line, &sched_line]);
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let installed = bare.jules(["guard", "--install", "--require-signed"]);
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let a = fresh(&origin, &bare, false);
+    send_with_key(&a, Some(&alice_key), "alice", "bob", "signed");
+    a.jules_ok(["sync"]);
+    let checkpoint = |key: &Path| {
+        let out = a
+            .jules_cmd(["log", "checkpoint", "mail"])
+            .env("JULES_SIGNING_KEY", key)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let name = "refs/notes/jules/checkpoints-signed";
+    checkpoint(&alice_key);
+    for target in [
+        name,
+        "refs/notes/jules/writers/checkpoints-signed/0123456789abcdef",
+    ] {
+        let out = a.git_output(["push", "origin", &format!("{name}:{target}")]);
+        assert!(!out.status.success(), "{target}: alice's checkpoint passed");
+        let err = stderr(&out);
+        assert!(err.contains("signed checkpoint manifest"), "{err}");
+        assert!(err.contains("not verified"), "{err}");
+    }
+    assert_eq!(bare.rev(name), None);
+    checkpoint(&sched_key);
+    let out = a.git_output(["push", "origin", &format!("{name}:{name}")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(bare.rev(name), a.rev(name));
+}
