@@ -1093,3 +1093,49 @@ fn the_guard_refuses_signed_checkpoints_no_checkpoint_key_signed() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(bare.rev(name), a.rev(name));
 }
+
+/// docs/format.md, "Series versions", signature format 1: `ssh-keygen -Y verify -n git-jules-series` accepts
+/// a version's signature over the payload rebuilt from the documented layout (ref, persona, name, number,
+/// previous, committer time, series.json and cover.md bytes), and refuses it once the payload names another
+/// series (no replay onto another ref) or another previous version.
+#[test]
+fn ssh_keygen_verifies_series_version_signatures_over_the_documented_payload() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, line) = new_key(&r, dir.path(), "alice");
+    r.jules_ok(["series", "start", "feat"]);
+    r.write("x", "x\n");
+    r.jules_ok(["series", "commit", "--summary", "Add x", "--rationale", "r"]);
+    let out = r
+        .jules_cmd(["series", "version", "--persona", "alice"])
+        .env("JULES_SIGNING_KEY", &key)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let name = "refs/jules/series/alice/feat";
+    let msg = r.git(["cat-file", "commit", name]);
+    let sig = msg
+        .lines()
+        .find_map(|l| l.strip_prefix("Jules-Signature: "))
+        .expect("a signature trailer")
+        .to_owned();
+    let record = stdout(&r.git_output(["cat-file", "blob", &format!("{name}:series.json")]));
+    let cover = stdout(&r.git_output(["cat-file", "blob", &format!("{name}:cover.md")]));
+    let time = r.git(["log", "-1", "--format=%ct", name]);
+    let payload = |series_ref: &str, name: &str, previous: &str| {
+        format!(
+            "git-jules-series-signature 1\nref {series_ref}\npersona alice\nname {name}\nversion 1\n\
+             previous {previous}\ntime {time}\nrecord {}\n{record}\ncover {}\n{cover}",
+            record.len(),
+            cover.len()
+        )
+    };
+    let verify =
+        |p: &str| ssh_keygen_verify(dir.path(), "git-jules-series", "alice", &line, &sig, p);
+    let ok = verify(&payload(name, "feat", "none"));
+    assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
+    let other = verify(&payload("refs/jules/series/alice/other", "other", "none"));
+    assert!(!other.status.success(), "replayed onto another series");
+    let moved = verify(&payload(name, "feat", &"a".repeat(40)));
+    assert!(!moved.status.success(), "replayed onto another chain");
+}
