@@ -877,6 +877,9 @@ pub struct Interdiff {
     pub new_version: u32,
     /// True when the bases differ: the diff then shows upstream changes too.
     pub bases_differ: bool,
+    /// The two versions' signatures, as in [`RangeDiff`].
+    pub old_signature: Option<crate::sign::State>,
+    pub new_signature: Option<crate::sign::State>,
     pub diff: String,
 }
 
@@ -895,6 +898,8 @@ pub fn interdiff(repo: &gix::Repository, old: &Version, new: &Version) -> Result
         old_version: old.record.number,
         new_version: new.record.number,
         bases_differ: old.record.base.commit != new.record.base.commit,
+        old_signature: old.signature.clone(),
+        new_signature: new.signature.clone(),
         diff: String::from_utf8_lossy(&d.text()).into_owned(),
     })
 }

@@ -863,6 +863,13 @@ fn a_version_forged_without_the_personas_key_is_refused_by_the_guard_and_marked_
     let out = b.jules(["series", "range-diff", "refactor/evil", "v1", "v2"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("NOT VERIFIED"), "{}", stderr(&out));
+    let inter = json(&b.jules_ok(["--json", "series", "interdiff", "refactor/evil", "v1", "v2"]));
+    assert_eq!(
+        inter["new_signature"]["state"], "unsigned_with_key",
+        "{inter}"
+    );
+    let out = b.jules(["series", "interdiff", "refactor/evil", "v1", "v2"]);
+    assert!(stderr(&out).contains("likely forged"), "{}", stderr(&out));
     // Weaving a version that is not refactor's refuses, naming why.
     let out = b.jules([
         "weave",
