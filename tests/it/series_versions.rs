@@ -904,6 +904,7 @@ fn a_version_forged_without_the_personas_key_is_refused_by_the_guard_and_marked_
         &["series", "versions", "refactor/evil"][..],
         &["series", "show", "refactor/evil@v1"],
         &["series", "range-diff", "refactor/evil", "v1", "v2"],
+        &["series", "interdiff", "refactor/evil", "v1", "v2"],
         &[
             "weave",
             "--into",
