@@ -122,11 +122,14 @@ pub fn read(
     // Leases are timed by the lease clock (`lease::now`: the committer time), as `lease list` times them.
     let lease_log = crate::lease::open(repo)?;
     let leases = crate::lease::view(&lease_log)?;
-    for l in crate::lease::list(
+    let mut listed = crate::lease::list(
         &leases,
         crate::lease::now(repo),
         &crate::lease::Filter::default(),
-    )? {
+    )?;
+    // Each lease says whether its acquire is its persona's (`signature`), as `lease list` does.
+    crate::lease::sign_listed(&lease_log, &mut listed)?;
+    for l in listed {
         rows.entry(l.lease.persona.clone())
             .or_insert_with(|| PersonaRow::empty(&l.lease.persona, false))
             .leases

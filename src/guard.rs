@@ -10,7 +10,13 @@
 //!   `git jules log fsck`);
 //! - with `--require-signed`, add to a log an event that is not verified for its actor under the remote's
 //!   trust roots (`.jules/allowed_signers` at its `jules.trust.ref`, default `main`, as it stands before
-//!   the push): unsigned, a bad signature, or a key not allowed for that persona.
+//!   the push): unsigned, a bad signature, or a key not allowed for that persona;
+//! - point a series version ref (`refs/jules/series/<persona>/<name>`) at anything but a version commit of
+//!   that persona and series, and with `--require-signed`, add a version whose signature
+//!   (`git-jules-series`, see [`crate::series_refs::signed_payload`]) is not verified for that persona;
+//! - with `--require-signed`, add to `refs/notes/jules/checkpoints-signed` a manifest whose signature a
+//!   checkpoint key of the trust roots did not make. (Other notes refs carry no signatures: they are only
+//!   kept append-only.)
 //!
 //! Everything else passes: ordinary branches, and the fast-forwards, folds and writer-ref updates sync makes.
 //!
@@ -131,7 +137,21 @@ pub fn check_with(git_dir: &Path, updates: &[Update], opts: &Options) -> Result<
                     "{}: {} is not a series version: {why}",
                     u.name, u.new
                 ));
+            } else {
+                refusals.extend(
+                    unverified_versions(git_dir, u, opts)?
+                        .into_iter()
+                        .map(|why| format!("{}: {why}", u.name)),
+                );
             }
+            continue;
+        }
+        if opts.require_signed && checkpoints_signed(&u.name) {
+            refusals.extend(
+                unverified_checkpoints(git_dir, u, opts)?
+                    .into_iter()
+                    .map(|why| format!("{}: {why}", u.name)),
+            );
             continue;
         }
         if u.name.starts_with("refs/jules/") {
@@ -161,6 +181,145 @@ fn not_a_version(git_dir: &Path, id: ObjectId) -> Result<Option<String>> {
             Err(e) => Some(format!("bad record: {e}")),
         },
     )
+}
+
+/// The versions `u` adds (from its new tip back along first parents to its old value, or to v1) whose
+/// record does not belong on this ref, and under `--require-signed` those not verified for their persona.
+fn unverified_versions(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec<String>> {
+    let mut bad = Vec::new();
+    let expected = u
+        .name
+        .strip_prefix(crate::series_refs::PREFIX)
+        .and_then(|rest| rest.split_once('/'))
+        .map(|(p, n)| (p.to_owned(), n.to_owned()));
+    let mut next = Some(u.new);
+    while let Some(id) = next.take() {
+        if id == u.old {
+            break;
+        }
+        let raw = git_bytes(git_dir, &["cat-file", "commit", &id.to_string()])?;
+        let (header, message) = match raw.windows(2).position(|w| w == b"\n\n") {
+            Some(at) => (&raw[..at], &raw[at + 2..]),
+            None => (&raw[..], &raw[..0]),
+        };
+        let header = String::from_utf8_lossy(header);
+        let first_parent = header
+            .lines()
+            .find_map(|l| l.strip_prefix("parent "))
+            .and_then(|p| ObjectId::from_hex(p.trim().as_bytes()).ok());
+        let time = header
+            .lines()
+            .find_map(|l| l.strip_prefix("committer "))
+            .and_then(|l| l.rsplit(' ').nth(1))
+            .and_then(|t| t.parse::<i64>().ok())
+            .unwrap_or(0);
+        let record = cat_blob(
+            git_dir,
+            &format!("{id}:{}", crate::series_refs::RECORD_FILE),
+        )?
+        .unwrap_or_default();
+        let cover = cat_blob(git_dir, &format!("{id}:{}", crate::series_refs::COVER_FILE))?
+            .unwrap_or_default();
+        let (rec, state) = match crate::series_refs::check_version(
+            opts.trust.as_ref(),
+            &crate::series_refs::VersionCommit {
+                message,
+                first_parent,
+                time,
+                record: &record,
+                cover: &cover,
+            },
+        ) {
+            Ok(r) => r,
+            Err(why) => {
+                bad.push(format!("{id} is not a series version: {why}"));
+                break;
+            }
+        };
+        if expected.as_ref() != Some(&(rec.persona.clone(), rec.name.clone())) {
+            bad.push(format!(
+                "{id} holds a version of {}/{}, not of this ref's series",
+                rec.persona, rec.name
+            ));
+            break;
+        }
+        if opts.require_signed && !state.is_verified() {
+            bad.push(format!(
+                "version {} ({id}) is not verified for {}: {} (the remote requires signed series \
+                 versions; trust roots: {})",
+                rec.number,
+                rec.persona,
+                state.describe(),
+                crate::sign::TRUST_FILE
+            ));
+        }
+        if rec.number > 1 {
+            next = first_parent;
+        }
+    }
+    Ok(bad)
+}
+
+/// Whether `name` is the signed checkpoints' notes ref or one of its writer refs.
+fn checkpoints_signed(name: &str) -> bool {
+    let shared = crate::sync::shared_of_writer(name).map_or_else(|| name.to_owned(), |(s, _)| s);
+    shared == crate::eventlog::checkpoint::SIGNED_REF
+}
+
+/// The signed checkpoint manifests `u` brings that the remote does not hold yet (blobs of the new value's
+/// tree reachable from no ref of the remote), each that is not signed by a key the remote's trust roots allow
+/// to sign checkpoints now: why it is refused. Manifests the remote already holds are not judged again, so a
+/// key revoked since does not block every later push of the ref.
+fn unverified_checkpoints(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec<String>> {
+    let listed = git_text(
+        git_dir,
+        &[
+            "rev-list",
+            "--objects",
+            &u.new.to_string(),
+            "--not",
+            "--all",
+        ],
+    )?;
+    let fresh: std::collections::HashSet<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(id, _)| id))
+        .collect();
+    // Readers read the notes tree at the tip: its manifests are what a push adds. (One replaced by a later
+    // notes commit stays in history, unread.)
+    let tree = git_text(git_dir, &["ls-tree", "-r", &u.new.to_string()])?;
+    let mut bad = Vec::new();
+    for line in tree.lines() {
+        // `<mode> blob <id>\t<path>`
+        let mut fields = line.split_whitespace();
+        let (Some(_mode), Some("blob"), Some(id)) = (fields.next(), fields.next(), fields.next())
+        else {
+            continue;
+        };
+        if !fresh.contains(id) {
+            continue;
+        }
+        let data = git_bytes(git_dir, &["cat-file", "blob", id])?;
+        let (body, signature) = crate::eventlog::checkpoint::split_signature(&data);
+        let state = match signature {
+            None => crate::sign::State::Unsigned,
+            Some(sig) => crate::sign::verify::check_checkpoint(opts.trust.as_ref(), body, sig),
+        };
+        if !state.is_verified() {
+            bad.push(format!(
+                "signed checkpoint manifest {id} is not verified: {} (the remote requires signatures; \
+                 a checkpoint key's line in {} must name namespaces=\"{}\")",
+                state.describe(),
+                crate::sign::TRUST_FILE,
+                crate::sign::CHECKPOINT_NAMESPACE
+            ));
+        }
+    }
+    Ok(bad)
+}
+
+fn git_bytes(git_dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    Ok(crate::gitcli::run(git_dir, args)?.stdout)
 }
 
 /// The blob `spec` (`<rev>:<path>`) names, through `git` (the quarantine is visible to it); `None` when

@@ -1,6 +1,11 @@
 //! The refs of series versions, `refs/jules/series/<persona>/<name>` (issue 26), below sync and guard: their
 //! namespace, the record a version commit's tree holds (`series.json`, docs/format.md "Series versions"), and
 //! publishing them to a remote. Reading, recording and comparing versions is `crate::series::version`'s.
+//!
+//! A version commit is signed by its persona's key (issue 40): the trailer `Jules-Signature:` holds an
+//! SSHSIG in [`crate::sign::SERIES_NAMESPACE`] over [`signed_payload`], which binds the record and cover
+//! letter to the ref, persona, series, number, previous version and time, so a signature cannot be moved
+//! onto another series or version. [`check_version`] judges one, for readers and the guard alike.
 
 use serde::{Deserialize, Serialize};
 
@@ -14,6 +19,103 @@ pub const FORMAT: u32 = 1;
 pub const RECORD_FILE: &str = "series.json";
 /// The file holding its cover letter (Markdown).
 pub const COVER_FILE: &str = "cover.md";
+
+/// The version of [`signed_payload`]'s layout (its first line).
+pub const SIGNATURE_FORMAT: u32 = 1;
+
+/// What a version commit's signature covers (docs/format.md, "Series versions", signature format 1):
+///
+/// ```text
+/// git-jules-series-signature 1
+/// ref refs/jules/series/<persona>/<name>
+/// persona <persona>
+/// name <name>
+/// version <number>
+/// previous <the previous version commit's id, or none for v1>
+/// time <the version commit's committer time, Unix seconds>
+/// record <length in bytes>
+/// <series.json, exactly as in the tree>
+/// cover <length in bytes>
+/// <cover.md, exactly as in the tree>
+/// ```
+///
+/// `persona`, `name` and `version` are the record's own; readers also check the record against the ref it
+/// was read from.
+pub fn signed_payload(
+    record: &Record,
+    previous: Option<gix::ObjectId>,
+    time: i64,
+    record_bytes: &[u8],
+    cover: &[u8],
+) -> Vec<u8> {
+    let mut out = format!(
+        "git-jules-series-signature {SIGNATURE_FORMAT}\nref {PREFIX}{persona}/{name}\npersona {persona}\n\
+         name {name}\nversion {number}\nprevious {previous}\ntime {time}\nrecord {len}\n",
+        persona = record.persona,
+        name = record.name,
+        number = record.number,
+        previous = previous.map_or_else(|| "none".to_owned(), |p| p.to_string()),
+        len = record_bytes.len(),
+    )
+    .into_bytes();
+    out.extend_from_slice(record_bytes);
+    out.extend_from_slice(format!("\ncover {}\n", cover.len()).as_bytes());
+    out.extend_from_slice(cover);
+    out
+}
+
+/// A version commit as a verifier needs it, however it was read (gix in a clone, `git cat-file` in the
+/// guard's quarantine).
+pub struct VersionCommit<'a> {
+    /// The commit message (its trailers hold the signature).
+    pub message: &'a [u8],
+    /// The first parent: the previous version, for a version after v1.
+    pub first_parent: Option<gix::ObjectId>,
+    /// The committer time, Unix seconds.
+    pub time: i64,
+    /// `series.json` and `cover.md` as in the tree (a missing cover is empty).
+    pub record: &'a [u8],
+    pub cover: &'a [u8],
+}
+
+/// The signature state of a version commit under `trust`, with its parsed record; an error says why the
+/// record does not parse.
+pub fn check_version(
+    trust: Option<&crate::sign::AllowedSigners>,
+    c: &VersionCommit<'_>,
+) -> std::result::Result<(Record, crate::sign::State), String> {
+    let record: Record = serde_json::from_slice(c.record)
+        .map_err(|e| format!("{RECORD_FILE} is not a version record: {e}"))?;
+    let previous = if record.number > 1 {
+        c.first_parent
+    } else {
+        None
+    };
+    let at = chrono::DateTime::from_timestamp(c.time, 0);
+    let signature = c
+        .message
+        .split(|b| *b == b'\n')
+        .rev()
+        .find_map(|l| l.strip_prefix(crate::sign::SIGNATURE_TRAILER.as_bytes()))
+        .map(|v| String::from_utf8_lossy(v).trim().to_owned());
+    let state = match signature {
+        None => {
+            crate::sign::verify::unsigned(trust, &record.persona, crate::sign::SERIES_NAMESPACE, at)
+        }
+        Some(sig) => {
+            let payload = signed_payload(&record, previous, c.time, c.record, c.cover);
+            crate::sign::verify::check_in(
+                trust,
+                crate::sign::SERIES_NAMESPACE,
+                &record.persona,
+                at,
+                &payload,
+                &sig,
+            )
+        }
+    };
+    Ok((record, state))
+}
 
 /// One patch of a version.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -277,7 +277,7 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
         }
         LeaseCommand::List(a) => {
             let v = lease::view(&log)?;
-            let items = lease::list(
+            let mut items = lease::list(
                 &v,
                 now,
                 &Filter {
@@ -286,15 +286,19 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
                     all: a.all,
                 },
             )?;
+            lease::sign_listed(&log, &mut items)?;
             if ctx.ui.json {
                 ui::json(&serde_json::json!({ "now": lease::format_time(now), "leases": items }));
             } else {
                 for i in &items {
-                    let state = match i.lease.state {
+                    let mut state = match i.lease.state {
                         lease::State::Held if i.live => String::new(),
                         lease::State::Held => " [expired]".into(),
                         s => format!(" [{}]", serde_json::to_value(s)?.as_str().unwrap_or("")),
                     };
+                    if let Some(s) = i.signature.as_ref().filter(|s| !s.is_verified()) {
+                        state.push_str(&format!(" (NOT VERIFIED: {})", s.describe()));
+                    }
                     ui::out(format!("{}{state}", describe(&i.lease, now)));
                 }
             }

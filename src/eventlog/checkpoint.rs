@@ -525,7 +525,7 @@ pub fn check_signed(
             crate::sign::CHECKPOINT_NAMESPACE
         )),
         (_, None) => Err("no trust roots to check its signature against".into()),
-        (crate::sign::State::Unsigned, _) => Err("unsigned".into()),
+        (crate::sign::State::Unsigned | crate::sign::State::UnsignedWithKey { .. }, _) => Err("unsigned".into()),
     };
     (verdict, Some(state))
 }

@@ -39,7 +39,12 @@ pub fn check_event(
     };
     let (id, event) = decode_event(json, claimed_id, false).ok()?;
     let state = match signature {
-        None => State::Unsigned,
+        None => crate::sign::verify::unsigned(
+            trust,
+            &event.actor,
+            crate::sign::NAMESPACE,
+            crate::sign::verify::parse_time(&event.time),
+        ),
         Some(sig) => check_signature(trust, &event.actor, &event.time, json, sig),
     };
     Some((id, event.actor, state))
@@ -247,6 +252,9 @@ mod tests {
                 persona: "alice".into(),
             },
             State::Unsigned,
+            State::UnsignedWithKey {
+                persona: "bob".into(),
+            },
             State::BadSignature,
             State::KeyNotAllowed {
                 key: "SHA256:y".into(),
@@ -255,6 +263,8 @@ mod tests {
             assert_eq!(State::decode(&s.encode()), Some(s));
         }
         assert_eq!(State::decode("v onlykey"), None);
+        // `u`, an unsigned state of a build before `unsigned_with_key`, is judged again.
+        assert_eq!(State::decode("u"), None);
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c");
         let (a, b) = (
@@ -262,7 +272,7 @@ mod tests {
             ObjectId::from_hex(&[b'b'; 40]).unwrap(),
         );
         // The last line was torn by a crash: ignored.
-        std::fs::write(&path, format!("{a} v SHA256:x alice\n{b} u\n{b} ")).unwrap();
+        std::fs::write(&path, format!("{a} v SHA256:x alice\n{b} n\n{b} ")).unwrap();
         let cache = load_cache(&path);
         assert_eq!(cache.get(&b), Some(State::Unsigned));
         assert!(cache.get(&a).unwrap().is_verified());

@@ -421,6 +421,37 @@ pub struct Listed {
     pub lease: Lease,
     pub live: bool,
     pub expires_in: i64,
+    /// The acquire event's signature under the trust roots (`crate::sign::State`); `null` where nothing is
+    /// verified (no trust file, no `jules.requireSigned`) or before [`sign_listed`] filled it.
+    pub signature: Option<crate::sign::State>,
+}
+
+/// Fill every listed lease's `signature`, the state of its acquire event: a lease taken in a persona's
+/// name without its key is marked (`lease list`, the fleet). Nothing is read when the repository verifies
+/// nothing. The lease view keeps event ids, not commits, so this walks the lease log once (a log of
+/// acquires and releases, small next to mail) to find the commits; the states are cached per commit.
+/// Under `jules.requireSigned` the fold already left unverified acquires out.
+pub fn sign_listed(log: &Log<'_>, items: &mut [Listed]) -> Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    let Some(mut verifier) = crate::eventlog::Verifier::open(log.repo())? else {
+        return Ok(());
+    };
+    let wanted: std::collections::HashSet<&str> =
+        items.iter().map(|i| i.lease.id.as_str()).collect();
+    let (events, _) = log.read_all()?;
+    let commits: std::collections::HashMap<String, gix::ObjectId> = events
+        .iter()
+        .map(|e| (e.id.to_hex(), e.commit))
+        .filter(|(id, _)| wanted.contains(id.as_str()))
+        .collect();
+    for i in items.iter_mut() {
+        if let Some(c) = commits.get(&i.lease.id) {
+            i.signature = verifier.state(*c)?;
+        }
+    }
+    Ok(())
 }
 
 /// Which leases [`list`] returns.
@@ -452,6 +483,7 @@ pub fn list(v: &View, now: i64, filter: &Filter) -> Result<Vec<Listed>> {
             lease: l.clone(),
             live: l.live_at(now),
             expires_in: l.expires - now,
+            signature: None,
         })
         .collect())
 }

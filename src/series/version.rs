@@ -7,6 +7,11 @@
 //! gc keep every version and every patch of it alive. Readers take the local ref and every remote-tracking copy
 //! (`refs/remotes/<remote>/jules/series/…`, which `git fetch` and `git jules sync` write) and use the longest
 //! valid chain; a ref that does not point at a version commit is skipped and named, like a forged log ref.
+//!
+//! Each version commit is signed by its persona's key when one is configured (`crate::series_refs`, the
+//! signed payload; docs/format.md). Where the repository has trust roots or `jules.requireSigned`, every
+//! version read carries its signature state (`signature`), so reads mark what is not the persona's; under
+//! `jules.requireSigned` a ref whose versions are not all verified is skipped and named, as a forged one is.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -82,6 +87,67 @@ pub struct Version {
     pub cover: String,
     /// RFC 3339: when it was recorded.
     pub date: String,
+    /// The signature under the trust roots (`crate::sign::State`); `null` where nothing is verified (no trust
+    /// file and no `jules.requireSigned`).
+    pub signature: Option<crate::sign::State>,
+}
+
+impl Version {
+    /// Whether this version may be taken as its persona's: verified, or nothing is verified here.
+    pub fn is_verified(&self) -> bool {
+        self.signature.as_ref().is_none_or(|s| s.is_verified())
+    }
+
+    /// "NOT VERIFIED: …" for human output when the signature is not verified; `None` otherwise.
+    pub fn mark(&self) -> Option<String> {
+        self.signature
+            .as_ref()
+            .filter(|s| !s.is_verified())
+            .map(|s| format!("NOT VERIFIED: {}", s.describe()))
+    }
+}
+
+/// How versions are judged in one read: the trust roots (loaded once) and `jules.requireSigned`.
+pub struct Judge {
+    /// Whether anything is verified at all (a trust file, or `requireSigned`).
+    active: bool,
+    trust: Option<crate::sign::AllowedSigners>,
+    require: bool,
+}
+
+impl Judge {
+    pub fn of(repo: &gix::Repository) -> Result<Judge> {
+        let require = crate::sign::verify::require_signed(repo);
+        let trust = crate::sign::verify::load_trust(repo)?.map(|(t, _)| t);
+        Ok(Judge {
+            active: require || trust.is_some(),
+            trust,
+            require,
+        })
+    }
+
+    /// A judge that verifies nothing: for reads that only need a version's record (recording the next one
+    /// must not fail on a trust file that does not parse; the reads that show versions report that).
+    fn blind() -> Judge {
+        Judge {
+            active: false,
+            trust: None,
+            require: false,
+        }
+    }
+
+    /// Why `v` carries no authority here (`jules.requireSigned` and not verified), `None` when it does.
+    fn refuses(&self, v: &Version) -> Option<String> {
+        match &v.signature {
+            Some(s) if self.require && !s.is_verified() => Some(format!(
+                "v{} is not verified for {} (jules.requireSigned): {}",
+                v.record.number,
+                v.record.persona,
+                s.describe()
+            )),
+            _ => None,
+        }
+    }
 }
 
 impl Version {
@@ -103,8 +169,12 @@ fn oid(hex: &str) -> Result<ObjectId> {
     ObjectId::from_hex(hex.as_bytes()).map_err(|_| Error::Other(format!("bad object id {hex:?}")))
 }
 
-/// Why a commit is not a version commit.
-fn read_version(repo: &gix::Repository, id: ObjectId) -> std::result::Result<Version, String> {
+/// The version in commit `id`, judged by `judge`; an error says why it is not a version commit.
+fn read_version(
+    repo: &gix::Repository,
+    id: ObjectId,
+    judge: &Judge,
+) -> std::result::Result<Version, String> {
     let commit = repo
         .find_commit(id)
         .map_err(|_| format!("{id} is not a commit (or is missing)"))?;
@@ -116,16 +186,28 @@ fn read_version(repo: &gix::Repository, id: ObjectId) -> std::result::Result<Ver
         let obj = entry.object().map_err(|e| format!("{file}: {e}"))?;
         Ok(obj.data.clone())
     };
-    let record: Record = serde_json::from_slice(&blob(RECORD_FILE)?)
-        .map_err(|e| format!("{RECORD_FILE} is not a version record: {e}"))?;
+    let record_bytes = blob(RECORD_FILE)?;
+    let cover_bytes = blob(COVER_FILE).unwrap_or_default();
+    let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+    let time = commit.committer().map_or(0, |c| c.seconds());
+    let message = commit.message_raw_sloppy();
+    let (record, state) = crate::series_refs::check_version(
+        judge.trust.as_ref(),
+        &crate::series_refs::VersionCommit {
+            message,
+            first_parent: parents.first().copied(),
+            time,
+            record: &record_bytes,
+            cover: &cover_bytes,
+        },
+    )?;
     if record.format != FORMAT {
         return Err(format!(
             "{RECORD_FILE} has format {}, not {FORMAT}",
             record.format
         ));
     }
-    let cover = String::from_utf8_lossy(&blob(COVER_FILE).unwrap_or_default()).into_owned();
-    let parents: Vec<ObjectId> = commit.parent_ids().map(|p| p.detach()).collect();
+    let cover = String::from_utf8_lossy(&cover_bytes).into_owned();
     if parents.last().map(|p| p.to_string()) != Some(record.tip.clone()) {
         return Err("its last parent is not the series tip its record names".into());
     }
@@ -146,6 +228,7 @@ fn read_version(repo: &gix::Repository, id: ObjectId) -> std::result::Result<Ver
         record,
         cover,
         date,
+        signature: judge.active.then_some(state),
     })
 }
 
@@ -162,11 +245,18 @@ fn previous_id(repo: &gix::Repository, v: &Version) -> Result<Option<ObjectId>> 
 }
 
 /// Every version of the chain ending at `tip`, oldest first; an error naming the first bad link.
-fn chain(repo: &gix::Repository, tip: ObjectId) -> std::result::Result<Vec<Version>, String> {
+fn chain(
+    repo: &gix::Repository,
+    tip: ObjectId,
+    judge: &Judge,
+) -> std::result::Result<Vec<Version>, String> {
     let mut out = Vec::new();
     let mut next = Some(tip);
     while let Some(id) = next {
-        let v = read_version(repo, id)?;
+        let v = read_version(repo, id, judge)?;
+        if let Some(why) = judge.refuses(&v) {
+            return Err(why);
+        }
         if let Some(later) = out.last() {
             let later: &Version = later;
             if v.record.number + 1 != later.record.number
@@ -233,9 +323,20 @@ pub struct Catalog {
 /// several refs takes the highest version (one writer's ref only fast-forwards, so that one holds the rest).
 /// Only the tips are read: listing stays one object read per ref.
 pub fn catalog(repo: &gix::Repository) -> Result<Catalog> {
+    catalog_with(repo, &Judge::of(repo)?)
+}
+
+/// [`catalog`] with the trust roots already read. Under `jules.requireSigned` a ref whose latest version
+/// is not verified is skipped and named (its earlier versions are reached through it only, and its writer
+/// would have had to sign the latest too).
+fn catalog_with(repo: &gix::Repository, judge: &Judge) -> Result<Catalog> {
     let mut cat = Catalog::default();
     for (series, name, tip) in candidate_refs(repo)? {
-        match read_version(repo, tip) {
+        match read_version(repo, tip, judge) {
+            Ok(v) if judge.refuses(&v).is_some() => {
+                let why = judge.refuses(&v).unwrap_or_default();
+                cat.skipped.push(Skipped { name, reason: why });
+            }
             Ok(v) if v.record.persona != series.persona || v.record.name != series.name => {
                 cat.skipped.push(Skipped {
                     name,
@@ -259,9 +360,11 @@ pub fn catalog(repo: &gix::Repository) -> Result<Catalog> {
 
 /// The versions of one series, oldest first; not-found names the series, a forged ref says what it is.
 pub fn versions(repo: &gix::Repository, series: &SeriesId) -> Result<Vec<Version>> {
-    let mut cat = catalog(repo)?;
+    let judge = Judge::of(repo)?;
+    let mut cat = catalog_with(repo, &judge)?;
     if let Some((latest, name)) = cat.series.remove(series) {
-        return chain(repo, latest.id).map_err(|why| Error::usage(format!("{name}: {why}")));
+        return chain(repo, latest.id, &judge)
+            .map_err(|why| Error::usage(format!("{name}: {why}")));
     }
     let suffix = format!("/jules/series/{series}");
     let forged = cat
@@ -431,7 +534,7 @@ pub fn latest_was_reviewed(repo: &gix::Repository, persona: &str, name: &str) ->
     let Some(tip) = crate::refs::target(repo, &ref_name(persona, name))? else {
         return Ok(false);
     };
-    let Ok(v) = read_version(repo, tip) else {
+    let Ok(v) = read_version(repo, tip, &Judge::blind()) else {
         return Ok(false);
     };
     let me = label(&v);
@@ -471,8 +574,10 @@ pub fn record(
     };
     let cover = f.cover_markdown();
     let old_tip = crate::refs::target(repo, &refname)?;
+    // The state of what is recorded is shown when the trust roots can be read; recording never depends on them.
+    let judge = Judge::of(repo).unwrap_or_else(|_| Judge::blind());
     let previous = match old_tip {
-        Some(t) => Some(read_version(repo, t).map_err(|why| {
+        Some(t) => Some(read_version(repo, t, &judge).map_err(|why| {
             Error::usage(format!(
                 "{refname} does not point at a series version ({why}); move it away before recording"
             ))
@@ -533,7 +638,8 @@ pub fn record(
     };
     let json = serde_json::to_string_pretty(&rec)
         .map_err(|e| Error::Other(format!("encoding {RECORD_FILE}: {e}")))?;
-    let rec_blob = repo.write_blob(format!("{json}\n").as_bytes())?.detach();
+    let rec_bytes = format!("{json}\n");
+    let rec_blob = repo.write_blob(rec_bytes.as_bytes())?.detach();
     let cover_blob = repo.write_blob(cover.as_bytes())?.detach();
     let mut entries = vec![
         gix::objs::tree::Entry {
@@ -553,6 +659,18 @@ pub fn record(
     let sig = crate::repo::persona_signature(persona, time);
     let mut parents: Vec<ObjectId> = old_tip.into_iter().collect();
     parents.push(f.tip);
+    // Signed by the persona's key when it has one (the payload binds the ref, number, previous version and
+    // time, see `crate::series_refs::signed_payload`): without it, any clone could publish in its name.
+    let payload = crate::series_refs::signed_payload(
+        &rec,
+        old_tip,
+        time.seconds,
+        rec_bytes.as_bytes(),
+        cover.as_bytes(),
+    );
+    let signature = crate::sign::keys::sign_series(repo, persona, &payload)?
+        .map(|s| format!("{}{s}\n", crate::sign::SIGNATURE_TRAILER))
+        .unwrap_or_default();
     let commit = gix::objs::Commit {
         tree,
         parents: parents.into_iter().collect(),
@@ -560,7 +678,7 @@ pub fn record(
         committer: sig,
         encoding: None,
         message: format!(
-            "series {series} v{number}\n\nJules-Series: {series}\nJules-Series-Version: {number}\n"
+            "series {series} v{number}\n\nJules-Series: {series}\nJules-Series-Version: {number}\n{signature}"
         )
         .into(),
         extra_headers: Vec::new(),
@@ -577,7 +695,7 @@ pub fn record(
             "{refname} moved while recording v{number}; nothing was recorded, try again"
         )));
     }
-    let version = read_version(repo, id).map_err(Error::Other)?;
+    let version = read_version(repo, id, &judge).map_err(Error::Other)?;
     Ok(Recorded {
         series: series.to_string(),
         ref_name: refname,
@@ -662,6 +780,10 @@ pub struct RangeDiff {
     /// commits in `entries` are then the replayed ones.
     pub rebased: bool,
     pub creation_factor: i32,
+    /// The two versions' signatures (`null` where nothing is verified), so a comparison of versions that
+    /// are not their persona's says so.
+    pub old_signature: Option<crate::sign::State>,
+    pub new_signature: Option<crate::sign::State>,
     pub entries: Vec<rangediff::Entry>,
     /// Each entry's header line, as `git range-diff` prints it.
     #[serde(skip)]
@@ -740,6 +862,8 @@ pub fn range_diff(
         new_version: new.record.number,
         rebased,
         creation_factor,
+        old_signature: old.signature.clone(),
+        new_signature: new.signature.clone(),
         entries,
         headers,
     })
@@ -753,6 +877,9 @@ pub struct Interdiff {
     pub new_version: u32,
     /// True when the bases differ: the diff then shows upstream changes too.
     pub bases_differ: bool,
+    /// The two versions' signatures, as in [`RangeDiff`].
+    pub old_signature: Option<crate::sign::State>,
+    pub new_signature: Option<crate::sign::State>,
     pub diff: String,
 }
 
@@ -771,6 +898,8 @@ pub fn interdiff(repo: &gix::Repository, old: &Version, new: &Version) -> Result
         old_version: old.record.number,
         new_version: new.record.number,
         bases_differ: old.record.base.commit != new.record.base.commit,
+        old_signature: old.signature.clone(),
+        new_signature: new.signature.clone(),
         diff: String::from_utf8_lossy(&d.text()).into_owned(),
     })
 }

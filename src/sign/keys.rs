@@ -134,6 +134,29 @@ pub fn sign_event(repo: &gix::Repository, actor: &str, canonical: &[u8]) -> Resu
     Ok(Some(sign_with(key, canonical)?))
 }
 
+/// The SSHSIG of a series version's signed payload (`crate::series_refs::signed_payload`) by `persona`'s key
+/// in [`super::SERIES_NAMESPACE`], compacted for the commit's trailer; `None` when no key is configured.
+pub fn sign_series(
+    repo: &gix::Repository,
+    persona: &str,
+    payload: &[u8],
+) -> Result<Option<String>> {
+    let Some(source) = key_for(repo, persona) else {
+        return Ok(None);
+    };
+    let path = source.path().to_path_buf();
+    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    let keys = loaded.get_or_insert_with(HashMap::new);
+    if !keys.contains_key(&path) {
+        keys.insert(path.clone(), load(&path)?);
+    }
+    Ok(Some(sign_in(
+        &keys[&path],
+        super::SERIES_NAMESPACE,
+        payload,
+    )?))
+}
+
 /// The key checkpoints are signed with: the key pinned on the handle (`JULES_SIGNING_KEY`), else
 /// `jules.signingKey`.
 /// A checkpoint speaks for no persona, so no persona's own key is looked up for it.

@@ -9,6 +9,9 @@
 //! - [`trust`]: the allowed-signers file that says which key speaks for which persona.
 //! - [`verify`]: the verification state of a signature, the trust roots of a repository.
 //!
+//! Series versions are signed the same way in [`SERIES_NAMESPACE`] by the persona's key
+//! ([`keys::sign_series`], [`verify::check_in`]).
+//!
 //! Checkpoint manifests are signed the same way in [`CHECKPOINT_NAMESPACE`], by keys whose trust line names
 //! that namespace ([`keys::sign_checkpoint`], [`verify::check_checkpoint`]).
 //!
@@ -31,6 +34,12 @@ pub const NAMESPACE: &str = "git-jules-event";
 /// ssh-keygen, for which a line without `namespaces=` allows every namespace: a persona's key must not
 /// vouch for the state of every other persona by default).
 pub const CHECKPOINT_NAMESPACE: &str = "git-jules-checkpoint";
+
+/// The SSHSIG namespace of series version signatures (docs/format.md, "Series versions"): a version commit
+/// on `refs/jules/series/<persona>/<name>` is signed by the persona's key over
+/// [`crate::series_refs::signed_payload`], so that a clone without the key cannot publish versions in a
+/// persona's name.
+pub const SERIES_NAMESPACE: &str = "git-jules-series";
 
 /// Where the trust roots live in the base branch's tree.
 pub const TRUST_FILE: &str = ".jules/allowed_signers";

@@ -139,6 +139,23 @@ impl AllowedSigners {
 }
 
 impl AllowedSigners {
+    /// Whether some line lists a key for `persona` in `namespace` that existed at `at`: the line's
+    /// `valid-after` is not after `at` (a line without `valid-after` has always existed; `valid-before` does
+    /// not matter, a revoked key was still the persona's). An unsigned event or version from such a persona
+    /// is what a forger without the key writes (`State::UnsignedWithKey`); `at` unknown counts as after.
+    pub fn has_key_for(&self, persona: &str, namespace: &str, at: Option<DateTime<Utc>>) -> bool {
+        self.entries.iter().any(|e| {
+            patterns_match(&e.principals, persona)
+                && e.namespaces
+                    .as_ref()
+                    .is_none_or(|ns| patterns_match(ns, namespace))
+                && match (e.valid_after, at) {
+                    (Some(after), Some(t)) => t >= after,
+                    _ => true,
+                }
+        })
+    }
+
     /// The principals of the lines that let `key` sign checkpoints at `now`: lines that name
     /// [`super::CHECKPOINT_NAMESPACE`] in `namespaces="…"` literally (no line without `namespaces=`, no
     /// wildcard: see [`super::CHECKPOINT_NAMESPACE`]), with `now` inside their validity window. A manifest

@@ -25,8 +25,13 @@ use crate::error::{Error, Result};
 pub enum State {
     /// Signed by `key` (its `SHA256:` fingerprint), which the trust roots allow for `persona`, the actor.
     Verified { key: String, persona: String },
-    /// No signature.
+    /// No signature, from an actor no key was listed for at its time (an event written before keys existed,
+    /// or by a persona without one).
     Unsigned,
+    /// No signature, although the trust roots list a key for `persona` (the actor) that existed at the
+    /// event's time: what a writer without the persona's key produces, likely a forgery. (The time is the
+    /// writer's word: a forger may backdate to look [`State::Unsigned`]; both are equally not verified.)
+    UnsignedWithKey { persona: String },
     /// A signature that does not verify (wrong bytes, wrong namespace, does not parse).
     BadSignature,
     /// A good signature by `key`, which the trust roots do not allow for the actor (at the event's time).
@@ -43,6 +48,9 @@ impl State {
         match self {
             State::Verified { key, persona } => format!("verified: {persona}'s key {key}"),
             State::Unsigned => "unsigned".into(),
+            State::UnsignedWithKey { persona } => {
+                format!("unsigned, but {persona} has a key: likely forged")
+            }
             State::BadSignature => "bad signature".into(),
             State::KeyNotAllowed { key } => format!("key {key} not allowed for this actor"),
         }
@@ -51,7 +59,10 @@ impl State {
     pub(crate) fn encode(&self) -> String {
         match self {
             State::Verified { key, persona } => format!("v {key} {persona}"),
-            State::Unsigned => "u".into(),
+            // `u` was an unsigned state before `UnsignedWithKey` existed: such lines are read as unknown
+            // (and judged again), so a cache of an older build never hides a likely forgery.
+            State::Unsigned => "n".into(),
+            State::UnsignedWithKey { persona } => format!("w {persona}"),
             State::BadSignature => "b".into(),
             State::KeyNotAllowed { key } => format!("k {key}"),
         }
@@ -64,12 +75,22 @@ impl State {
                 key: key.into(),
                 persona: persona.into(),
             },
-            ("u", None, None) => State::Unsigned,
+            ("n", None, None) => State::Unsigned,
+            ("w", Some(persona), None) => State::UnsignedWithKey {
+                persona: persona.into(),
+            },
             ("b", None, None) => State::BadSignature,
             ("k", Some(key), None) => State::KeyNotAllowed { key: key.into() },
             _ => return None,
         })
     }
+}
+
+/// An event time (RFC 3339) as UTC; `None` when it does not parse.
+pub fn parse_time(time: &str) -> Option<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(time)
+        .ok()
+        .map(|t| t.with_timezone(&Utc))
 }
 
 /// The state of `signature` (a trailer's value) over `json` by `actor` at `time`.
@@ -80,22 +101,48 @@ pub fn check_signature(
     json: &[u8],
     signature: &str,
 ) -> State {
+    check_in(trust, NAMESPACE, actor, parse_time(time), json, signature)
+}
+
+/// The state of what carries no signature, by `actor` at `at`, in `namespace`: [`State::UnsignedWithKey`]
+/// when the trust roots list a key for the actor that existed then, else [`State::Unsigned`].
+pub fn unsigned(
+    trust: Option<&AllowedSigners>,
+    actor: &str,
+    namespace: &str,
+    at: Option<DateTime<Utc>>,
+) -> State {
+    if trust.is_some_and(|t| t.has_key_for(actor, namespace, at)) {
+        State::UnsignedWithKey {
+            persona: actor.to_owned(),
+        }
+    } else {
+        State::Unsigned
+    }
+}
+
+/// The state of `signature` (compacted SSHSIG) over `msg` in `namespace`, by `actor` at `at`.
+pub fn check_in(
+    trust: Option<&AllowedSigners>,
+    namespace: &str,
+    actor: &str,
+    at: Option<DateTime<Utc>>,
+    msg: &[u8],
+    signature: &str,
+) -> State {
     let Ok(sig) = SshSig::from_pem(super::armor(signature)) else {
         return State::BadSignature;
     };
     let key = sig.public_key();
     // The key the signature names checks it; whether that key may speak for the actor comes after.
     if ssh_key::PublicKey::from(key.clone())
-        .verify(NAMESPACE, json, &sig)
+        .verify(namespace, msg, &sig)
         .is_err()
     {
         return State::BadSignature;
     }
     let fingerprint = key.fingerprint(HashAlg::Sha256).to_string();
-    let at = DateTime::parse_from_rfc3339(time)
-        .ok()
-        .map(|t| t.with_timezone(&Utc));
-    match trust.map(|t| t.allows(key, actor, NAMESPACE, at)) {
+    match trust.map(|t| t.allows(key, actor, namespace, at)) {
         Some(Ok(())) => State::Verified {
             key: fingerprint,
             persona: actor.to_owned(),
@@ -241,6 +288,56 @@ mod tests {
     fn trust_for(persona: &str, k: &PrivateKey, options: &str) -> AllowedSigners {
         let public = k.public_key().to_openssh().unwrap();
         AllowedSigners::parse(&format!("{persona} {options}{public}\n"), "t").unwrap()
+    }
+
+    /// Issue 40: an unsigned event from a persona the trust roots list a key for, at a time that key existed,
+    /// is named `unsigned_with_key`; before the key's `valid-after` (or with no key) it is legacy `unsigned`.
+    #[test]
+    fn unsigned_with_a_listed_key_is_named_apart_from_legacy_unsigned() {
+        let alice = key();
+        let at = parse_time("2026-11-25T00:00:00.000Z");
+        let always = trust_for("alice", &alice, "");
+        assert_eq!(
+            unsigned(Some(&always), "alice", NAMESPACE, at),
+            State::UnsignedWithKey {
+                persona: "alice".into()
+            }
+        );
+        assert_eq!(
+            unsigned(Some(&always), "alice", NAMESPACE, at).describe(),
+            "unsigned, but alice has a key: likely forged"
+        );
+        // Another persona's key, no trust file, another namespace only: plain unsigned.
+        assert_eq!(
+            unsigned(Some(&always), "bob", NAMESPACE, at),
+            State::Unsigned
+        );
+        assert_eq!(unsigned(None, "alice", NAMESPACE, at), State::Unsigned);
+        let other_ns = trust_for("alice", &alice, "namespaces=\"git\" ");
+        assert_eq!(
+            unsigned(Some(&other_ns), "alice", NAMESPACE, at),
+            State::Unsigned
+        );
+        // Written before the key's valid-after: legacy. After it (or revoked since): likely forged.
+        let later = trust_for("alice", &alice, "valid-after=\"20270101\" ");
+        assert_eq!(
+            unsigned(Some(&later), "alice", NAMESPACE, at),
+            State::Unsigned
+        );
+        let earlier = trust_for(
+            "alice",
+            &alice,
+            "valid-after=\"20260101\",valid-before=\"20260201\" ",
+        );
+        assert!(matches!(
+            unsigned(Some(&earlier), "alice", NAMESPACE, at),
+            State::UnsignedWithKey { .. }
+        ));
+        // No readable time: a listed key counts.
+        assert!(matches!(
+            unsigned(Some(&later), "alice", NAMESPACE, None),
+            State::UnsignedWithKey { .. }
+        ));
     }
 
     #[test]

@@ -270,6 +270,22 @@ fn series_input(repo: &gix::Repository, rev: &str) -> Result<Option<Input>> {
         return Ok(None);
     }
     let v = version::find(repo, &id, n)?;
+    // A version whose signature does not verify is not its persona's: weaving it would put a forgery into
+    // the integration branch under that persona's name (issue 40). Only a version nothing could have signed
+    // (unsigned, from a persona no key is listed for) is woven unverified; `jules.requireSigned` refuses even
+    // that, in `version::find`.
+    if let Some(state) = v
+        .signature
+        .as_ref()
+        .filter(|s| !s.is_verified() && **s != crate::sign::State::Unsigned)
+    {
+        return Err(Error::usage(format!(
+            "{}: not verified for {}: {}; weave takes a version only from its persona's key",
+            version::label(&v),
+            v.record.persona,
+            state.describe()
+        )));
+    }
     version::require_objects(repo, &v)?;
     let mut input = Input {
         given: 0,

@@ -736,3 +736,190 @@ fn version_pushes_wait_for_the_push_budget_and_refused_ones_are_reported() {
     );
     assert_eq!(remote_rev(&bare, name), Some(v2));
 }
+
+/// Issue 40, finding 2: a clone without refactor's key records versions as refactor. Before, the guard with
+/// `--require-signed` took them (it only parsed `series.json`) and every read took them for refactor's.
+/// Now the version commit carries refactor's signature (namespace `git-jules-series`), the guard refuses
+/// an unsigned one over a real guarded bare remote, every read marks it (`signature.state`, human "NOT
+/// VERIFIED … likely forged"), weave refuses it, and under `jules.requireSigned` reads drop it.
+#[test]
+fn a_version_forged_without_the_personas_key_is_refused_by_the_guard_and_marked_in_reads() {
+    let origin = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("refactor");
+    let key = key.to_str().unwrap();
+    let line = origin.jules_ok(["keys", "new", "refactor", "--out", key]);
+    origin.write(".jules/allowed_signers", &format!("{}\n", line.trim()));
+    origin.commit_all("trust roots");
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let installed = bare.jules(["guard", "--install", "--require-signed"]);
+    assert!(installed.status.success(), "{}", stderr(&installed));
+
+    // The holder of refactor's key records and publishes feat: signed, so the guard takes it.
+    let a = origin.clone_of(bare.path());
+    a.git(["config", "jules.persona.refactor.signingKey", key]);
+    a.jules_ok(["series", "start", "feat"]);
+    a.write("x", "x\n");
+    a.jules_ok(["series", "commit", "--summary", "Add x", "--rationale", "r"]);
+    a.jules_ok(["series", "version", "--persona", "refactor"]);
+    a.jules_ok(["sync"]);
+    let good = "refs/jules/series/refactor/feat";
+    assert_eq!(
+        bare.rev(good),
+        a.rev(good),
+        "a signed version passes the guard"
+    );
+    let v = json(&a.jules_ok(["--json", "series", "versions", "refactor/feat"]));
+    assert_eq!(v["items"][0]["signature"]["state"], "verified", "{v}");
+
+    // The forger: no key, two versions of evil as refactor.
+    let f = origin.clone_of(bare.path());
+    f.jules_ok(["sync"]);
+    f.jules_ok(["series", "start", "evil"]);
+    f.write("y", "y\n");
+    f.jules_ok(["series", "commit", "--summary", "Add y", "--rationale", "r"]);
+    f.jules_ok(["series", "version", "--persona", "refactor"]);
+    f.write("y", "y2\n");
+    f.jules_ok(["series", "reroll", "1"]);
+    f.jules_ok(["series", "version", "--persona", "refactor"]);
+    let evil = "refs/jules/series/refactor/evil";
+    let out = f.jules(["sync"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("refused {evil}")),
+        "{}",
+        stderr(&out)
+    );
+    let out = f.git_output(["push", "origin", &format!("{evil}:{evil}")]);
+    assert!(!out.status.success(), "a plain push is refused too");
+    assert!(stderr(&out).contains("not verified"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("likely forged"), "{}", stderr(&out));
+    assert_eq!(bare.rev(evil), None, "nothing of the forgery landed");
+
+    // A clone that fetched the forgery some other way (no guard between) marks it in every read.
+    let b = origin.clone_of(bare.path());
+    b.jules_ok(["sync"]);
+    b.git([
+        "fetch",
+        "-q",
+        f.path().to_str().unwrap(),
+        "+refs/jules/series/*:refs/remotes/f/jules/series/*",
+    ]);
+    b.git([
+        "fetch",
+        "-q",
+        f.path().to_str().unwrap(),
+        "+refs/heads/*:refs/remotes/f/*",
+    ]);
+    let v = json(&b.jules_ok(["--json", "series", "versions", "refactor/evil"]));
+    for item in v["items"].as_array().unwrap() {
+        assert_eq!(item["signature"]["state"], "unsigned_with_key", "{v}");
+    }
+    let text = b.jules_ok(["series", "versions", "refactor/evil"]);
+    assert!(text.contains("NOT VERIFIED"), "{text}");
+    assert!(text.contains("likely forged"), "{text}");
+    let text = b.jules_ok(["series", "versions", "refactor/feat"]);
+    assert!(!text.contains("NOT VERIFIED"), "{text}");
+    let shown = json(&b.jules_ok(["--json", "series", "show", "refactor/evil@v2"]));
+    assert_eq!(shown["signature"]["state"], "unsigned_with_key", "{shown}");
+    let text = b.jules_ok(["series", "show", "refactor/evil@v2"]);
+    assert!(text.contains("NOT VERIFIED"), "{text}");
+    let listed = json(&b.jules_ok(["--json", "series", "list", "--all"]));
+    let states: Vec<(String, String)> = listed["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["series"].as_str().unwrap().to_owned(),
+                s["latest"]["signature"]["state"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            ("refactor/evil".to_owned(), "unsigned_with_key".to_owned()),
+            ("refactor/feat".to_owned(), "verified".to_owned())
+        ]
+    );
+    let text = b.jules_ok(["series", "list", "--all"]);
+    let evil_line = text.lines().find(|l| l.contains("refactor/evil")).unwrap();
+    assert!(evil_line.contains("NOT VERIFIED"), "{text}");
+    let rd = json(&b.jules_ok([
+        "--json",
+        "series",
+        "range-diff",
+        "refactor/evil",
+        "v1",
+        "v2",
+    ]));
+    assert_eq!(rd["old_signature"]["state"], "unsigned_with_key", "{rd}");
+    assert_eq!(rd["new_signature"]["state"], "unsigned_with_key", "{rd}");
+    let out = b.jules(["series", "range-diff", "refactor/evil", "v1", "v2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("NOT VERIFIED"), "{}", stderr(&out));
+    let inter = json(&b.jules_ok(["--json", "series", "interdiff", "refactor/evil", "v1", "v2"]));
+    assert_eq!(
+        inter["new_signature"]["state"], "unsigned_with_key",
+        "{inter}"
+    );
+    let out = b.jules(["series", "interdiff", "refactor/evil", "v1", "v2"]);
+    assert!(stderr(&out).contains("likely forged"), "{}", stderr(&out));
+    // Weaving a version that is not refactor's refuses, naming why.
+    let out = b.jules([
+        "weave",
+        "--into",
+        "jules/integration/s1",
+        "refactor/evil@v2",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("not verified"), "{}", stderr(&out));
+    let out = b.jules([
+        "weave",
+        "--into",
+        "jules/integration/s1",
+        "refactor/feat@v1",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Under jules.requireSigned the forgery is no version at all: not listed (named as skipped), not shown.
+    b.git(["config", "jules.requireSigned", "true"]);
+    let listed = json(&b.jules_ok(["--json", "series", "list", "--all"]));
+    assert_eq!(listed["series"].as_array().unwrap().len(), 1, "{listed}");
+    assert_eq!(listed["series"][0]["series"], "refactor/feat");
+    assert!(
+        listed["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "refs/remotes/f/jules/series/refactor/evil"),
+        "{listed}"
+    );
+    for args in [
+        &["series", "versions", "refactor/evil"][..],
+        &["series", "show", "refactor/evil@v1"],
+        &["series", "range-diff", "refactor/evil", "v1", "v2"],
+        &["series", "interdiff", "refactor/evil", "v1", "v2"],
+        &[
+            "weave",
+            "--into",
+            "jules/integration/s2",
+            "refactor/evil@v1",
+        ],
+    ] {
+        let out = b.jules(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("not verified"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+    let v = json(&b.jules_ok(["--json", "series", "versions", "refactor/feat"]));
+    assert_eq!(v["items"][0]["signature"]["state"], "verified", "{v}");
+}

@@ -799,3 +799,343 @@ fn warm_listings_follow_the_trust_file_and_the_log() {
     r.commit_all("unrelated");
     assert_eq!(state_of(&second), "verified");
 }
+
+/// Issue 40: an unsigned message from a persona the trust roots list a key for is named
+/// `unsigned_with_key` ("likely forged") in every mail read (inbox, sent, thread; JSON and human), apart from
+/// legacy unsigned mail written before the key's `valid-after`. Before, `mail sent`'s human listing marked
+/// nothing at all, and such mail read as plain `unsigned`.
+#[test]
+fn unsigned_mail_from_a_persona_with_a_key_is_named_likely_forged_in_every_read() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    let (_, carol_line) = new_key(&r, keys.path(), "carol");
+    // carol's key counts from 2099: her unsigned mail now is legacy.
+    let carol_later = carol_line.replacen("carol ", "carol valid-after=\"20990101\" ", 1);
+    trust(&r, &[&alice_line, &carol_later]);
+    let good = send_with_key(&r, Some(&alice_key), "alice", "bob", "signed");
+    let forged = send_with_key(&r, None, "alice", "bob", "forged");
+    let legacy = send_with_key(&r, None, "carol", "bob", "legacy");
+    let reply = r.jules_ok(["mail", "reply", &good, "--from", "alice", "--body", "again"]);
+    let reply = reply.trim();
+
+    let msgs = inbox(&r, "bob", &[]);
+    assert_eq!(
+        by_subject(&msgs, "signed")["signature"]["state"],
+        "verified"
+    );
+    let f = by_subject(&msgs, "forged");
+    assert_eq!(f["signature"]["state"], "unsigned_with_key", "{f}");
+    assert_eq!(f["signature"]["persona"], "alice", "{f}");
+    assert_eq!(
+        by_subject(&msgs, "legacy")["signature"]["state"],
+        "unsigned"
+    );
+    let human = r.jules_ok(["mail", "inbox", "--persona", "bob"]);
+    let line = |text: &str, id: &str| -> String {
+        text.lines()
+            .find(|l| l.contains(&id[..7]))
+            .unwrap_or_else(|| panic!("{id} not in {text}"))
+            .to_owned()
+    };
+    assert!(line(&human, &forged).contains("likely forged"), "{human}");
+    assert!(!line(&human, &legacy).contains("likely forged"), "{human}");
+    assert!(
+        line(&human, &legacy).contains("NOT VERIFIED: unsigned"),
+        "{human}"
+    );
+
+    // sent: JSON and human.
+    let out = r.jules_ok(["--json", "mail", "sent", "--persona", "alice"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let sent = doc["messages"].as_array().unwrap();
+    assert_eq!(
+        by_subject(sent, "forged")["signature"]["state"],
+        "unsigned_with_key"
+    );
+    let human = r.jules_ok(["mail", "sent", "--persona", "alice"]);
+    assert!(line(&human, &forged).contains("NOT VERIFIED"), "{human}");
+    assert!(line(&human, &forged).contains("likely forged"), "{human}");
+    assert!(!line(&human, &good).contains("NOT VERIFIED"), "{human}");
+
+    // thread: the unsigned reply (no key given) is marked, the signed start is not.
+    let out = r.jules_ok(["--json", "mail", "thread", &good]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let states: Vec<&str> = doc["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["signature"]["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["verified", "unsigned_with_key"], "{doc}");
+    let human = r.jules_ok(["mail", "thread", reply]);
+    assert!(human.contains("likely forged"), "{human}");
+
+    // Under requireSigned none of the unverified mail is listed, in either form.
+    r.git(["config", "jules.requireSigned", "true"]);
+    let human = r.jules_ok(["mail", "sent", "--persona", "alice"]);
+    assert!(human.contains(&good[..7]), "{human}");
+    assert!(!human.contains(&forged[..7]), "{human}");
+    let out = r.jules_ok(["--json", "mail", "thread", &good]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["messages"].as_array().unwrap().len(), 1, "{doc}");
+}
+
+/// Issue 40: `guard --require-signed` refuses an unverified update in every namespace the project pushes:
+/// each log (`mail`, `state`, `lease`, `exchange`, `weave`), a writer ref of the sync layout, and a series
+/// version (`refs/jules/series/…`, refused on main, where the guard only parsed `series.json`). The same
+/// pushes signed by the persona's key pass, so the refusal is the signature's.
+#[test]
+fn the_guard_refuses_an_unverified_update_in_every_pushed_namespace() {
+    let origin = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (key, line) = new_key(&origin, keys.path(), "orchestrator");
+    trust(&origin, &[&line]);
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let installed = bare.jules(["guard", "--install", "--require-signed"]);
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let c = origin.clone_of(bare.path());
+    let append = |log: &str, signed: bool| {
+        let mut cmd = c.jules_cmd([
+            "log",
+            "append",
+            log,
+            "--kind",
+            "test.note",
+            "--actor",
+            "orchestrator",
+        ]);
+        if signed {
+            cmd.env("JULES_SIGNING_KEY", &key);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let push =
+        |local: &str, remote: &str| c.git_output(["push", "origin", &format!("{local}:{remote}")]);
+    for log in ["mail", "state", "lease", "exchange", "weave"] {
+        let name = format!("refs/jules/{log}");
+        append(log, false);
+        let out = push(&name, &name);
+        assert!(!out.status.success(), "{log}: an unsigned event passed");
+        let err = stderr(&out);
+        assert!(
+            err.contains(&name) && err.contains("not verified"),
+            "{log}: {err}"
+        );
+        assert!(err.contains("likely forged"), "{log}: {err}");
+        assert_eq!(bare.rev(&name), None, "{log}");
+        // The writer ref of the sync layout is a log too.
+        let writer = format!("refs/jules/writers/{log}/0123456789abcdef");
+        let out = push(&name, &writer);
+        assert!(!out.status.success(), "{writer}: an unsigned event passed");
+        assert!(stderr(&out).contains("not verified"), "{}", stderr(&out));
+        // Signed, on a fresh history: passes.
+        c.git(["update-ref", "-d", &name]);
+        append(log, true);
+        let out = push(&name, &name);
+        assert!(out.status.success(), "{log}: {}", stderr(&out));
+    }
+    // A series version: unsigned refused, signed passes.
+    c.jules_ok(["series", "start", "feat"]);
+    c.write("x", "x\n");
+    c.jules_ok(["series", "commit", "--summary", "Add x", "--rationale", "r"]);
+    c.jules_ok(["series", "version", "--persona", "orchestrator"]);
+    let series = "refs/jules/series/orchestrator/feat";
+    let out = push(series, series);
+    assert!(!out.status.success(), "an unsigned version passed");
+    assert!(stderr(&out).contains("not verified"), "{}", stderr(&out));
+    assert_eq!(bare.rev(series), None);
+    // A signed version on top of the unsigned one still carries it: refused; signed from scratch passes.
+    c.git(["update-ref", "-d", series]);
+    c.write("x", "x2\n");
+    c.jules_ok(["series", "reroll", "1"]);
+    let out = c
+        .jules_cmd(["series", "version", "--persona", "orchestrator"])
+        .env("JULES_SIGNING_KEY", &key)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = push(series, series);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A signed version of another series is no version of this ref.
+    let out = push(series, "refs/jules/series/orchestrator/other");
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("not of this ref's series"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 40: a lease acquired in a persona's name without its key is marked in `lease list` (JSON
+/// `signature`, human "NOT VERIFIED … likely forged"), in the MCP-shared document and in the fleet
+/// (`/api/fleet` and its page); a signed acquire is `verified`. Before, leases carried no signature at all.
+#[test]
+fn leases_acquired_without_the_personas_key_are_marked_in_lease_list_and_the_fleet() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    trust(&r, &[&alice_line]);
+    let acquire = |path: &str, key: Option<&Path>| -> String {
+        let mut cmd = r.jules_cmd(["--json", "lease", "acquire", "--persona", "alice", path]);
+        if let Some(k) = key {
+            cmd.env("JULES_SIGNING_KEY", k);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        v["lease"]["id"].as_str().unwrap().to_owned()
+    };
+    let signed = acquire("src/a/", Some(&alice_key));
+    let forged = acquire("src/b/", None);
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "lease", "list"])).unwrap();
+    let state_of = |leases: &serde_json::Value, id: &str| {
+        leases
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["id"] == id)
+            .unwrap_or_else(|| panic!("{id} not in {leases}"))["signature"]["state"]
+            .clone()
+    };
+    assert_eq!(state_of(&doc["leases"], &signed), "verified", "{doc}");
+    assert_eq!(
+        state_of(&doc["leases"], &forged),
+        "unsigned_with_key",
+        "{doc}"
+    );
+    let human = r.jules_ok(["lease", "list"]);
+    let line = |p: &str| human.lines().find(|l| l.contains(p)).unwrap().to_owned();
+    assert!(line("src/b/").contains("likely forged"), "{human}");
+    assert!(!line("src/a/").contains("NOT VERIFIED"), "{human}");
+
+    let server = crate::web::Server::start(&r, &[]);
+    let fleet: serde_json::Value = serde_json::from_str(&server.get("/api/fleet").text()).unwrap();
+    let alice = fleet["personas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["persona"] == "alice")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        state_of(&alice["leases"], &forged),
+        "unsigned_with_key",
+        "{alice}"
+    );
+    assert_eq!(state_of(&alice["leases"], &signed), "verified", "{alice}");
+    let page = server.get("/").text();
+    assert!(page.contains("not verified"), "{page}");
+
+    // Under requireSigned the forged acquire holds nothing: it is not listed.
+    r.git(["config", "jules.requireSigned", "true"]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&r.jules_ok(["--json", "lease", "list"])).unwrap();
+    let ids: Vec<&str> = doc["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [signed.as_str()], "{doc}");
+}
+
+/// Issue 40: `guard --require-signed` refuses a push to `refs/notes/jules/checkpoints-signed` (or a writer
+/// ref of it) whose tip brings a manifest not signed by a checkpoint key of the remote's trust roots (here a
+/// persona's key, which may not sign checkpoints); one signed by the scheduler's checkpoint key passes, and
+/// the earlier manifest it replaced in the notes history does not hold it back. Before, notes refs were
+/// only kept append-only.
+#[test]
+fn the_guard_refuses_signed_checkpoints_no_checkpoint_key_signed() {
+    let origin = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&origin, keys.path(), "alice");
+    let (sched_key, sched_line) = new_key(&origin, keys.path(), "scheduler");
+    let sched_line = sched_line.replacen(
+        "scheduler ",
+        "scheduler namespaces=\"git-jules-checkpoint\" ",
+        1,
+    );
+    trust(&origin, &[&alice_line, &sched_line]);
+    let bare = origin.bare_sibling();
+    origin.git(["push", "-q", bare.path().to_str().unwrap(), "main"]);
+    let installed = bare.jules(["guard", "--install", "--require-signed"]);
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let a = fresh(&origin, &bare, false);
+    send_with_key(&a, Some(&alice_key), "alice", "bob", "signed");
+    a.jules_ok(["sync"]);
+    let checkpoint = |key: &Path| {
+        let out = a
+            .jules_cmd(["log", "checkpoint", "mail"])
+            .env("JULES_SIGNING_KEY", key)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    let name = "refs/notes/jules/checkpoints-signed";
+    checkpoint(&alice_key);
+    for target in [
+        name,
+        "refs/notes/jules/writers/checkpoints-signed/0123456789abcdef",
+    ] {
+        let out = a.git_output(["push", "origin", &format!("{name}:{target}")]);
+        assert!(!out.status.success(), "{target}: alice's checkpoint passed");
+        let err = stderr(&out);
+        assert!(err.contains("signed checkpoint manifest"), "{err}");
+        assert!(err.contains("not verified"), "{err}");
+    }
+    assert_eq!(bare.rev(name), None);
+    checkpoint(&sched_key);
+    let out = a.git_output(["push", "origin", &format!("{name}:{name}")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(bare.rev(name), a.rev(name));
+}
+
+/// docs/format.md, "Series versions", signature format 1: `ssh-keygen -Y verify -n git-jules-series` accepts
+/// a version's signature over the payload rebuilt from the documented layout (ref, persona, name, number,
+/// previous, committer time, series.json and cover.md bytes), and refuses it once the payload names another
+/// series (no replay onto another ref) or another previous version.
+#[test]
+fn ssh_keygen_verifies_series_version_signatures_over_the_documented_payload() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (key, line) = new_key(&r, dir.path(), "alice");
+    r.jules_ok(["series", "start", "feat"]);
+    r.write("x", "x\n");
+    r.jules_ok(["series", "commit", "--summary", "Add x", "--rationale", "r"]);
+    let out = r
+        .jules_cmd(["series", "version", "--persona", "alice"])
+        .env("JULES_SIGNING_KEY", &key)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let name = "refs/jules/series/alice/feat";
+    let msg = r.git(["cat-file", "commit", name]);
+    let sig = msg
+        .lines()
+        .find_map(|l| l.strip_prefix("Jules-Signature: "))
+        .expect("a signature trailer")
+        .to_owned();
+    let record = stdout(&r.git_output(["cat-file", "blob", &format!("{name}:series.json")]));
+    let cover = stdout(&r.git_output(["cat-file", "blob", &format!("{name}:cover.md")]));
+    let time = r.git(["log", "-1", "--format=%ct", name]);
+    let payload = |series_ref: &str, name: &str, previous: &str| {
+        format!(
+            "git-jules-series-signature 1\nref {series_ref}\npersona alice\nname {name}\nversion 1\n\
+             previous {previous}\ntime {time}\nrecord {}\n{record}\ncover {}\n{cover}",
+            record.len(),
+            cover.len()
+        )
+    };
+    let verify =
+        |p: &str| ssh_keygen_verify(dir.path(), "git-jules-series", "alice", &line, &sig, p);
+    let ok = verify(&payload(name, "feat", "none"));
+    assert!(ok.status.success(), "{}{}", stdout(&ok), stderr(&ok));
+    let other = verify(&payload("refs/jules/series/alice/other", "other", "none"));
+    assert!(!other.status.success(), "replayed onto another series");
+    let moved = verify(&payload(name, "feat", &"a".repeat(40)));
+    assert!(!moved.status.success(), "replayed onto another chain");
+}

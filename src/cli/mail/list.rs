@@ -182,18 +182,39 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
     }
     let persona = a.persona.checked(ctx, repo)?;
     let log = ops::log(repo)?;
-    let (mut headers, abbrev) =
-        ops::with_view(&log, |view| Ok((view.sent(&persona)?, view.abbrev()?)))?;
-    if let Some(l) = a.limit {
-        headers.truncate(l);
-    }
+    // The headers and their signatures, as `--json` has them: what is not verified is marked, and under
+    // jules.requireSigned (where the fold already left unverified mail out) dropped.
+    let (headers, abbrev, sigs) = ops::with_view(&log, |view| {
+        let mut headers = view.sent(&persona)?;
+        if let Some(l) = a.limit {
+            headers.truncate(l);
+        }
+        let ids: Vec<&str> = headers.iter().map(|h| h.id.as_str()).collect();
+        let mut sigs = out::signatures(repo, view, &ids)?;
+        if let Some(states) = sigs
+            .as_mut()
+            .filter(|_| git_jules::sign::verify::require_signed(repo))
+        {
+            let mut keep = states
+                .iter()
+                .map(|s| s.as_ref().is_some_and(|s| s.is_verified()));
+            headers.retain(|_| keep.next().unwrap_or(false));
+            states.retain(|s| s.as_ref().is_some_and(|s| s.is_verified()));
+        }
+        Ok((headers, view.abbrev()?, sigs))
+    })?;
     let mut text = String::new();
-    for h in &headers {
-        let claim = h
+    for (n, h) in headers.iter().enumerate() {
+        let mut claim = h
             .claim
             .as_ref()
             .map(|c| format!("  claimed by {}", ctx.ui.text(&c.persona)))
             .unwrap_or_default();
+        if let Some(Some(state)) = sigs.as_deref().and_then(|s| s.get(n)) {
+            if !state.is_verified() {
+                claim.push_str(&format!("  (NOT VERIFIED: {})", state.describe()));
+            }
+        }
         let _ = writeln!(
             text,
             "{}  {}  {:<9} to {:<16} {}{}",

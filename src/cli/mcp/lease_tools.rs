@@ -200,7 +200,7 @@ fn run(session: &Session, name: &str, arguments: Value) -> anyhow::Result<(bool,
         "lease_list" => {
             let a: List = parse(name, arguments)?;
             let v = lease::view(&log)?;
-            let items = lease::list(
+            let mut items = lease::list(
                 &v,
                 now,
                 &Filter {
@@ -209,6 +209,7 @@ fn run(session: &Session, name: &str, arguments: Value) -> anyhow::Result<(bool,
                     all: a.all,
                 },
             )?;
+            lease::sign_listed(&log, &mut items)?;
             Ok((
                 true,
                 versioned(json!({ "now": lease::format_time(now), "leases": items }))?,

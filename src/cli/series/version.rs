@@ -124,14 +124,16 @@ pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
                 )
             }
         };
+        let mark = v.mark().map(|m| format!("  ({m})")).unwrap_or_default();
         ui::out(format!(
-            "v{:<3} {}  {:>3} patches  base {} {}  {}{change}",
+            "v{:<3} {}  {:>3} patches  base {} {}  {}{change}{}",
             r.number,
             &v.id.to_hex_with_len(7),
             r.patches.len(),
             r.base.name,
             &r.base.commit[..7],
-            v.date
+            v.date,
+            ctx.ui.red(&mark)
         ));
     }
     Ok(0)
@@ -165,6 +167,9 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
         &r.base.commit[..7],
         &r.tip[..7]
     ));
+    if let Some(m) = v.mark() {
+        ui::out(ctx.ui.red(&format!("  {m}")));
+    }
     let total = r.patches.len();
     for p in &r.patches {
         let from = match p.previous {
@@ -230,6 +235,12 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
     }
     let (old, new) = two(&repo, &a.series, &a.old, a.new.as_deref())?;
     let rd = version::range_diff(&repo, &old, &new, a.creation_factor, !a.no_patch, a.rebase)?;
+    // The range-diff's own lines are git's; what is not its persona's is said on stderr.
+    for v in [&old, &new] {
+        if let Some(m) = v.mark() {
+            ui::warn(format!("{}: {m}", version::label(v)));
+        }
+    }
     if ctx.ui.json {
         ui::json(&rd);
         return Ok(0);
@@ -249,6 +260,11 @@ pub fn interdiff(ctx: &Context, a: InterdiffArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     let (old, new) = two(&repo, &a.series, &a.old, a.new.as_deref())?;
     let d = version::interdiff(&repo, &old, &new)?;
+    for v in [&old, &new] {
+        if let Some(m) = v.mark() {
+            ui::warn(format!("{}: {m}", version::label(v)));
+        }
+    }
     if ctx.ui.json {
         ui::json(&d);
         return Ok(0);
@@ -295,13 +311,19 @@ pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
                 .collect::<Vec<_>>()
                 .join(", "),
         };
+        let mark = l
+            .latest
+            .mark()
+            .map(|m| format!("  ({m})"))
+            .unwrap_or_default();
         ui::out(format!(
-            "{:<32} v{:<3} {:>3} patches  base {:<16} {}",
+            "{:<32} v{:<3} {:>3} patches  base {:<16} {}{}",
             l.series,
             r.number,
             r.patches.len(),
             r.base.name,
-            verify
+            verify,
+            ctx.ui.red(&mark)
         ));
     }
     Ok(0)
