@@ -45,14 +45,24 @@ impl Overrides {
 }
 
 /// [`open`] with a frontend's [`Overrides`].
+///
+/// Also honours `git -c` (`GIT_CONFIG_PARAMETERS`, which gix does not read: see [`crate::settings`]) and
+/// checks every `jules.*` setting ([`crate::settings::validate`]): a bad value is an error here, for every
+/// frontend, before any use case reads it.
 pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
     let values = overrides.config();
-    let found = if values.is_empty() {
+    let git_c = crate::settings::git_c_overrides();
+    let found = if values.is_empty() && git_c.is_empty() {
         gix::discover_with_environment_overrides(dir)
     } else {
+        // `git -c` as gix's command-line overrides (after the files and GIT_CONFIG_COUNT, as git orders
+        // them), the frontend's own decisions as API overrides, last: `--full` wins over `-c`.
         let mut trust: gix::sec::trust::Mapping<gix::open::Options> = Default::default();
-        trust.full = trust.full.config_overrides(values.clone());
-        trust.reduced = trust.reduced.config_overrides(values);
+        trust.full = trust
+            .full
+            .cli_overrides(git_c.clone())
+            .config_overrides(values.clone());
+        trust.reduced = trust.reduced.cli_overrides(git_c).config_overrides(values);
         gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
             dir,
             Default::default(),
@@ -72,6 +82,7 @@ pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
         Err(e) => return Err(e).context(|| format!("opening the repository at {}", dir.display())),
     };
     repo.object_cache_size_if_unset(4 * 1024 * 1024);
+    crate::settings::validate(&repo)?;
     Ok(repo)
 }
 

@@ -22,8 +22,15 @@ pub struct Context {
 }
 
 impl Context {
+    /// The repository, its settings checked (a bad one is an error); what the configuration gets wrong
+    /// without stopping the command is said on stderr (the MCP server and the web view open through here
+    /// too, so it lands in their log at start).
     pub fn open(&self) -> git_jules::Result<gix::Repository> {
-        git_jules::repo::open_with(&self.dir, &self.overrides)
+        let repo = git_jules::repo::open_with(&self.dir, &self.overrides)?;
+        for w in git_jules::settings::warnings(&repo) {
+            ui::warn(w);
+        }
+        Ok(repo)
     }
 
     /// The repository for a frontend that acts as `persona` for its whole life (the MCP server): the

@@ -204,9 +204,7 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
     let log = lease::open(repo)?;
     let now = lease::now(repo);
     let settings = lease::Settings::from_config(repo)?;
-    let ttl = |t: Option<String>| -> Result<i64, Error> {
-        t.map(|t| lease::parse_ttl(&t)).unwrap_or(Ok(settings.ttl))
-    };
+    let ttl = |t: Option<String>| -> Result<i64, Error> { settings.ttl(t.as_deref()) };
     match cmd {
         LeaseCommand::Acquire(a) => {
             let req = ops::AcquireRequest {

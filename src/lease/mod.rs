@@ -28,7 +28,6 @@ pub mod staged;
 
 use std::collections::BTreeMap;
 
-use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::{Error, Result};
@@ -404,14 +403,13 @@ pub fn now(repo: &gix::Repository) -> i64 {
 
 /// Seconds from `DURATION` (`90s`, `30m`, `2h`, `1d`, `1w`), refused when zero or unreadable.
 pub fn parse_ttl(s: &str) -> Result<i64> {
-    crate::mail::when::parse_duration(s)
-        .map(|d| d.num_seconds())
-        .filter(|&n| n > 0)
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "cannot read the duration {s:?}: use a number and a unit, such as 90s, 30m, 2h, 1d"
-            ))
-        })
+    match crate::settings::parse_duration(s) {
+        Ok(n) if n > 0 => Ok(n),
+        Ok(_) => Err(Error::usage(format!(
+            "cannot read the duration {s:?}: it must be longer than nothing"
+        ))),
+        Err(e) => Err(Error::usage(format!("cannot read the duration {s:?}: {e}"))),
+    }
 }
 
 /// A lease as listed at a moment: whether it is live then and how many seconds are left (negative: past).
@@ -618,6 +616,8 @@ pub struct Settings {
     pub remind_before: i64,
     /// `jules.lease.remind`, default true: `sync` and `tick` send due reminders.
     pub remind: bool,
+    /// `jules.lease.maxTtl`, default [`DEFAULT_MAX_TTL`]: the longest TTL an acquire or renew accepts.
+    pub max_ttl: i64,
     /// `core.ignoreCase`: whether `check` folds case.
     pub ignore_case: bool,
     /// `jules.lease.releaseOnFinalize`, default true: `series finalize` releases the persona's leases on
@@ -638,35 +638,84 @@ pub enum PreCommit {
     Off,
 }
 
+/// The longest lease unless `jules.lease.maxTtl` says otherwise: a week. A lease blocks other personas'
+/// commits; one that outlives its holder's work by months is a lock nobody remembers.
+pub const DEFAULT_MAX_TTL: i64 = 7 * 86_400;
+
 impl Settings {
+    /// The lease settings; every value is read strictly (`crate::settings`): a bad one is an error naming
+    /// the key. A `jules.lease.ttl` above `jules.lease.maxTtl` is refused too.
     pub fn from_config(repo: &gix::Repository) -> Result<Settings> {
-        let c = repo.config_snapshot();
-        let dur = |key: &str, default: i64| -> Result<i64> {
-            match c.string(key) {
-                Some(v) => {
-                    parse_ttl(&v.to_string()).map_err(|e| Error::usage(format!("{key}: {e}")))
-                }
+        use crate::settings::{boolean, duration, LEASE_MAX_TTL};
+        let positive = |key: &str, default: i64| -> Result<i64> {
+            match duration(repo, key)? {
+                Some(0) => Err(crate::settings::bad(
+                    key,
+                    "0",
+                    "duration",
+                    Some("it must be longer than nothing".into()),
+                )),
+                Some(n) => Ok(n),
                 None => Ok(default),
             }
         };
+        let max_ttl = positive(LEASE_MAX_TTL, DEFAULT_MAX_TTL)?;
+        let ttl = positive("jules.lease.ttl", 2 * 3600)?;
+        if ttl > max_ttl {
+            return Err(crate::settings::bad(
+                "jules.lease.ttl",
+                &crate::settings::format_duration(ttl),
+                "duration",
+                Some(too_long(max_ttl)),
+            ));
+        }
+        let pre_commit = crate::settings::choice(
+            repo,
+            "jules.lease.preCommit",
+            &["refuse", "warn", "off", "false", "no", "0"],
+        )?;
         Ok(Settings {
-            ttl: dur("jules.lease.ttl", 2 * 3600)?,
-            remind_before: dur("jules.lease.remindBefore", 15 * 60)?,
-            remind: c.boolean("jules.lease.remind").unwrap_or(true),
-            ignore_case: c.boolean("core.ignoreCase").unwrap_or(false),
-            release_on_finalize: c.boolean("jules.lease.releaseOnFinalize").unwrap_or(true),
-            release_on_done: c.boolean("jules.lease.releaseOnDone").unwrap_or(true),
-            pre_commit: match c
-                .string("jules.lease.preCommit")
-                .as_deref()
-                .map(|v| v.to_str_lossy())
-            {
-                Some(v) if matches!(v.as_ref(), "off" | "false" | "no" | "0") => PreCommit::Off,
-                Some(v) if v == "warn" => PreCommit::Warn,
+            ttl,
+            max_ttl,
+            remind_before: positive("jules.lease.remindBefore", 15 * 60)?,
+            remind: boolean(repo, "jules.lease.remind", true)?,
+            ignore_case: repo
+                .config_snapshot()
+                .boolean("core.ignoreCase")
+                .unwrap_or(false),
+            release_on_finalize: boolean(repo, "jules.lease.releaseOnFinalize", true)?,
+            release_on_done: boolean(repo, "jules.lease.releaseOnDone", true)?,
+            pre_commit: match pre_commit.as_deref() {
+                Some("off" | "false" | "no" | "0") => PreCommit::Off,
+                Some("warn") => PreCommit::Warn,
                 _ => PreCommit::Refuse,
             },
         })
     }
+
+    /// The TTL of an acquire or renew: `given` (a duration such as `2h`) or the default `jules.lease.ttl`,
+    /// at most `jules.lease.maxTtl`. What every frontend calls with its `--ttl`/`ttl` argument.
+    pub fn ttl(&self, given: Option<&str>) -> Result<i64> {
+        let Some(given) = given else {
+            return Ok(self.ttl);
+        };
+        let ttl = parse_ttl(given)?;
+        if ttl > self.max_ttl {
+            return Err(Error::usage(format!(
+                "the lease TTL {given} is too long: {}",
+                too_long(self.max_ttl)
+            )));
+        }
+        Ok(ttl)
+    }
+}
+
+fn too_long(max_ttl: i64) -> String {
+    format!(
+        "leases last at most {} ({})",
+        crate::settings::format_duration(max_ttl),
+        crate::settings::LEASE_MAX_TTL
+    )
 }
 
 /// The remote `--sync` goes through: the one named, else the default one; none without `sync`.
