@@ -24,12 +24,16 @@ pub struct Overrides {
     /// for its actor (`JULES_SIGNING_KEY`; the MCP server and `web --as` pin their persona's key): the
     /// configuration variable [`SESSION_SIGNING_KEY`].
     pub signing_key: Option<PathBuf>,
+    /// `git -c` for this handle: `key=value` pairs (or `key` alone for true) from git's
+    /// `GIT_CONFIG_PARAMETERS`, which the frontend reads and [`crate::settings::git_c_overrides`] parses.
+    /// They are command-line overrides (after the files and `GIT_CONFIG_COUNT`, before the two above).
+    pub git_c: Vec<String>,
 }
 
 /// `jules.fullReplay`: see [`Overrides::full_replay`] (`git -c jules.fullReplay=true jules …` is `--full`).
-pub const FULL_REPLAY: &str = "jules.fullReplay";
+pub const FULL_REPLAY: &str = crate::settings::FULL_REPLAY;
 /// `jules.sessionSigningKey`: see [`Overrides::signing_key`].
-pub const SESSION_SIGNING_KEY: &str = "jules.sessionSigningKey";
+pub const SESSION_SIGNING_KEY: &str = crate::settings::SESSION_SIGNING_KEY;
 
 impl Overrides {
     fn config(&self) -> Vec<String> {
@@ -46,12 +50,12 @@ impl Overrides {
 
 /// [`open`] with a frontend's [`Overrides`].
 ///
-/// Also honours `git -c` (`GIT_CONFIG_PARAMETERS`, which gix does not read: see [`crate::settings`]) and
-/// checks every `jules.*` setting ([`crate::settings::validate`]): a bad value is an error here, for every
+/// Also honours `git -c` as the frontend passed it ([`Overrides::git_c`]; gix does not read
+/// `GIT_CONFIG_PARAMETERS`) and checks every `jules.*` setting ([`crate::settings::validate`]): a bad value is an error here, for every
 /// frontend, before any use case reads it.
 pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
     let values = overrides.config();
-    let git_c = crate::settings::git_c_overrides();
+    let git_c = &overrides.git_c;
     let found = if values.is_empty() && git_c.is_empty() {
         gix::discover_with_environment_overrides(dir)
     } else {
@@ -62,7 +66,10 @@ pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
             .full
             .cli_overrides(git_c.clone())
             .config_overrides(values.clone());
-        trust.reduced = trust.reduced.cli_overrides(git_c).config_overrides(values);
+        trust.reduced = trust
+            .reduced
+            .cli_overrides(git_c.clone())
+            .config_overrides(values);
         gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
             dir,
             Default::default(),

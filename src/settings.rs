@@ -9,11 +9,10 @@
 //! nothing measurable for it. The readers below are strict too, for handles opened some other way.
 //!
 //! `git -c KEY=VALUE jules …` reaches git-jules as `GIT_CONFIG_PARAMETERS` (and `GIT_CONFIG_COUNT`/
-//! `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`); gix reads the latter itself but not the former, so
-//! [`git_config_parameters`] parses it as git's `config.c` does and `repo::open_with` hands the pairs to gix
-//! as command-line overrides: after the files and after `GIT_CONFIG_COUNT`, as git orders them.
-
-use std::borrow::Cow;
+//! `GIT_CONFIG_KEY_n`/`GIT_CONFIG_VALUE_n`); gix reads the latter itself but not the former, so the
+//! frontend hands the variable's text to [`git_c_overrides`] (git's `config.c` quoting) and the pairs ride
+//! on `repo::Overrides::git_c`, which `repo::open_with` gives gix as command-line overrides: after the files
+//! and after `GIT_CONFIG_COUNT`, as git orders them.
 
 use crate::error::{Error, Result};
 
@@ -51,6 +50,10 @@ pub const STRICT_PERSONAS: &str = "jules.strictPersonas";
 pub const TRUST_REF: &str = "jules.trust.ref";
 /// `jules.lease.maxTtl`
 pub const LEASE_MAX_TTL: &str = "jules.lease.maxTtl";
+/// `jules.fullReplay` (`repo::Overrides::full_replay`)
+pub const FULL_REPLAY: &str = "jules.fullReplay";
+/// `jules.sessionSigningKey` (`repo::Overrides::signing_key`)
+pub const SESSION_SIGNING_KEY: &str = "jules.sessionSigningKey";
 
 /// Every documented key (docs/cli.md, "Configuration"; docs/series.md for `jules.verify.*`).
 pub const KEYS: &[Key] = &[
@@ -63,11 +66,11 @@ pub const KEYS: &[Key] = &[
         ty: Type::Bool,
     },
     Key {
-        name: crate::repo::FULL_REPLAY,
+        name: FULL_REPLAY,
         ty: Type::Bool,
     },
     Key {
-        name: crate::repo::SESSION_SIGNING_KEY,
+        name: SESSION_SIGNING_KEY,
         ty: Type::Path,
     },
     Key {
@@ -446,14 +449,11 @@ fn sq_dequote_step(bytes: &[u8], i: &mut usize) -> Option<String> {
     }
 }
 
-/// The overrides `git -c` passed down, as gix takes them (`key=value`, or `key` alone for true); empty
-/// without `GIT_CONFIG_PARAMETERS`. Text git would refuse is ignored here, as there is no repository yet
-/// to name in an error; git itself refuses it before running us.
-pub fn git_c_overrides() -> Vec<String> {
-    let Ok(text) = std::env::var("GIT_CONFIG_PARAMETERS") else {
-        return Vec::new();
-    };
-    git_config_parameters(&text)
+/// The overrides in `text`, the value of `GIT_CONFIG_PARAMETERS` (which the frontend reads: the library
+/// reads no environment), as gix takes them: `key=value`, or `key` alone for true. Text git would refuse is
+/// ignored: git refuses it itself before it runs a subcommand.
+pub fn git_c_overrides(text: &str) -> Vec<String> {
+    git_config_parameters(text)
         .unwrap_or_default()
         .into_iter()
         .map(|(k, v)| match v {
@@ -463,15 +463,14 @@ pub fn git_c_overrides() -> Vec<String> {
         .collect()
 }
 
-/// The last value `git -c` gave `key` (case-insensitive), for readers that need one key before any
-/// repository is open (the CLI's `color.ui`).
-pub fn git_c_value(key: &str) -> Option<Cow<'static, str>> {
-    let text = std::env::var("GIT_CONFIG_PARAMETERS").ok()?;
-    git_config_parameters(&text)?
+/// The last value `GIT_CONFIG_PARAMETERS` (`text`) gives `key` (case-insensitive), for a reader that needs
+/// one key before any repository is open (the CLI's `color.ui`).
+pub fn git_c_value(text: &str, key: &str) -> Option<String> {
+    git_config_parameters(text)?
         .into_iter()
         .rev()
         .find(|(k, _)| k.eq_ignore_ascii_case(key))
-        .map(|(_, v)| Cow::Owned(v.unwrap_or_else(|| "true".to_owned())))
+        .map(|(_, v)| v.unwrap_or_else(|| "true".to_owned()))
 }
 
 #[cfg(test)]
@@ -508,6 +507,15 @@ mod tests {
         assert!(p("unquoted").is_none());
         assert!(p("'open").is_none());
         assert!(p("'a.b'x").is_none());
+        assert_eq!(
+            git_c_overrides("'jules.fullreplay'='true' 'core.bare'"),
+            ["jules.fullreplay=true", "core.bare"]
+        );
+        assert_eq!(
+            git_c_value("'color.ui'='never' 'COLOR.UI=always'", "color.ui").as_deref(),
+            Some("always")
+        );
+        assert_eq!(git_c_value("'user.name'='x'", "color.ui"), None);
     }
 
     #[test]

@@ -12,6 +12,14 @@ use super::ui;
 pub use super::error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK};
 pub use super::{command, unbuilt_command};
 
+/// `git -c` as git passes it to subcommands and hooks (`GIT_CONFIG_PARAMETERS`), for
+/// [`git_jules::repo::Overrides::git_c`]: read here because the library reads no environment.
+pub fn git_c() -> Vec<String> {
+    std::env::var("GIT_CONFIG_PARAMETERS")
+        .map(|text| git_jules::settings::git_c_overrides(&text))
+        .unwrap_or_default()
+}
+
 pub struct Context {
     pub ui: ui::Ui,
     pub dir: PathBuf,

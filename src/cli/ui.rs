@@ -112,8 +112,9 @@ enum GitColor {
 /// first, then the repository's and the user's configuration. Only asked when a terminal is involved, so
 /// piped runs pay nothing for it.
 fn git_color_ui(dir: &Path) -> Option<GitColor> {
-    let value = git_jules::settings::git_c_value("color.ui")
-        .map(|v| v.into_owned())
+    let value = std::env::var("GIT_CONFIG_PARAMETERS")
+        .ok()
+        .and_then(|text| git_jules::settings::git_c_value(&text, "color.ui"))
         .or_else(|| {
             let repo = gix::discover(dir).ok()?;
             let v = repo.config_snapshot().string("color.ui")?.to_string();

@@ -58,11 +58,15 @@ fn rfc3339<S: Serializer>(t: &i64, s: S) -> std::result::Result<S::Ok, S::Error>
     s.serialize_str(&format_time(*t))
 }
 
-/// A Unix time as RFC 3339 UTC.
+/// A Unix time as RFC 3339 UTC. Times come from the log, which anyone with push access writes: one outside
+/// the years RFC 3339 can write (0000 to 9999) is shown as the nearest it can, never as a bare number.
 pub fn format_time(t: i64) -> String {
-    chrono::DateTime::from_timestamp(t, 0)
+    // 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+    const FIRST: i64 = -62_167_219_200;
+    const LAST: i64 = 253_402_300_799;
+    chrono::DateTime::from_timestamp(t.clamp(FIRST, LAST), 0)
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_else(|| t.to_string())
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -449,7 +453,7 @@ pub fn list(v: &View, now: i64, filter: &Filter) -> Result<Vec<Listed>> {
         .map(|l| Listed {
             lease: l.clone(),
             live: l.live_at(now),
-            expires_in: l.expires - now,
+            expires_in: l.expires.saturating_sub(now),
         })
         .collect())
 }
@@ -629,8 +633,8 @@ pub struct Settings {
     pub pre_commit: PreCommit,
 }
 
-/// `jules.lease.preCommit`: `refuse` (the default, and any value not listed), `warn`, or `off` (also
-/// `false`, `no`, `0`).
+/// `jules.lease.preCommit`: `refuse` (the default), `warn`, or `off` (also `false`, `no`, `0`); any other
+/// value is refused with the key's name (a typo must not quietly decide what the hook does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreCommit {
     Refuse,
@@ -788,6 +792,27 @@ pub fn changed_paths(repo: &gix::Repository, changes: &Changes) -> Result<Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bug: a lease with a far expiry (`--ttl 106751991167d`, or one written to the log by hand) showed
+    /// `expires_at` as a bare number, not RFC 3339.
+    #[test]
+    fn every_lease_time_is_rfc3339() {
+        for t in [
+            i64::MIN,
+            -1,
+            0,
+            1_800_000_000,
+            9_223_373_832_678_560,
+            i64::MAX,
+        ] {
+            let text = format_time(t);
+            assert!(
+                chrono::DateTime::parse_from_rfc3339(&text).is_ok(),
+                "{t}: {text}"
+            );
+        }
+        assert_eq!(format_time(i64::MAX), "9999-12-31T23:59:59Z");
+    }
 
     fn id(n: u8) -> EventId {
         EventId::from_hex(&format!("{n:02x}").repeat(32)).unwrap()
