@@ -470,3 +470,31 @@ fn every_duration_parser_rejects_overflow() {
     ]);
     assert_eq!(o.status.code(), Some(2), "--since: {}", stderr(&o));
 }
+
+/// git hands its `-c` to hooks too: `git -c jules.lease.preCommit=warn commit` must let the commit through
+/// the pre-commit hook (the binary as the hook's interpreter). Bug: the hook ignored it.
+#[test]
+fn git_c_reaches_the_pre_commit_hook() {
+    let r = Repo::new();
+    r.jules_ok(["hooks", "install", "--hook", "pre-commit"]);
+    r.jules_ok(["lease", "acquire", "src/", "--persona", "ann"]);
+    r.write("src/a.rs", "x\n");
+    r.git(["add", "-A"]);
+    let commit = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["commit", "-qm", "change"]);
+        r.git_cmd(args)
+            .env("JULES_PERSONA", "bob")
+            .output()
+            .unwrap()
+    };
+    let refused = commit(&[]);
+    assert!(!refused.status.success(), "under ann's lease");
+    let o = commit(&["-c", "jules.lease.preCommit=warn"]);
+    assert!(
+        o.status.success(),
+        "git -c reaches the hook: {}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("ann"), "{}", stderr(&o));
+}
