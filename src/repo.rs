@@ -26,7 +26,8 @@ pub struct Overrides {
     pub signing_key: Option<PathBuf>,
     /// `git -c` for this handle: `key=value` pairs (or `key` alone for true) from git's
     /// `GIT_CONFIG_PARAMETERS`, which the frontend reads and [`crate::settings::git_c_overrides`] parses.
-    /// They are command-line overrides (after the files and `GIT_CONFIG_COUNT`, before the two above).
+    /// They are command-line overrides: after the files and `GIT_CONFIG_COUNT`, and below the two fields
+    /// above (`--full` wins over `-c jules.fullReplay=false`).
     pub git_c: Vec<String>,
 }
 
@@ -51,8 +52,8 @@ impl Overrides {
 /// [`open`] with a frontend's [`Overrides`].
 ///
 /// Also honours `git -c` as the frontend passed it ([`Overrides::git_c`]; gix does not read
-/// `GIT_CONFIG_PARAMETERS`) and checks every `jules.*` setting ([`crate::settings::validate`]): a bad value is an error here, for every
-/// frontend, before any use case reads it.
+/// `GIT_CONFIG_PARAMETERS`) and checks every `jules.*` setting ([`crate::settings::validate`]): a bad value
+/// is an error here, for every frontend, before any use case reads it.
 pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
     let values = overrides.config();
     let git_c = &overrides.git_c;

@@ -3,7 +3,7 @@
 //! A value of the wrong type is an error that names the key and the value, as git's own
 //! `bad boolean config value 'maybe' for 'jules.requiresigned'` does: read leniently, a typo in
 //! `jules.requireSigned` turned signature checks off without a word. [`validate`] checks the whole table
-//! when the repository is opened (`repo::open_with`), so every frontend (CLI, MCP, web, a library caller)
+//! when the repository is opened (`repo::open_with`, below every frontend), so every frontend (CLI, MCP, web, a library caller)
 //! gets the same typed error before any use case runs, whatever keys that use case reads; it only looks at
 //! values already in memory (and resolves `jules.trust.ref` when one is set), so the pre-commit hook pays
 //! nothing measurable for it. The readers below are strict too, for handles opened some other way.
