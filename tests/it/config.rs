@@ -286,7 +286,11 @@ fn git_c_reaches_the_other_keys() {
     let keys = tempfile::tempdir().unwrap();
     let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
     trust_on_main(&r, &alice_line);
-    for key in ["jules.signingKey", "jules.persona.alice.signingKey"] {
+    for key in [
+        "jules.signingKey",
+        "jules.persona.alice.signingKey",
+        "jules.sessionSigningKey",
+    ] {
         let c = format!("{key}={}", alice_key.display());
         let subject = format!("signed by {key}");
         let o = git_jules(
@@ -318,6 +322,44 @@ fn git_c_reaches_the_other_keys() {
             .clone();
         assert_eq!(m["signature"]["state"], "verified", "{key}: {m}");
     }
+
+    // jules.lease.remindBefore: the lead of `lease remind` (the 5h lease above is due within 6h, not 15m).
+    let remind = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["jules", "--json", "lease", "remind"]);
+        json_of(&git_jules(&r, &args))["reminded"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(remind(&[]), 0);
+    assert_eq!(remind(&["-c", "jules.lease.remindBefore=6h"]), 1);
+
+    // jules.group.<name>.member: a group defined for one command.
+    let o = git_jules(
+        &r,
+        &[
+            "-c",
+            "jules.group.crew.member=alice",
+            "jules",
+            "mail",
+            "send",
+            "--from",
+            "bob",
+            "--to",
+            "crew",
+            "--subject",
+            "to the crew",
+            "--body",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "group: {}", stderr(&o));
+    let inbox = json_of(&r.jules(["mail", "inbox", "--persona", "alice", "--json"]));
+    assert!(
+        subjects(&inbox).contains(&"to the crew".to_owned()),
+        "{inbox}"
+    );
 
     // jules.trust.ref: the trust roots are read where it says.
     r.git(["branch", "trusted"]);
