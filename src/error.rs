@@ -65,6 +65,15 @@ pub enum Error {
     /// problem says what is known instead, as data, for each frontend to word.
     #[error("{}", persona_message(name, problem))]
     Persona { name: String, problem: NameProblem },
+    /// A configuration value of the wrong type or out of range, in git's words
+    /// (`bad boolean config value 'maybe' for 'jules.requireSigned'`), and why when there is more to say.
+    #[error("bad {expected} config value '{value}' for '{key}'{}", why.as_ref().map(|w| format!(": {w}")).unwrap_or_default())]
+    Config {
+        key: String,
+        value: String,
+        expected: &'static str,
+        why: Option<String>,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -95,7 +104,7 @@ impl Error {
                 ErrorKind::Usage
             }
             Error::NotFound { .. } => ErrorKind::NotFound,
-            Error::Refused(_) | Error::Persona { .. } => ErrorKind::Usage,
+            Error::Refused(_) | Error::Persona { .. } | Error::Config { .. } => ErrorKind::Usage,
             Error::CheckFailed(_) => ErrorKind::CheckFailed,
             Error::Conflict(_) => ErrorKind::Conflict,
             Error::Race { .. }

@@ -33,6 +33,7 @@ pub mod repo;
 pub mod roles;
 pub mod series;
 pub mod series_refs;
+pub mod settings;
 pub mod sign;
 pub mod state;
 pub mod sync;

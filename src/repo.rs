@@ -24,12 +24,17 @@ pub struct Overrides {
     /// for its actor (`JULES_SIGNING_KEY`; the MCP server and `web --as` pin their persona's key): the
     /// configuration variable [`SESSION_SIGNING_KEY`].
     pub signing_key: Option<PathBuf>,
+    /// `git -c` for this handle: `key=value` pairs (or `key` alone for true) from git's
+    /// `GIT_CONFIG_PARAMETERS`, which the frontend reads and [`crate::settings::git_c_overrides`] parses.
+    /// They are command-line overrides: after the files and `GIT_CONFIG_COUNT`, and below the two fields
+    /// above (`--full` wins over `-c jules.fullReplay=false`).
+    pub git_c: Vec<String>,
 }
 
 /// `jules.fullReplay`: see [`Overrides::full_replay`] (`git -c jules.fullReplay=true jules …` is `--full`).
-pub const FULL_REPLAY: &str = "jules.fullReplay";
+pub const FULL_REPLAY: &str = crate::settings::FULL_REPLAY;
 /// `jules.sessionSigningKey`: see [`Overrides::signing_key`].
-pub const SESSION_SIGNING_KEY: &str = "jules.sessionSigningKey";
+pub const SESSION_SIGNING_KEY: &str = crate::settings::SESSION_SIGNING_KEY;
 
 impl Overrides {
     fn config(&self) -> Vec<String> {
@@ -45,14 +50,27 @@ impl Overrides {
 }
 
 /// [`open`] with a frontend's [`Overrides`].
+///
+/// Also honours `git -c` as the frontend passed it ([`Overrides::git_c`]; gix does not read
+/// `GIT_CONFIG_PARAMETERS`) and checks every `jules.*` setting ([`crate::settings::validate`]): a bad value
+/// is an error here, for every frontend, before any use case reads it.
 pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
     let values = overrides.config();
-    let found = if values.is_empty() {
+    let git_c = &overrides.git_c;
+    let found = if values.is_empty() && git_c.is_empty() {
         gix::discover_with_environment_overrides(dir)
     } else {
+        // `git -c` as gix's command-line overrides (after the files and GIT_CONFIG_COUNT, as git orders
+        // them), the frontend's own decisions as API overrides, last: `--full` wins over `-c`.
         let mut trust: gix::sec::trust::Mapping<gix::open::Options> = Default::default();
-        trust.full = trust.full.config_overrides(values.clone());
-        trust.reduced = trust.reduced.config_overrides(values);
+        trust.full = trust
+            .full
+            .cli_overrides(git_c.clone())
+            .config_overrides(values.clone());
+        trust.reduced = trust
+            .reduced
+            .cli_overrides(git_c.clone())
+            .config_overrides(values);
         gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
             dir,
             Default::default(),
@@ -72,6 +90,7 @@ pub fn open_with(dir: &Path, overrides: &Overrides) -> Result<gix::Repository> {
         Err(e) => return Err(e).context(|| format!("opening the repository at {}", dir.display())),
     };
     repo.object_cache_size_if_unset(4 * 1024 * 1024);
+    crate::settings::validate(&repo)?;
     Ok(repo)
 }
 

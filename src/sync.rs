@@ -138,35 +138,13 @@ pub struct PushPolicy {
 
 impl PushPolicy {
     /// `jules.sync.minPushInterval` (`90s`, `10m`, `1h`, or whole seconds), refused with the rule when it
-    /// does not parse.
+    /// does not parse (`settings::duration`, the one reader of durations in the configuration).
     pub fn from_config(repo: &gix::Repository) -> Result<Self> {
-        let Some(raw) = repo
-            .config_snapshot()
-            .string("jules.sync.minPushInterval")
-            .map(|v| v.to_string())
-        else {
-            return Ok(PushPolicy::default());
-        };
-        let text = raw.trim();
-        let secs = text.parse::<u64>().ok().or_else(|| {
-            let unit = text.chars().last()?;
-            let n: u64 = text[..text.len() - unit.len_utf8()].parse().ok()?;
-            n.checked_mul(match unit {
-                's' => 1,
-                'm' => 60,
-                'h' => 3600,
-                _ => return None,
-            })
-        });
-        match secs {
-            Some(secs) => Ok(PushPolicy {
-                min_interval: (secs > 0).then(|| Duration::from_secs(secs)),
-                now: false,
-            }),
-            None => Err(Error::usage(format!(
-                "jules.sync.minPushInterval is {raw:?}: use whole seconds or a duration such as 90s, 10m, 1h"
-            ))),
-        }
+        let secs = crate::settings::duration(repo, "jules.sync.minPushInterval")?.unwrap_or(0);
+        Ok(PushPolicy {
+            min_interval: (secs > 0).then(|| Duration::from_secs(secs as u64)),
+            now: false,
+        })
     }
 
     /// How long this clone must still wait before it may push, if at all.

@@ -12,6 +12,14 @@ use super::ui;
 pub use super::error::{EXIT_CHECK_FAILED, EXIT_CONFLICT, EXIT_OK};
 pub use super::{command, unbuilt_command};
 
+/// `git -c` as git passes it to subcommands and hooks (`GIT_CONFIG_PARAMETERS`), for
+/// [`git_jules::repo::Overrides::git_c`]: read here because the library reads no environment.
+pub fn git_c() -> Vec<String> {
+    std::env::var("GIT_CONFIG_PARAMETERS")
+        .map(|text| git_jules::settings::git_c_overrides(&text))
+        .unwrap_or_default()
+}
+
 pub struct Context {
     pub ui: ui::Ui,
     pub dir: PathBuf,
@@ -22,8 +30,15 @@ pub struct Context {
 }
 
 impl Context {
+    /// The repository, its settings checked (a bad one is an error); what the configuration gets wrong
+    /// without stopping the command is said on stderr (the MCP server and the web view open through here
+    /// too, so it lands in their log at start).
     pub fn open(&self) -> git_jules::Result<gix::Repository> {
-        git_jules::repo::open_with(&self.dir, &self.overrides)
+        let repo = git_jules::repo::open_with(&self.dir, &self.overrides)?;
+        for w in git_jules::settings::warnings(&repo) {
+            ui::warn(w);
+        }
+        Ok(repo)
     }
 
     /// The repository for a frontend that acts as `persona` for its whole life (the MCP server): the

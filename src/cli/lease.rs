@@ -39,7 +39,7 @@ pub struct AcquireArgs {
     /// Others may hold shared leases on the same paths, but nobody an exclusive one
     #[arg(long)]
     pub shared: bool,
-    /// How long it holds: 90s, 30m, 2h, 1d (default: jules.lease.ttl, else 2h)
+    /// How long it holds: 90s, 30m, 2h, 1d (default: jules.lease.ttl, else 2h; at most jules.lease.maxTtl, else 7d)
     #[arg(long, value_name = "DURATION")]
     pub ttl: Option<String>,
     #[arg(long, value_name = "TEXT")]
@@ -62,7 +62,7 @@ pub struct AcquireArgs {
 pub struct RenewArgs {
     /// The lease id (or a unique prefix)
     pub id: String,
-    /// The new time to live, from now (default: jules.lease.ttl, else 2h)
+    /// The new time to live, from now (default: jules.lease.ttl, else 2h; at most jules.lease.maxTtl, else 7d)
     #[arg(long, value_name = "DURATION")]
     pub ttl: Option<String>,
     /// Sync with the remote before and after, so others see the new expiry
@@ -180,7 +180,7 @@ fn describe(l: &Lease, now: i64) -> String {
         ui::text(&l.paths.join(" ")),
         lease::format_time(l.expires),
         if l.expires > now {
-            format!("{} left", left(l.expires - now))
+            format!("{} left", left(l.expires.saturating_sub(now)))
         } else {
             "expired".into()
         },
@@ -204,9 +204,7 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
     let log = lease::open(repo)?;
     let now = lease::now(repo);
     let settings = lease::Settings::from_config(repo)?;
-    let ttl = |t: Option<String>| -> Result<i64, Error> {
-        t.map(|t| lease::parse_ttl(&t)).unwrap_or(Ok(settings.ttl))
-    };
+    let ttl = |t: Option<String>| -> Result<i64, Error> { settings.ttl(t.as_deref()) };
     match cmd {
         LeaseCommand::Acquire(a) => {
             let req = ops::AcquireRequest {

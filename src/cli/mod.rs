@@ -196,7 +196,11 @@ fn run_pre_commit_hook() -> i32 {
         ui: ui::Ui::new(false, ui::ColorChoice::Auto, false, &dir),
         dir,
         strict: false,
-        overrides: git_jules::repo::Overrides::default(),
+        // git hands hooks its `-c` too: `git -c jules.lease.preCommit=warn commit` is honoured.
+        overrides: git_jules::repo::Overrides {
+            git_c: context::git_c(),
+            ..Default::default()
+        },
     };
     let check = lease::CheckArgs {
         paths: Vec::new(),
@@ -247,6 +251,7 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
         signing_key: std::env::var_os("JULES_SIGNING_KEY")
             .filter(|k| !k.is_empty())
             .map(Into::into),
+        git_c: context::git_c(),
     };
     let ctx = Context {
         ui: ui::Ui::new(cli.json, cli.color, cli.quiet, &dir),

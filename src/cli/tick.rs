@@ -119,7 +119,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
             .with_timezone(&Utc),
         None => Utc::now(),
     };
-    let max_retries = tick::max_retries(&repo, a.max_retries);
+    let max_retries = tick::max_retries(&repo, a.max_retries)?;
     let state = State::open(&repo)?;
     // Plan, then record the plan only if the state is still the one it was made from; else plan again.
     let mut recorded = None;

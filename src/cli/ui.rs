@@ -199,12 +199,13 @@ enum GitColor {
     Always,
 }
 
-/// git's `color.ui`: `git -c color.ui=…` (GIT_CONFIG_PARAMETERS) first, then the repository's and the
-/// user's configuration. Only asked when a terminal is involved, so piped runs pay nothing for it.
+/// git's `color.ui`: `git -c color.ui=…` (GIT_CONFIG_PARAMETERS, read by the library's one parser of it)
+/// first, then the repository's and the user's configuration. Only asked when a terminal is involved, so
+/// piped runs pay nothing for it.
 fn git_color_ui(dir: &Path) -> Option<GitColor> {
     let value = std::env::var("GIT_CONFIG_PARAMETERS")
         .ok()
-        .and_then(|p| color_ui_from_parameters(&p))
+        .and_then(|text| git_jules::settings::git_c_value(&text, "color.ui"))
         .or_else(|| {
             let repo = gix::discover(dir).ok()?;
             let v = repo.config_snapshot().string("color.ui")?.to_string();
@@ -215,25 +216,6 @@ fn git_color_ui(dir: &Path) -> Option<GitColor> {
         "always" => GitColor::Always,
         _ => GitColor::Auto,
     })
-}
-
-/// `color.ui` in git's `GIT_CONFIG_PARAMETERS` (`'color.ui'='never'` or the older `'color.ui=never'`); the
-/// last one wins, as with repeated `-c`.
-fn color_ui_from_parameters(p: &str) -> Option<String> {
-    let mut found = None;
-    for item in p.split(" '").map(|s| s.trim().trim_matches('\'')) {
-        let (k, v) = match item.split_once("'='") {
-            Some((k, v)) => (k, v),
-            None => match item.split_once('=') {
-                Some(kv) => kv,
-                None => continue,
-            },
-        };
-        if k.eq_ignore_ascii_case("color.ui") {
-            found = Some(v.trim_matches('\'').to_owned());
-        }
-    }
-    found
 }
 
 /// A line for stderr (errors, causes, hints), escaped like [`out`] when stderr is a terminal: a message
@@ -425,19 +407,6 @@ mod tests {
         );
         assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
         assert_eq!(terminal_safe("a\r\nb\rc"), "a\r\nb^Mc");
-    }
-
-    #[test]
-    fn color_ui_is_read_from_git_config_parameters() {
-        assert_eq!(
-            color_ui_from_parameters("'color.ui'='never'").as_deref(),
-            Some("never")
-        );
-        assert_eq!(
-            color_ui_from_parameters("'user.name'='x' 'color.ui=always'").as_deref(),
-            Some("always")
-        );
-        assert_eq!(color_ui_from_parameters("'user.name'='x'"), None);
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             args.listen
         ));
     }
+    // The configuration's warnings (a trust ref naming nothing), said once at start on stderr, the server's
+    // log; its errors stop the server here as they would any command.
+    drop(ctx.open()?);
     let server = git_jules::web::Server::bind(
         ctx.dir.clone(),
         git_jules::web::Options {

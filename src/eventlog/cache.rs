@@ -215,10 +215,11 @@ pub(super) fn fetch_pending(dir: &Path, rel: &str) -> Option<Vec<u8>> {
 /// Whether reads through `repo` replay the whole log: no cache, no checkpoint is read (`--full`, set by the
 /// frontend on its handle: [`crate::repo::Overrides::full_replay`]). The answer is the same either way;
 /// this is how to check it, and how to measure the cold path.
+///
+/// A value that is not a boolean counts as true (the answer is the same, only slower): opening the
+/// repository already refused it with its name (`settings::validate`).
 pub fn full_replay(repo: &gix::Repository) -> bool {
-    repo.config_snapshot()
-        .boolean(crate::repo::FULL_REPLAY)
-        .unwrap_or(false)
+    crate::settings::boolean(repo, crate::repo::FULL_REPLAY, false).unwrap_or(true)
 }
 
 /// How a projection was brought up to date, for diagnostics and tests.

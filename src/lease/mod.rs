@@ -28,7 +28,6 @@ pub mod staged;
 
 use std::collections::BTreeMap;
 
-use gix::bstr::ByteSlice;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::{Error, Result};
@@ -59,11 +58,15 @@ fn rfc3339<S: Serializer>(t: &i64, s: S) -> std::result::Result<S::Ok, S::Error>
     s.serialize_str(&format_time(*t))
 }
 
-/// A Unix time as RFC 3339 UTC.
+/// A Unix time as RFC 3339 UTC. Times come from the log, which anyone with push access writes: one outside
+/// the years RFC 3339 can write (0000 to 9999) is shown as the nearest it can, never as a bare number.
 pub fn format_time(t: i64) -> String {
-    chrono::DateTime::from_timestamp(t, 0)
+    // 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z.
+    const FIRST: i64 = -62_167_219_200;
+    const LAST: i64 = 253_402_300_799;
+    chrono::DateTime::from_timestamp(t.clamp(FIRST, LAST), 0)
         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-        .unwrap_or_else(|| t.to_string())
+        .unwrap_or_default()
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -404,14 +407,13 @@ pub fn now(repo: &gix::Repository) -> i64 {
 
 /// Seconds from `DURATION` (`90s`, `30m`, `2h`, `1d`, `1w`), refused when zero or unreadable.
 pub fn parse_ttl(s: &str) -> Result<i64> {
-    crate::mail::when::parse_duration(s)
-        .map(|d| d.num_seconds())
-        .filter(|&n| n > 0)
-        .ok_or_else(|| {
-            Error::usage(format!(
-                "cannot read the duration {s:?}: use a number and a unit, such as 90s, 30m, 2h, 1d"
-            ))
-        })
+    match crate::settings::parse_duration(s) {
+        Ok(n) if n > 0 => Ok(n),
+        Ok(_) => Err(Error::usage(format!(
+            "cannot read the duration {s:?}: it must be longer than nothing"
+        ))),
+        Err(e) => Err(Error::usage(format!("cannot read the duration {s:?}: {e}"))),
+    }
 }
 
 /// A lease as listed at a moment: whether it is live then and how many seconds are left (negative: past).
@@ -482,7 +484,7 @@ pub fn list(v: &View, now: i64, filter: &Filter) -> Result<Vec<Listed>> {
         .map(|l| Listed {
             lease: l.clone(),
             live: l.live_at(now),
-            expires_in: l.expires - now,
+            expires_in: l.expires.saturating_sub(now),
             signature: None,
         })
         .collect())
@@ -653,6 +655,8 @@ pub struct Settings {
     pub remind_before: i64,
     /// `jules.lease.remind`, default true: `sync` and `tick` send due reminders.
     pub remind: bool,
+    /// `jules.lease.maxTtl`, default [`DEFAULT_MAX_TTL`]: the longest TTL an acquire or renew accepts.
+    pub max_ttl: i64,
     /// `core.ignoreCase`: whether `check` folds case.
     pub ignore_case: bool,
     /// `jules.lease.releaseOnFinalize`, default true: `series finalize` releases the persona's leases on
@@ -664,8 +668,8 @@ pub struct Settings {
     pub pre_commit: PreCommit,
 }
 
-/// `jules.lease.preCommit`: `refuse` (the default, and any value not listed), `warn`, or `off` (also
-/// `false`, `no`, `0`).
+/// `jules.lease.preCommit`: `refuse` (the default), `warn`, or `off` (also `false`, `no`, `0`); any other
+/// value is refused with the key's name (a typo must not quietly decide what the hook does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PreCommit {
     Refuse,
@@ -673,35 +677,84 @@ pub enum PreCommit {
     Off,
 }
 
+/// The longest lease unless `jules.lease.maxTtl` says otherwise: a week. A lease blocks other personas'
+/// commits; one that outlives its holder's work by months is a lock nobody remembers.
+pub const DEFAULT_MAX_TTL: i64 = 7 * 86_400;
+
 impl Settings {
+    /// The lease settings; every value is read strictly (`crate::settings`): a bad one is an error naming
+    /// the key. A `jules.lease.ttl` above `jules.lease.maxTtl` is refused too.
     pub fn from_config(repo: &gix::Repository) -> Result<Settings> {
-        let c = repo.config_snapshot();
-        let dur = |key: &str, default: i64| -> Result<i64> {
-            match c.string(key) {
-                Some(v) => {
-                    parse_ttl(&v.to_string()).map_err(|e| Error::usage(format!("{key}: {e}")))
-                }
+        use crate::settings::{boolean, duration, LEASE_MAX_TTL};
+        let positive = |key: &str, default: i64| -> Result<i64> {
+            match duration(repo, key)? {
+                Some(0) => Err(crate::settings::bad(
+                    key,
+                    "0",
+                    "duration",
+                    Some("it must be longer than nothing".into()),
+                )),
+                Some(n) => Ok(n),
                 None => Ok(default),
             }
         };
+        let max_ttl = positive(LEASE_MAX_TTL, DEFAULT_MAX_TTL)?;
+        let ttl = positive("jules.lease.ttl", 2 * 3600)?;
+        if ttl > max_ttl {
+            return Err(crate::settings::bad(
+                "jules.lease.ttl",
+                &crate::settings::format_duration(ttl),
+                "duration",
+                Some(too_long(max_ttl)),
+            ));
+        }
+        let pre_commit = crate::settings::choice(
+            repo,
+            "jules.lease.preCommit",
+            &["refuse", "warn", "off", "false", "no", "0"],
+        )?;
         Ok(Settings {
-            ttl: dur("jules.lease.ttl", 2 * 3600)?,
-            remind_before: dur("jules.lease.remindBefore", 15 * 60)?,
-            remind: c.boolean("jules.lease.remind").unwrap_or(true),
-            ignore_case: c.boolean("core.ignoreCase").unwrap_or(false),
-            release_on_finalize: c.boolean("jules.lease.releaseOnFinalize").unwrap_or(true),
-            release_on_done: c.boolean("jules.lease.releaseOnDone").unwrap_or(true),
-            pre_commit: match c
-                .string("jules.lease.preCommit")
-                .as_deref()
-                .map(|v| v.to_str_lossy())
-            {
-                Some(v) if matches!(v.as_ref(), "off" | "false" | "no" | "0") => PreCommit::Off,
-                Some(v) if v == "warn" => PreCommit::Warn,
+            ttl,
+            max_ttl,
+            remind_before: positive("jules.lease.remindBefore", 15 * 60)?,
+            remind: boolean(repo, "jules.lease.remind", true)?,
+            ignore_case: repo
+                .config_snapshot()
+                .boolean("core.ignoreCase")
+                .unwrap_or(false),
+            release_on_finalize: boolean(repo, "jules.lease.releaseOnFinalize", true)?,
+            release_on_done: boolean(repo, "jules.lease.releaseOnDone", true)?,
+            pre_commit: match pre_commit.as_deref() {
+                Some("off" | "false" | "no" | "0") => PreCommit::Off,
+                Some("warn") => PreCommit::Warn,
                 _ => PreCommit::Refuse,
             },
         })
     }
+
+    /// The TTL of an acquire or renew: `given` (a duration such as `2h`) or the default `jules.lease.ttl`,
+    /// at most `jules.lease.maxTtl`. What every frontend calls with its `--ttl`/`ttl` argument.
+    pub fn ttl(&self, given: Option<&str>) -> Result<i64> {
+        let Some(given) = given else {
+            return Ok(self.ttl);
+        };
+        let ttl = parse_ttl(given)?;
+        if ttl > self.max_ttl {
+            return Err(Error::usage(format!(
+                "the lease TTL {given} is too long: {}",
+                too_long(self.max_ttl)
+            )));
+        }
+        Ok(ttl)
+    }
+}
+
+fn too_long(max_ttl: i64) -> String {
+    format!(
+        "leases last at most {} ({})",
+        crate::settings::format_duration(max_ttl),
+        crate::settings::LEASE_MAX_TTL
+    )
 }
 
 /// The remote `--sync` goes through: the one named, else the default one; none without `sync`.
@@ -774,6 +827,27 @@ pub fn changed_paths(repo: &gix::Repository, changes: &Changes) -> Result<Vec<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bug: a lease with a far expiry (`--ttl 106751991167d`, or one written to the log by hand) showed
+    /// `expires_at` as a bare number, not RFC 3339.
+    #[test]
+    fn every_lease_time_is_rfc3339() {
+        for t in [
+            i64::MIN,
+            -1,
+            0,
+            1_800_000_000,
+            9_223_373_832_678_560,
+            i64::MAX,
+        ] {
+            let text = format_time(t);
+            assert!(
+                chrono::DateTime::parse_from_rfc3339(&text).is_ok(),
+                "{t}: {text}"
+            );
+        }
+        assert_eq!(format_time(i64::MAX), "9999-12-31T23:59:59Z");
+    }
 
     fn id(n: u8) -> EventId {
         EventId::from_hex(&format!("{n:02x}").repeat(32)).unwrap()

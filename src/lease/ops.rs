@@ -414,7 +414,9 @@ pub fn remind(log: &Log<'_>, now: i64, lead: i64, from: &str) -> Result<Vec<Leas
     let due: Vec<Lease> = held
         .heads()?
         .into_iter()
-        .filter(|(h, _)| h.live_at(now) && h.expires - now <= lead && h.reminded != Some(h.expires))
+        .filter(|(h, _)| {
+            h.live_at(now) && h.expires.saturating_sub(now) <= lead && h.reminded != Some(h.expires)
+        })
         .map(|(_, raw)| super::held::Held::lease(raw))
         .collect::<Result<_>>()?;
     for l in &due {
@@ -430,7 +432,7 @@ pub fn remind(log: &Log<'_>, now: i64, lead: i64, from: &str) -> Result<Vec<Leas
                 l.short(),
                 l.paths.join(" "),
                 format_time(l.expires),
-                (l.expires - now + 59) / 60,
+                l.expires.saturating_sub(now).saturating_add(59) / 60,
                 l.short()
             ),
         )?;

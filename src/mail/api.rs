@@ -57,10 +57,7 @@ pub fn check_names(
     groups_ok: bool,
 ) -> Result<Vec<UnknownName>> {
     let strict = ws.strict_personas
-        || repo
-            .config_snapshot()
-            .boolean("jules.strictPersonas")
-            .unwrap_or(false);
+        || crate::settings::boolean(repo, crate::settings::STRICT_PERSONAS, false)?;
     let mut known = Known::load(repo, groups, std::iter::empty())?;
     let declared = !known.personas.is_empty() || !known.groups.is_empty();
     if !declared && !strict {

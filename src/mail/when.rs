@@ -59,11 +59,20 @@ pub fn parse_when(s: &str, now: DateTime<Utc>, direction: Direction) -> Result<D
     if t == "now" {
         return Ok(now);
     }
-    if let Some(d) = parse_duration(t) {
-        return Ok(match direction {
-            Direction::Past => now - d,
-            Direction::Future => now + d,
-        });
+    match crate::settings::parse_duration(t) {
+        Ok(secs) => {
+            let d = chrono::Duration::seconds(secs);
+            let moved = match direction {
+                Direction::Past => now.checked_sub_signed(d),
+                Direction::Future => now.checked_add_signed(d),
+            };
+            // Bounded durations keep any present time representable; a clock far off is still no panic.
+            return moved.ok_or_else(|| Error::usage(format!("the time {s:?} is out of range")));
+        }
+        Err(e @ crate::settings::DurationError::TooLong) => {
+            return Err(Error::usage(format!("cannot read the time {s:?}: {e}")))
+        }
+        Err(crate::settings::DurationError::Syntax) => {}
     }
     parse_source_time(t).ok_or_else(|| {
         Error::usage(format!(
@@ -71,24 +80,6 @@ pub fn parse_when(s: &str, now: DateTime<Utc>, direction: Direction) -> Result<D
              2026-01-28T15:30:00Z or 2026-01-28"
         ))
     })
-}
-
-/// `90s`, `15m`, `2h`, `3d`, `1w`.
-pub fn parse_duration(s: &str) -> Option<chrono::Duration> {
-    let unit = s.chars().last()?;
-    let n: i64 = s[..s.len() - unit.len_utf8()].parse().ok()?;
-    if n < 0 {
-        return None;
-    }
-    let secs = match unit {
-        's' => 1,
-        'm' => 60,
-        'h' => 3600,
-        'd' => 86_400,
-        'w' => 604_800,
-        _ => return None,
-    };
-    chrono::Duration::try_seconds(n.checked_mul(secs)?)
 }
 
 /// `YYYYMMDDTHHMMSSZ`, the timestamp of maildir file names.

@@ -1,7 +1,7 @@
 //! The verification state of an event: verified (by which key, for which persona), unsigned, a bad
 //! signature, or a key the trust roots do not allow for its actor.
 //!
-//! Trust roots are `.jules/allowed_signers` as committed at the tip of `jules.trust.ref` (default `main`)
+//! Trust roots are `.jules/allowed_signers` as committed at the tip of [`trust_ref`] (the remote's `main`)
 //! *now*: every event, old or new, is judged against today's file, with `valid-after`/`valid-before` read
 //! against the event's own `time`. So removing a key's line revokes everything it signed, and a
 //! `valid-before` keeps what it signed before that date (as the writer's clock tells it: the window is only
@@ -174,7 +174,7 @@ pub fn check_checkpoint(trust: Option<&AllowedSigners>, manifest: &[u8], signatu
     }
 }
 
-/// The trust roots of a repository: the allowed-signers file at `jules.trust.ref` (default `main`) and its
+/// The trust roots of a repository: the allowed-signers file at [`trust_ref`] and its
 /// blob id, or `None` when there is none.
 pub fn load_trust(repo: &gix::Repository) -> Result<Option<(AllowedSigners, ObjectId)>> {
     let Some(id) = trust_blob(repo) else {
@@ -199,7 +199,10 @@ pub fn parse_trust(repo: &gix::Repository, id: ObjectId) -> Result<AllowedSigner
 /// Every read that shows signature states asks (a new trust file must count at once), so this is on the
 /// warm path. Where the trust ref is a reference, the answer for the commit it points at is remembered in
 /// `.git/jules/signatures/trust-blob` (`<commit> <blob id | none>`, derived data): a warm read resolves one
-/// ref and reads one small file, and opens no object. Any other revision is resolved by git's rules.
+/// ref and reads one small file, and opens no object. Any other revision is resolved by git's rules. The memo
+/// is keyed by the commit, not by the ref's name: the blob at a commit never changes, so whichever ref
+/// [`trust_ref`] picks (the remote-tracking `main` once a fetch brings one, the local `main` before), a
+/// remembered answer is right for the commit it names and a moved or different ref misses it.
 pub fn trust_blob(repo: &gix::Repository) -> Option<ObjectId> {
     let spec = trust_ref(repo);
     let resolve = |rev: &str| {
@@ -250,13 +253,34 @@ pub fn trust_blob(repo: &gix::Repository) -> Option<ObjectId> {
     blob
 }
 
-/// `jules.trust.ref`, default `main`.
+/// `jules.trust.ref`; unset, the base branch `main` as the remote has it.
+///
+/// The default is the remote-tracking `refs/remotes/<remote>/main` (the coordination remote `jules.remote`,
+/// then `origin`) when this clone has one, else the local `main`. The trust roots are what was reviewed onto
+/// the shared base branch: a clone that fetched but did not pull (or whose local `main` lags, or was moved
+/// by hand) must not judge mail by an older or private trust file. A repository without remote-tracking
+/// refs (the remote itself, where the guard reads its own branch) uses its `main`. Every read asks this,
+/// so it resolves at most three refs and reads no object.
 pub fn trust_ref(repo: &gix::Repository) -> String {
-    repo.config_snapshot()
-        .string("jules.trust.ref")
+    let config = repo.config_snapshot();
+    if let Some(v) = config
+        .string(crate::settings::TRUST_REF)
         .map(|v| v.to_string())
         .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| "main".to_owned())
+    {
+        return v;
+    }
+    let remote = config
+        .string("jules.remote")
+        .map(|v| v.to_string())
+        .filter(|v| !v.is_empty());
+    let found = remote
+        .iter()
+        .map(String::as_str)
+        .chain(["origin"])
+        .map(|r| format!("refs/remotes/{r}/main"))
+        .find(|name| matches!(repo.try_find_reference(name.as_str()), Ok(Some(_))));
+    found.unwrap_or_else(|| "main".to_owned())
 }
 
 /// The cache directory (below `.git/jules/`) of folds under `jules.requireSigned`, which ignore unverified
@@ -269,11 +293,11 @@ pub fn authority_cache(repo: &gix::Repository) -> Option<String> {
     Some(format!("cache-signed/{blob}"))
 }
 
-/// `jules.requireSigned`.
+/// `jules.requireSigned`. A value that is not a boolean counts as true here (fail closed): opening the
+/// repository already refused it with its name (`settings::validate`), so only a handle opened around that
+/// check gets here with one.
 pub fn require_signed(repo: &gix::Repository) -> bool {
-    repo.config_snapshot()
-        .boolean("jules.requireSigned")
-        .unwrap_or(false)
+    crate::settings::require_signed(repo).unwrap_or(true)
 }
 
 #[cfg(test)]

@@ -24,14 +24,14 @@ pub const REASON_LAYER: &str = "layer";
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 
 /// Mail relaunches per persona per sprint: `explicit` (the command line), else `jules.maxRetries` (clamped to
-/// `0..=u32::MAX`), else [`DEFAULT_MAX_RETRIES`].
-pub fn max_retries(repo: &gix::Repository, explicit: Option<u32>) -> u32 {
-    explicit.unwrap_or_else(|| {
-        repo.config_snapshot()
-            .integer("jules.maxRetries")
-            .map(|n| n.clamp(0, u32::MAX as i64) as u32)
-            .unwrap_or(DEFAULT_MAX_RETRIES)
-    })
+/// `0..=u32::MAX`; a value that is not a number, or is negative, is an error), else [`DEFAULT_MAX_RETRIES`].
+pub fn max_retries(repo: &gix::Repository, explicit: Option<u32>) -> crate::Result<u32> {
+    if let Some(n) = explicit {
+        return Ok(n);
+    }
+    Ok(crate::settings::integer(repo, "jules.maxRetries", 0)?
+        .map(|n| n.clamp(0, u32::MAX as i64) as u32)
+        .unwrap_or(DEFAULT_MAX_RETRIES))
 }
 
 pub struct TickInput<'a> {

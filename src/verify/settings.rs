@@ -36,13 +36,8 @@ impl Settings {
         let command = overrides.cmd.clone().or_else(|| command_from(&config));
         let jobs = match overrides.jobs {
             Some(j) => (j as usize).max(1),
-            None => match config.integer("jules.verify.jobs") {
-                Some(j) if j >= 1 => j as usize,
-                Some(j) => {
-                    return Err(Error::usage(format!(
-                        "jules.verify.jobs must be at least 1, not {j}"
-                    )))
-                }
+            None => match crate::settings::integer(repo, "jules.verify.jobs", 1)? {
+                Some(j) => j as usize,
                 None => std::thread::available_parallelism()
                     .map(|n| n.get())
                     .unwrap_or(1),

@@ -5,6 +5,7 @@ mod harness;
 mod cache;
 mod checkpoint;
 mod cli;
+mod config;
 mod eventlog;
 mod exchange;
 mod finalize;

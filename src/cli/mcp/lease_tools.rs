@@ -160,7 +160,7 @@ fn run(session: &Session, name: &str, arguments: Value) -> anyhow::Result<(bool,
     let log = lease::open(&repo)?;
     let now = lease::now(&repo);
     let settings = lease::Settings::from_config(&repo)?;
-    let ttl = |t: Option<String>| t.map(|t| lease::parse_ttl(&t)).unwrap_or(Ok(settings.ttl));
+    let ttl = |t: Option<String>| settings.ttl(t.as_deref());
     match name {
         "lease_acquire" => {
             let a: Acquire = parse(name, arguments)?;

@@ -1,0 +1,542 @@
+//! Configuration (issue 40, findings 3 and 7): every `jules.*` key is read strictly (a bad value exits 2
+//! naming the key and the value, as git does), `git -c` and `GIT_CONFIG_COUNT` reach every key, the trust
+//! ref fails loudly and defaults to the base branch as the remote has it, and durations are bounded.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::{stderr, stdout, Repo};
+
+/// `git jules keys new PERSONA --out DIR/PERSONA`: the key's path and its allowed_signers line.
+fn new_key(r: &Repo, dir: &Path, persona: &str) -> (PathBuf, String) {
+    let path = dir.join(persona);
+    let line = r.jules_ok(["keys", "new", persona, "--out", path.to_str().unwrap()]);
+    (path, line.trim().to_owned())
+}
+
+fn trust_on_main(r: &Repo, line: &str) {
+    r.write(".jules/allowed_signers", &format!("{line}\n"));
+    r.commit_all("trust roots");
+}
+
+/// `git ARGS` (so `git -c …` reaches the binary as git passes it: `GIT_CONFIG_PARAMETERS`).
+fn git_jules(r: &Repo, args: &[&str]) -> std::process::Output {
+    r.git_output(args)
+}
+
+fn json_of(o: &std::process::Output) -> serde_json::Value {
+    assert!(
+        o.status.success(),
+        "exit {:?}: {}",
+        o.status.code(),
+        stderr(o)
+    );
+    serde_json::from_str(&stdout(o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(o)))
+}
+
+fn subjects(inbox: &serde_json::Value) -> Vec<String> {
+    inbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Every boolean, duration, integer and path key of the table, with a value git's `--type` would refuse.
+/// Bug: each was read leniently (a bad boolean as its default, a bad duration or path ignored), so
+/// `jules.requireSigned=maybe` turned signature checks off without a word.
+const BAD_VALUES: &[(&str, &str)] = &[
+    ("jules.requireSigned", "maybe"),
+    ("jules.strictPersonas", "perhaps"),
+    ("jules.fullReplay", "sometimes"),
+    ("jules.lease.remind", "often"),
+    ("jules.lease.releaseOnFinalize", "2x"),
+    ("jules.lease.releaseOnDone", "nope"),
+    ("jules.lease.ttl", "2 hours"),
+    ("jules.lease.remindBefore", "soon"),
+    ("jules.lease.maxTtl", "forever"),
+    ("jules.sync.minPushInterval", "10x"),
+    ("jules.maxRetries", "three"),
+    ("jules.verify.jobs", "many"),
+    ("jules.verify.worktreeDir", "~nosuchuser-jules/wt"),
+    ("jules.signingKey", "~nosuchuser-jules/key"),
+    ("jules.sessionSigningKey", "~nosuchuser-jules/key"),
+    ("jules.persona.alice.signingKey", "~nosuchuser-jules/key"),
+    ("jules.lease.preCommit", "sometimes"),
+];
+
+fn assert_refused(o: &std::process::Output, key: &str, value: &str, how: &str) {
+    let err = stderr(o);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{key}={value} ({how}) must exit 2: {err}{}",
+        stdout(o)
+    );
+    assert!(
+        err.to_lowercase().contains(&key.to_lowercase()) && err.contains(value),
+        "{key}={value} ({how}): the message names the key and the value: {err}"
+    );
+}
+
+#[test]
+fn a_bad_value_in_any_typed_key_exits_2_naming_the_key_and_the_value() {
+    let r = Repo::new();
+    for (key, value) in BAD_VALUES {
+        // In the repository's configuration…
+        r.git(["config", key, value]);
+        let o = r.jules(["mail", "inbox", "--persona", "bob"]);
+        assert_refused(&o, key, value, "git config");
+        // …the MCP/web path opens the repository the same way: a use case over a workspace.
+        r.git(["config", "--unset", key]);
+        // …and given with `git -c`.
+        let c = format!("{key}={value}");
+        let o = git_jules(
+            &r,
+            &["-c", &c, "jules", "mail", "inbox", "--persona", "bob"],
+        );
+        assert_refused(&o, key, value, "git -c");
+    }
+    // Good values in every spelling git accepts still pass.
+    for (key, value) in [
+        ("jules.requireSigned", "off"),
+        ("jules.lease.remind", "yes"),
+        ("jules.lease.ttl", "3h"),
+        ("jules.sync.minPushInterval", "90"),
+        ("jules.maxRetries", "5"),
+    ] {
+        let c = format!("{key}={value}");
+        let o = git_jules(
+            &r,
+            &["-c", &c, "jules", "mail", "inbox", "--persona", "bob"],
+        );
+        assert!(o.status.success(), "{c}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn library_open_refuses_a_bad_value_with_a_typed_error() {
+    // What the MCP server and the web view get: the same typed error, from opening the workspace.
+    let r = Repo::new();
+    r.git(["config", "jules.requireSigned", "maybe"]);
+    let err = match git_jules::Workspace::open(r.path()) {
+        Ok(_) => panic!("a bad boolean must not open"),
+        Err(e) => e,
+    };
+    assert_eq!(err.kind(), git_jules::error::ErrorKind::Usage);
+    let text = err.to_string();
+    assert!(
+        text.contains("jules.requireSigned") && text.contains("maybe"),
+        "{text}"
+    );
+}
+
+/// Bug: `git -c jules.requireSigned=true jules mail inbox` ignored the `-c` (gix does not read git's
+/// `GIT_CONFIG_PARAMETERS`), so unsigned mail kept its authority.
+#[test]
+fn git_c_and_config_count_reach_require_signed() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    trust_on_main(&r, &alice_line);
+    r.send_mail("mallory", "bob", "unsigned", "b", &[]);
+    let signed = r
+        .jules_cmd([
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "bob",
+            "--subject",
+            "signed",
+            "--body",
+            "b",
+        ])
+        .env("JULES_SIGNING_KEY", &alice_key)
+        .output()
+        .unwrap();
+    assert!(signed.status.success(), "{}", stderr(&signed));
+    let plain = json_of(&r.jules(["mail", "inbox", "--persona", "bob", "--json"]));
+    assert_eq!(subjects(&plain).len(), 2);
+
+    let with_c = json_of(&git_jules(
+        &r,
+        &[
+            "-c",
+            "jules.requireSigned=true",
+            "jules",
+            "mail",
+            "inbox",
+            "--persona",
+            "bob",
+            "--json",
+        ],
+    ));
+    assert_eq!(subjects(&with_c), ["signed"], "git -c jules.requireSigned");
+    let with_count = json_of(
+        &r.jules_cmd(["mail", "inbox", "--persona", "bob", "--json"])
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "jules.requireSigned")
+            .env("GIT_CONFIG_VALUE_0", "true")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(subjects(&with_count), ["signed"], "GIT_CONFIG_COUNT");
+}
+
+/// Bug: `git -c jules.fullReplay=true jules --json log stats mail` answered from the cache.
+#[test]
+fn git_c_reaches_full_replay() {
+    let r = Repo::new();
+    r.send_mail("alice", "bob", "one", "b", &[]);
+    r.jules_ok(["--json", "log", "stats", "mail"]);
+    let warm = json_of(&r.jules(["--json", "log", "stats", "mail"]));
+    assert_eq!(warm["refresh"], "warm");
+    let full = json_of(&git_jules(
+        &r,
+        &[
+            "-c",
+            "jules.fullReplay=true",
+            "jules",
+            "--json",
+            "log",
+            "stats",
+            "mail",
+        ],
+    ));
+    assert_ne!(full["refresh"], "warm", "git -c jules.fullReplay: {full}");
+    assert_eq!(full["events"], warm["events"]);
+}
+
+/// The other keys a `git -c` must reach, each shown to take effect (not only to parse).
+#[test]
+fn git_c_reaches_the_other_keys() {
+    let r = Repo::new();
+    // jules.strictPersonas: an unknown persona becomes an error.
+    r.write(".jules/personas/alice.md", "alice\n");
+    r.commit_all("personas");
+    let o = git_jules(
+        &r,
+        &[
+            "-c",
+            "jules.strictPersonas=true",
+            "jules",
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "nobody-at-all",
+            "--subject",
+            "s",
+            "--body",
+            "b",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "strictPersonas: {}", stderr(&o));
+
+    // jules.lease.ttl: the default TTL of an acquire.
+    let lease = json_of(&git_jules(
+        &r,
+        &[
+            "-c",
+            "jules.lease.ttl=5h",
+            "jules",
+            "--json",
+            "lease",
+            "acquire",
+            "src/",
+            "--persona",
+            "alice",
+        ],
+    ));
+    let l = &lease["lease"];
+    let at = |k: &str| {
+        chrono::DateTime::parse_from_rfc3339(l[k].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{k} is not RFC 3339: {e}: {l}"))
+    };
+    assert_eq!((at("expires_at") - at("acquired_at")).num_hours(), 5, "{l}");
+
+    // jules.lease.maxTtl: a longer --ttl is refused.
+    let o = git_jules(
+        &r,
+        &[
+            "-c",
+            "jules.lease.maxTtl=1h",
+            "jules",
+            "lease",
+            "acquire",
+            "docs/",
+            "--persona",
+            "alice",
+            "--ttl",
+            "2h",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "maxTtl: {}", stderr(&o));
+    assert!(stderr(&o).contains("1h"), "names the limit: {}", stderr(&o));
+
+    // jules.remote: sync goes to the remote it names.
+    let o = git_jules(&r, &["-c", "jules.remote=no-such-remote", "jules", "sync"]);
+    assert_eq!(o.status.code(), Some(2), "remote: {}", stderr(&o));
+    assert!(stderr(&o).contains("no-such-remote"), "{}", stderr(&o));
+
+    // jules.signingKey and jules.persona.<name>.signingKey: the event is signed with that key.
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    trust_on_main(&r, &alice_line);
+    for key in [
+        "jules.signingKey",
+        "jules.persona.alice.signingKey",
+        "jules.sessionSigningKey",
+    ] {
+        let c = format!("{key}={}", alice_key.display());
+        let subject = format!("signed by {key}");
+        let o = git_jules(
+            &r,
+            &[
+                "-c",
+                &c,
+                "jules",
+                "mail",
+                "send",
+                "--from",
+                "alice",
+                "--to",
+                "bob",
+                "--subject",
+                &subject,
+                "--body",
+                "b",
+            ],
+        );
+        assert!(o.status.success(), "{key}: {}", stderr(&o));
+        let inbox = json_of(&r.jules(["mail", "inbox", "--persona", "bob", "--json"]));
+        let m = inbox["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["subject"] == subject.as_str())
+            .unwrap()
+            .clone();
+        assert_eq!(m["signature"]["state"], "verified", "{key}: {m}");
+    }
+
+    // jules.lease.remindBefore: the lead of `lease remind` (the 5h lease above is due within 6h, not 15m).
+    let remind = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["jules", "--json", "lease", "remind"]);
+        json_of(&git_jules(&r, &args))["reminded"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(remind(&[]), 0);
+    assert_eq!(remind(&["-c", "jules.lease.remindBefore=6h"]), 1);
+
+    // jules.group.<name>.member: a group defined for one command.
+    let o = git_jules(
+        &r,
+        &[
+            "-c",
+            "jules.group.crew.member=alice",
+            "jules",
+            "mail",
+            "send",
+            "--from",
+            "bob",
+            "--to",
+            "crew",
+            "--subject",
+            "to the crew",
+            "--body",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "group: {}", stderr(&o));
+    let inbox = json_of(&r.jules(["mail", "inbox", "--persona", "alice", "--json"]));
+    assert!(
+        subjects(&inbox).contains(&"to the crew".to_owned()),
+        "{inbox}"
+    );
+
+    // jules.trust.ref: the trust roots are read where it says.
+    r.git(["branch", "trusted"]);
+    r.git(["rm", "-q", ".jules/allowed_signers"]);
+    r.commit_all("no trust on main");
+    r.send_mail("mallory", "bob", "unsigned", "b", &[]);
+    let human = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["jules", "mail", "inbox", "--persona", "bob"]);
+        let o = git_jules(&r, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    assert!(!human(&[]).contains("NOT VERIFIED"));
+    assert!(human(&["-c", "jules.trust.ref=trusted"]).contains("NOT VERIFIED"));
+}
+
+/// Bug: a `jules.trust.ref` that names nothing silently removed every NOT VERIFIED mark.
+#[test]
+fn a_trust_ref_naming_nothing_warns_and_is_an_error_under_require_signed() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (_, alice_line) = new_key(&r, keys.path(), "alice");
+    trust_on_main(&r, &alice_line);
+    r.send_mail("mallory", "bob", "unsigned", "b", &[]);
+    r.git(["config", "jules.trust.ref", "mian"]);
+    let o = r.jules(["mail", "inbox", "--persona", "bob"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning") && err.contains("jules.trust.ref") && err.contains("mian"),
+        "a warning names the key and its value: {err}"
+    );
+    r.git(["config", "jules.requireSigned", "true"]);
+    let o = r.jules(["mail", "inbox", "--persona", "bob"]);
+    assert_refused(&o, "jules.trust.ref", "mian", "under requireSigned");
+    // A library caller gets the typed error.
+    assert!(git_jules::Workspace::open(r.path()).is_err());
+}
+
+/// Bug: the default trust ref was the clone's local `main`: a clone that had fetched but not pulled the
+/// trust file showed unsigned mail unmarked. Now the base branch as the remote has it counts, and the
+/// memo of the trust file's blob follows it.
+#[test]
+fn the_default_trust_ref_is_the_remote_tracking_main() {
+    let (a, _bare, b) = Repo::with_clone();
+    b.send_mail("mallory", "bob", "unsigned", "b", &[]);
+    // Warm the trust-blob memo on b's local main (no trust file yet).
+    let before = b.jules_ok(["mail", "inbox", "--persona", "bob"]);
+    assert!(!before.contains("NOT VERIFIED"), "{before}");
+    let keys = tempfile::tempdir().unwrap();
+    let (_, alice_line) = new_key(&a, keys.path(), "alice");
+    trust_on_main(&a, &alice_line);
+    a.git(["push", "-q", "origin", "main"]);
+    b.git(["fetch", "-q", "origin"]);
+    assert_ne!(b.rev("main"), b.rev("origin/main"), "b has not pulled");
+    let after = b.jules_ok(["mail", "inbox", "--persona", "bob"]);
+    assert!(
+        after.contains("NOT VERIFIED"),
+        "the remote's main holds the trust roots: {after}"
+    );
+}
+
+/// Bug: `--ttl 106751991167d` was accepted (292 million years) and its `expires_at` was not RFC 3339.
+#[test]
+fn lease_ttls_are_bounded_by_max_ttl_and_times_are_rfc3339() {
+    let r = Repo::new();
+    for ttl in ["106751991167d", "99999999999999999w", "8d"] {
+        let o = r.jules([
+            "lease",
+            "acquire",
+            "src/",
+            "--persona",
+            "alice",
+            "--ttl",
+            ttl,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "--ttl {ttl}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("7d") || stderr(&o).contains("too long"),
+            "--ttl {ttl} names the limit: {}",
+            stderr(&o)
+        );
+    }
+    // The limit is a setting.
+    r.git(["config", "jules.lease.maxTtl", "30d"]);
+    let lease = json_of(&r.jules([
+        "--json",
+        "lease",
+        "acquire",
+        "src/",
+        "--persona",
+        "alice",
+        "--ttl",
+        "8d",
+    ]));
+    let expires = lease["lease"]["expires_at"].as_str().unwrap();
+    chrono::DateTime::parse_from_rfc3339(expires).expect("RFC 3339");
+    // A configured default above the limit is refused too, naming both.
+    r.git(["config", "jules.lease.ttl", "40d"]);
+    let o = r.jules(["lease", "acquire", "docs/", "--persona", "alice"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("jules.lease.maxTtl"), "{}", stderr(&o));
+}
+
+/// Bug: a duration that overflows a time (`mail send --expires`, `lease renew --ttl`, config durations)
+/// panicked or produced a time that is not RFC 3339.
+#[test]
+fn every_duration_parser_rejects_overflow() {
+    let r = Repo::new();
+    let o = r.jules([
+        "mail",
+        "send",
+        "--from",
+        "alice",
+        "--to",
+        "bob",
+        "--subject",
+        "s",
+        "--body",
+        "b",
+        "--expires",
+        "106751991167d",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "mail --expires: {}", stderr(&o));
+    assert!(stderr(&o).contains("106751991167d"), "{}", stderr(&o));
+    let o = r.jules(["lease", "remind", "--lead", "106751991167d"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "lease remind --lead: {}",
+        stderr(&o)
+    );
+    for key in [
+        "jules.lease.ttl",
+        "jules.lease.remindBefore",
+        "jules.sync.minPushInterval",
+    ] {
+        let c = format!("{key}=106751991167d");
+        let o = git_jules(&r, &["-c", &c, "jules", "lease", "list"]);
+        assert_refused(&o, key, "106751991167d", "overflow");
+    }
+    let o = r.jules([
+        "mail",
+        "inbox",
+        "--persona",
+        "bob",
+        "--since",
+        "106751991167d",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "--since: {}", stderr(&o));
+}
+
+/// git hands its `-c` to hooks too: `git -c jules.lease.preCommit=warn commit` must let the commit through
+/// the pre-commit hook (the binary as the hook's interpreter). Bug: the hook ignored it.
+#[test]
+fn git_c_reaches_the_pre_commit_hook() {
+    let r = Repo::new();
+    r.jules_ok(["hooks", "install", "--hook", "pre-commit"]);
+    r.jules_ok(["lease", "acquire", "src/", "--persona", "ann"]);
+    r.write("src/a.rs", "x\n");
+    r.git(["add", "-A"]);
+    let commit = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["commit", "-qm", "change"]);
+        r.git_cmd(args)
+            .env("JULES_PERSONA", "bob")
+            .output()
+            .unwrap()
+    };
+    let refused = commit(&[]);
+    assert!(!refused.status.success(), "under ann's lease");
+    let o = commit(&["-c", "jules.lease.preCommit=warn"]);
+    assert!(
+        o.status.success(),
+        "git -c reaches the hook: {}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("ann"), "{}", stderr(&o));
+}
