@@ -56,6 +56,9 @@ pub(crate) struct Shared {
     pub warm: Arc<crate::eventlog::warm::WarmViews>,
     /// What the persona check of `as_persona` warned about (an unknown name): every page shows it.
     pub as_warnings: Vec<crate::mail::api::UnknownName>,
+    /// What the configuration warns about (a trust ref naming nothing: nothing is marked NOT VERIFIED):
+    /// every page shows it, since the operator reading marks must know they mean nothing.
+    pub config_warnings: Vec<String>,
 }
 
 impl Shared {
@@ -88,6 +91,7 @@ impl Server {
                 opts.overrides.signing_key = Some(key);
             }
         }
+        let config_warnings = crate::settings::warnings(&repo);
         let common = repo.common_dir().to_path_buf();
         drop(repo);
         let http = tiny_http::Server::from_listener(listen(opts.listen)?, None)
@@ -113,6 +117,7 @@ impl Server {
                 // A long-running reader: keep the mail view of the current tips in memory between requests.
                 warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
                 as_warnings,
+                config_warnings,
             }),
             _watcher: watcher,
         })
@@ -438,7 +443,12 @@ fn page(
             title => title,
             data => data,
             as_persona => shared.opts.as_persona,
-            as_warnings => shared.as_warnings.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            as_warnings => shared
+                .as_warnings
+                .iter()
+                .map(ToString::to_string)
+                .chain(shared.config_warnings.iter().cloned())
+                .collect::<Vec<_>>(),
             read_only => shared.opts.read_only,
             can_write => shared.can_write(),
             csrf => shared.secrets.csrf,

@@ -540,3 +540,21 @@ fn git_c_reaches_the_pre_commit_hook() {
     );
     assert!(stderr(&o).contains("ann"), "{}", stderr(&o));
 }
+
+/// The same warning on the operator's web pages (bug: only `git jules web`'s stderr said it, and an
+/// operator reading the pages saw unmarked mail with nothing to say the marks were off).
+#[test]
+fn a_trust_ref_naming_nothing_is_shown_on_every_web_page() {
+    let r = Repo::new();
+    r.send_mail("mallory", "bob", "unsigned", "b", &[]);
+    r.git(["config", "jules.trust.ref", "mian"]);
+    let server = crate::web::Server::start(&r, &[]);
+    for path in ["/", "/mail/bob"] {
+        let page = server.get(path).text();
+        assert!(
+            page.contains("warning: jules.trust.ref is &#x27;mian&#x27;, which names no commit")
+                || page.contains("warning: jules.trust.ref is 'mian', which names no commit"),
+            "{path}: {page}"
+        );
+    }
+}

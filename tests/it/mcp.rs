@@ -827,3 +827,25 @@ async fn the_session_persona_follows_the_clis_policy_and_results_carry_warnings(
     );
     s.cancel().await.unwrap();
 }
+
+/// A trust ref that names nothing turns every NOT VERIFIED mark off: the CLI warns on stderr, and an agent,
+/// which reads no stderr, gets the same warning in every tool result (bug: only the server's stderr said it).
+#[tokio::test(flavor = "current_thread")]
+async fn a_trust_ref_naming_nothing_is_said_in_every_tool_result() {
+    let r = Repo::new();
+    r.git(["config", "jules.trust.ref", "mian"]);
+    let (s, _) = connect(&r, "alice").await;
+    for (tool, args) in [
+        ("mail_list", json!({})),
+        ("lease_list", json!({})),
+        ("mail_search", json!({"query": "x"})),
+    ] {
+        let result = call(&s, tool, args).await;
+        let text = serde_json::to_string(&result.content).unwrap();
+        assert!(
+            text.contains("warning: jules.trust.ref is 'mian', which names no commit"),
+            "{tool}: {text}"
+        );
+    }
+    s.cancel().await.unwrap();
+}

@@ -62,6 +62,9 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let warnings = git_jules::mail::api::check_persona(&ws, &ws.repo(), &persona)?;
     super::mail::warn_unknown(&warnings);
     ws.keep_warm();
+    // The configuration's warnings (a trust ref naming nothing: nothing is marked NOT VERIFIED), said on
+    // stderr at start by the CLI's context and carried in every result, where an agent reads them.
+    let config_warnings = git_jules::settings::warnings(&ws.repo());
     let session = Arc::new(tools::Session {
         ws,
         persona: persona.clone(),
@@ -72,6 +75,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         session,
         tools: Arc::new(tools::all()),
         subscribers: Arc::new(Mutex::new(Vec::new())),
+        config_warnings: Arc::new(config_warnings),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -104,6 +108,21 @@ pub struct Server {
     tools: Arc<Vec<tools::Spec>>,
     /// Clients subscribed to the inbox resource.
     subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    /// What the configuration warns about (`settings::warnings`), carried in every tool result.
+    config_warnings: Arc<Vec<String>>,
+}
+
+impl Server {
+    /// `result` with the configuration's warnings appended as text, as the CLI says them on stderr: an
+    /// agent reading marks must know when they mean nothing (a trust ref that names no commit).
+    fn noted(&self, mut result: CallToolResult) -> CallToolResult {
+        result.content.extend(
+            self.config_warnings
+                .iter()
+                .map(|w| ContentBlock::text(format!("warning: {w}"))),
+        );
+        result
+    }
 }
 
 fn bad_request(message: impl Into<String>) -> CallToolResult {
@@ -228,7 +247,7 @@ impl ServerHandler for Server {
             let result = tokio::task::spawn_blocking(move || search::call(&session, arguments))
                 .await
                 .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
-            return Ok(result.into());
+            return Ok(self.noted(result).into());
         }
         if lease_tools::NAMES.contains(&&*request.name) {
             let session = self.session.clone();
@@ -238,7 +257,7 @@ impl ServerHandler for Server {
                 tokio::task::spawn_blocking(move || lease_tools::call(&session, &name, arguments))
                     .await
                     .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
-            return Ok(result.into());
+            return Ok(self.noted(result).into());
         }
         let Some(index) = self.tools.iter().position(|t| t.name == request.name) else {
             return Ok(bad_request(format!("no tool named {}", request.name)).into());
@@ -260,7 +279,7 @@ impl ServerHandler for Server {
         })
         .await
         .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
-        Ok(result.into())
+        Ok(self.noted(result).into())
     }
 
     async fn list_resources(
