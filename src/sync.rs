@@ -934,14 +934,9 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         let fetched_shared = |shared: &str| seen.get(shared).and_then(|s| s.main);
         check_no_loss(repo, &fold, &fetched_shared)?;
         attempts += 1;
-        let pushed = match push_or_refusal(repo, remote, &fold)? {
-            Ok(pushed) => pushed,
-            // The remote refused events it names (its guard): held back from the next round's push.
-            Err(text) if gate.learn(repo, &text)? => {
-                unsay_pushes(&mut results, &before_round);
-                continue;
-            }
-            Err(text) => return Err(remote_error(remote, "push to", text.as_bytes())),
+        let Some(pushed) = push_gated(repo, remote, &fold, &mut gate)? else {
+            unsay_pushes(&mut results, &before_round);
+            continue;
         };
         if pushed {
             remember_push(repo, attempts);
@@ -969,13 +964,9 @@ fn sync_logs(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Resul
         }
         check_no_loss(repo, &own, &fetched_shared)?;
         attempts += 1;
-        let pushed = match push_or_refusal(repo, remote, &own)? {
-            Ok(pushed) => pushed,
-            Err(text) if gate.learn(repo, &text)? => {
-                unsay_pushes(&mut results, &before_round);
-                continue;
-            }
-            Err(text) => return Err(remote_error(remote, "push to", text.as_bytes())),
+        let Some(pushed) = push_gated(repo, remote, &own, &mut gate)? else {
+            unsay_pushes(&mut results, &before_round);
+            continue;
         };
         if pushed {
             remember_push(repo, attempts);
@@ -1187,6 +1178,21 @@ fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool
 
 /// [`push`], with a refusal given back as git's and the remote's words (the refused lines, then stderr), for
 /// the caller to read before it becomes an error.
+/// [`push_or_refusal`], with a refusal of events the remote names (its guard) learned by `gate`: `None`
+/// when the round must be built again without them, held back; any other refusal is the sync's error.
+fn push_gated(
+    repo: &gix::Repository,
+    remote: &str,
+    updates: &[Update],
+    gate: &mut crate::heldback::Gate,
+) -> Result<Option<bool>> {
+    match push_or_refusal(repo, remote, updates)? {
+        Ok(pushed) => Ok(Some(pushed)),
+        Err(text) if gate.learn(repo, &text)? => Ok(None),
+        Err(text) => Err(remote_error(remote, "push to", text.as_bytes())),
+    }
+}
+
 fn push_or_refusal(
     repo: &gix::Repository,
     remote: &str,

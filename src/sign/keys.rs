@@ -121,17 +121,7 @@ pub fn load(path: &Path) -> Result<PrivateKey> {
 /// The SSHSIG of `canonical` (an event's canonical JSON) by `actor`'s key, compacted for the trailer;
 /// `None` when no key is configured.
 pub fn sign_event(repo: &gix::Repository, actor: &str, canonical: &[u8]) -> Result<Option<String>> {
-    let Some(source) = key_for(repo, actor) else {
-        return Ok(None);
-    };
-    let path = source.path().to_path_buf();
-    let mut loaded = LOADED.lock().unwrap_or_else(|p| p.into_inner());
-    let keys = loaded.get_or_insert_with(HashMap::new);
-    if !keys.contains_key(&path) {
-        keys.insert(path.clone(), load(&path)?);
-    }
-    let key = &keys[&path];
-    Ok(Some(sign_with(key, canonical)?))
+    sign_as(repo, actor, super::NAMESPACE, canonical)
 }
 
 /// The SSHSIG of a series version's signed payload (`crate::series_refs::signed_payload`) by `persona`'s key
@@ -141,7 +131,18 @@ pub fn sign_series(
     persona: &str,
     payload: &[u8],
 ) -> Result<Option<String>> {
-    let Some(source) = key_for(repo, persona) else {
+    sign_as(repo, persona, super::SERIES_NAMESPACE, payload)
+}
+
+/// `bytes` signed in `namespace` by `actor`'s key (loaded once per process and path), compacted; `None`
+/// when no key is configured for `actor`.
+fn sign_as(
+    repo: &gix::Repository,
+    actor: &str,
+    namespace: &str,
+    bytes: &[u8],
+) -> Result<Option<String>> {
+    let Some(source) = key_for(repo, actor) else {
         return Ok(None);
     };
     let path = source.path().to_path_buf();
@@ -150,11 +151,7 @@ pub fn sign_series(
     if !keys.contains_key(&path) {
         keys.insert(path.clone(), load(&path)?);
     }
-    Ok(Some(sign_in(
-        &keys[&path],
-        super::SERIES_NAMESPACE,
-        payload,
-    )?))
+    Ok(Some(sign_in(&keys[&path], namespace, bytes)?))
 }
 
 /// The key checkpoints are signed with: the key pinned on the handle (`JULES_SIGNING_KEY`), else
