@@ -273,6 +273,7 @@ fn quiet_silences_status_but_not_data() {
 }
 
 /// Run `git-jules ARGS` (or `git ARGS`) under a pseudo-terminal with `env`; return what the terminal saw.
+/// The command must succeed, and all it wrote must have reached the terminal.
 fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> String {
     let mut cmd = std::process::Command::new("script");
     r.env.apply(&mut cmd);
@@ -280,24 +281,40 @@ fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> S
     for (k, v) in env {
         cmd.env(k, v);
     }
-    // script(1) with stdin at EOF can exit before it copied the last output of a child that exits at once:
-    // a short pause after the command lets it drain.
-    let line = format!("{program} {args}; sleep 0.2");
-    let out = cmd
-        .args(["-qec", &line, "/dev/null"])
+    // script(1) whose stdin reaches EOF can exit before it copied the last output of a child that exits at
+    // once. Its stdin is a pipe this test holds open until script has exited, so script ends only when
+    // the child does, after draining the terminal. The shell then prints a sentinel with the exit code:
+    // the terminal is one ordered stream, so a sentinel seen means everything before it was seen too.
+    let line = format!("{program} {args}; echo \"[exit $?]\"");
+    cmd.args(["-qec", &line, "/dev/null"])
         .current_dir(r.path())
-        .output()
-        .expect("script(1) from util-linux");
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out =
+        crate::harness::Guarded::spawn(&mut cmd).wait_output(std::time::Duration::from_secs(120));
+    let seen = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        out.status.success() || !out.stdout.is_empty(),
-        "script {line}: {}",
+        out.status.success(),
+        "script {line}: {:?} {seen:?} {}",
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    assert!(
+        seen.trim_end().ends_with("[exit 0]"),
+        "script {line}: the command failed or its output was cut: {seen:?}"
+    );
+    seen
 }
 
 #[test]
 fn colour_follows_the_terminal_no_color_term_dumb_and_color_ui() {
+    if crate::harness::skipped_for_want_of(
+        crate::harness::on_path("script"),
+        "script(1) (util-linux)",
+    ) {
+        return;
+    }
     let r = Repo::new();
     r.jules_ok(["log", "append", "mail", "--kind", "t.x", "--actor", "a"]);
     let bin = crate::harness::bin();
@@ -398,6 +415,12 @@ fn tick_with_a_missing_config_does_not_suggest_passing_it() {
 
 #[test]
 fn verify_on_a_terminal_shows_one_progress_line_then_the_table_once() {
+    if crate::harness::skipped_for_want_of(
+        crate::harness::on_path("script"),
+        "script(1) (util-linux)",
+    ) {
+        return;
+    }
     let r = Repo::new();
     r.git(["checkout", "-q", "-b", "work"]);
     for i in 0..4 {
