@@ -328,7 +328,7 @@ fn eof_on_stdin_ends_the_server_cleanly() {
 }
 
 /// How long a test waits for a notification: a bound that only catches a hang. The latency target (a
-/// notification within 1 s) is bench/mcp_notify.sh's.
+/// notification within 1 s) is bench/latency.sh's (its "mcp notification" line).
 const HANG: Duration = Duration::from_secs(120);
 
 async fn wait_update(client: &Client, before: usize, within: Duration) -> Duration {
@@ -473,7 +473,7 @@ pub(crate) fn test_venv_python() -> std::path::PathBuf {
 
 /// The official Python SDK (in target/test-venv, made by ./test.sh) drives the server: initialize, list
 /// tools, send, list, read, claim, and the notification of a send by another process. A missing SDK fails
-/// this test; the notification's latency is measured in bench/mcp_notify.sh, not here.
+/// this test; the notification's latency is measured by bench/latency.sh ("mcp notification"), not here.
 #[test]
 fn python_sdk_interop() {
     let r = Repo::new();
