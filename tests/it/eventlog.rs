@@ -426,21 +426,42 @@ fn concurrent_syncs_race_on_the_remote_and_still_converge() {
             "5",
         ]);
     }
-    // All four push at the same moment: leases go stale and rounds repeat, nobody fails.
+    // All four push at the same moment (the remote holds each push until all four arrived): three leases
+    // go stale, and those syncs take another round or publish a writer ref; nobody fails.
+    let held = crate::harness::hold_pushes_until(bare.path(), clones.len());
     let children: Vec<_> = clones
         .iter()
         .map(|c| {
-            c.jules_cmd(["sync", "--json"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            crate::harness::Guarded::spawn(
+                c.jules_cmd(["sync", "--json"])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped()),
+            )
         })
         .collect();
+    let mut stale = 0;
     for child in children {
-        let out = child.wait_with_output().unwrap();
+        let out = child.wait_output(Duration::from_secs(600));
         assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let repeated = doc["rounds"].as_u64().unwrap() > 1
+            || doc["refs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["published"] == "writer");
+        stale += usize::from(repeated);
     }
+    std::fs::remove_file(bare.path().join("hooks/pre-receive")).unwrap();
+    assert!(
+        crate::harness::pushes_held(&held) >= clones.len(),
+        "the syncs did not meet at the remote"
+    );
+    assert!(
+        stale >= clones.len() - 1,
+        "only {stale} of {} racing syncs found their lease stale",
+        clones.len()
+    );
     for c in &clones {
         c.jules_ok(["sync"]);
     }
