@@ -455,8 +455,11 @@ fn a_hundred_clones_sync_at_once() {
             "5",
         ]);
     }
-    // Started back to back; nothing holds them at a common start, so they overlap as much as 100 process
-    // starts on this machine allow (the merge checks below hold however they interleave).
+    // Started back to back, the first ten pushes held at the remote until all ten arrived: at least those
+    // provably overlap, so nine of them meet a moved remote ref (holding all hundred would need a hundred
+    // receive-packs at once on a 2-core runner). The merge checks below hold however the rest interleave.
+    const MET: usize = 10;
+    let held = crate::harness::hold_pushes_until(bare.path(), MET);
     let children: Vec<Guarded> = clones
         .iter()
         .map(|c| {
@@ -468,13 +471,33 @@ fn a_hundred_clones_sync_at_once() {
         })
         .collect();
     let mut failed = Vec::new();
+    let mut contended = 0;
     for child in children {
         // No latency target here: the bound only catches a hang.
         let out = child.wait_output(Duration::from_secs(600));
         if !out.status.success() {
             failed.push(stderr(&out));
+            continue;
         }
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        contended += usize::from(
+            doc["rounds"].as_u64().unwrap() > 1
+                || doc["refs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r["published"] == "writer"),
+        );
     }
+    release_pushes(bare.path());
+    assert!(
+        crate::harness::pushes_held(&held) >= MET,
+        "the syncs did not meet at the remote"
+    );
+    assert!(
+        contended >= MET - 1,
+        "only {contended} syncs met a moved remote ref"
+    );
     assert!(
         failed.is_empty(),
         "{} failed: {:?}",
