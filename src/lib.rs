@@ -36,6 +36,7 @@ pub mod sign;
 pub mod state;
 pub mod sync;
 pub mod tasks;
+pub mod testhook;
 pub mod trailers;
 pub mod verify;
 pub mod weave;
