@@ -559,49 +559,66 @@ async fn a_warm_server_answers_for_the_log_as_it_is_now() {
     alice.cancel().await.unwrap();
 }
 
-/// CPU time (user + system, in clock ticks) a process has used.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+/// Every line of the watcher's trace up to and including its look at mail tip `tip`.
+async fn looks_until(trace: &mut Trace, tip: &str) -> Vec<String> {
+    let look = async {
+        let mut lines = Vec::new();
+        while let Some(line) = trace.next_line().await.unwrap() {
+            let done = line.starts_with("git-jules mcp: inbox checked at ") && line.contains(tip);
+            lines.push(line);
+            if done {
+                return lines;
+            }
+        }
+        panic!("the server's stderr ended before it looked at {tip}: {lines:?}");
+    };
+    tokio::time::timeout(HANG, look)
+        .await
+        .unwrap_or_else(|_| panic!("the watcher never looked at {tip}"))
 }
 
-/// An idle server sleeps. inotify also reports every open of a ref, and the watcher once woke on each
-/// call's reads (and on its own), checking the inbox over and over: half a core, idle, on a large log.
+/// The watcher wakes on a ref change and on nothing else. inotify also reports every open of a ref, and
+/// the watcher once woke on each call's reads (and on its own looks), checking the inbox over and over:
+/// half a core, idle, on a large log. Each of its looks writes a trace line naming the tip it read, and the
+/// trace is one ordered stream: after calls that only read, a send is the one change, so every look up to
+/// the one at the send's tip must be that look (a look woken by a read names the old tip, and comes first).
+/// No clock: the send's look is the event that closes each window.
 #[tokio::test(flavor = "current_thread")]
-async fn an_idle_server_uses_no_cpu() {
+async fn the_watcher_wakes_on_a_ref_change_and_not_on_reads() {
     let r = Repo::new();
     send(&r, "bob", "alice", "one");
-    let mut cmd = r.jules_cmd(["mcp", "--persona", "alice"]);
-    cmd.stderr(std::process::Stdio::null());
-    let transport = TokioChildProcess::new(tokio::process::Command::from(cmd)).unwrap();
-    let pid = transport.id().expect("the server's pid");
-    let alice = Client::default()
-        .serve(transport)
-        .await
-        .expect("MCP handshake");
+    let (alice, client, mut trace) = connect_traced(&r, "alice").await;
     // A subscriber, so the watcher runs (resources/subscribe, as in the notification test).
     #[allow(deprecated)]
     alice
         .subscribe(SubscribeRequestParams::new("jules://mail/inbox"))
         .await
         .unwrap();
-    for _ in 0..5 {
+    for round in 0..2 {
+        for _ in 0..10 {
+            ok(&call(&alice, "mail_list", json!({})).await);
+            let _ = alice
+                .read_resource(ReadResourceRequestParams::new("jules://mail/inbox"))
+                .await
+                .unwrap();
+        }
+        let before = client.updates.load(Ordering::SeqCst);
+        send(&r, "carol", "alice", &format!("wake {round}"));
+        let tip = r.rev("refs/jules/mail").unwrap();
+        let looks = looks_until(&mut trace, &tip).await;
+        // One look for the send. From the second round on, a second is allowed: the previous send's burst
+        // of inotify events may outlast the settling wait (that look names the previous tip). In the first
+        // round there was no earlier change while the watcher ran: any other look was woken by a read.
+        assert!(
+            looks.len() <= if round == 0 { 1 } else { 2 },
+            "round {round}: the watcher looked at the inbox without a ref change: {looks:?}"
+        );
+        assert!(looks.last().unwrap().ends_with(": 1 new"), "{looks:?}");
+        // The notification went out before the look's line was written, and a call's answer comes after it
+        // on the same stream.
         ok(&call(&alice, "mail_list", json!({})).await);
+        assert_eq!(client.updates.load(Ordering::SeqCst), before + 1);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let before = cpu_ticks(pid);
-    tokio::time::sleep(Duration::from_millis(1500)).await;
-    let used = cpu_ticks(pid) - before;
-    assert!(
-        used <= 2,
-        "{used} clock ticks of CPU in 1.5 s without a call or a ref change"
-    );
     alice.cancel().await.unwrap();
 }
 
