@@ -741,13 +741,32 @@ async fn read_tools_answer_with_the_clis_documents() {
     alice.cancel().await.unwrap();
 }
 
+/// Every event of every log (`log list`, then `log show`), by id: the event and its signature.
+fn all_events(r: &Repo) -> std::collections::BTreeMap<String, Value> {
+    let logs: Value = serde_json::from_str(&r.jules_ok(["--json", "log", "list"])).unwrap();
+    let mut all = std::collections::BTreeMap::new();
+    for log in logs["items"].as_array().unwrap() {
+        let shown: Value =
+            serde_json::from_str(&r.jules_ok(["--json", "log", "show", log.as_str().unwrap()]))
+                .unwrap();
+        for item in shown["items"].as_array().unwrap() {
+            all.insert(item["id"].as_str().unwrap().to_owned(), item.clone());
+        }
+    }
+    all
+}
+
 /// The server acts as one persona and signs every event it writes with that persona's key, the one it was
-/// started with (`JULES_SIGNING_KEY` here, so no configuration names it): mail through the typed tools, a
-/// lease through the lease tools, a search that writes nothing. Under `requireSigned` both events carry
-/// authority, which they would not if any tool wrote through a handle without the pinned key.
+/// started with (`JULES_SIGNING_KEY` here, so no configuration names it). Every tool the server lists as
+/// writing is called, and every event that call added, in any log, must be verified as alice's: a tool
+/// that wrote through a handle without the pinned key shows as `unsigned`. The list of writing tools is
+/// taken from the server, so a new writing tool fails this test until it is covered here.
 #[tokio::test(flavor = "current_thread")]
 async fn every_tool_write_is_signed_with_the_servers_persona_key() {
     let r = Repo::new();
+    let bare = r.bare_sibling();
+    r.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    r.git(["push", "-q", "origin", "main"]);
     let keys = tempfile::tempdir().unwrap();
     let key = keys.path().join("alice");
     let line = r.jules_ok(["keys", "new", "alice", "--out", key.to_str().unwrap()]);
@@ -758,24 +777,84 @@ async fn every_tool_write_is_signed_with_the_servers_persona_key() {
         .to_owned();
     r.write(".jules/allowed_signers", &format!("{allowed}\n"));
     r.commit_all("trust roots");
+    r.jules_ok(["sprint", "start"]);
+    let task = r
+        .jules_ok(["task", "add", "write it", "--persona", "alice"])
+        .trim()
+        .to_owned();
+    let mail: Vec<String> = (0..6)
+        .map(|i| send(&r, "bob", "alice", &format!("for alice {i}")))
+        .collect();
+    r.git(["checkout", "-qb", "jules/staging/feat"]);
+    r.write("f", "x\n");
+    r.commit_all("feat: x\n\nRationale: a test needs one patch.");
 
     let mut cmd = r.jules_cmd(["mcp", "--persona", "alice"]);
     cmd.env("JULES_SIGNING_KEY", &key);
     let (alice, _, _) = serve(cmd, false).await;
-    ok(&call(
-        &alice,
-        "mail_send",
-        json!({"to": ["bob"], "subject": "signed by the server", "body": "b"}),
-    )
-    .await);
-    ok(&call(
-        &alice,
-        "lease_acquire",
-        json!({"paths": ["src/"], "ttl": "1h"}),
-    )
-    .await);
+    let writers: std::collections::BTreeSet<String> = alice
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.annotations.as_ref().and_then(|a| a.read_only_hint) != Some(true))
+        .map(|t| t.name.to_string())
+        .collect();
+    // Each writing tool with arguments that make it write; `true`: it must add at least one event here.
+    // mail_sync and verify may write none (a sync with nothing to remind; verify's results are git notes),
+    // but whatever they add must be signed too.
+    let acquired = |v: &Value| v["lease"]["id"].as_str().unwrap().to_owned();
+    let mut calls: Vec<(&str, Value, bool)> = vec![
+        (
+            "mail_send",
+            json!({"to": ["bob"], "subject": "signed by the server", "body": "b"}),
+            true,
+        ),
+        ("mail_read", json!({"id": mail[0]}), true),
+        ("mail_mark_read", json!({"id": mail[1]}), true),
+        ("mail_archive", json!({"id": mail[2]}), true),
+        ("mail_trash", json!({"id": mail[3]}), true),
+        ("mail_tag", json!({"id": mail[4], "tag": "later"}), true),
+        ("mail_claim", json!({"id": mail[5]}), true),
+        ("mail_sync", json!({"remote": "origin"}), false),
+        ("task_done", json!({"id": task}), true),
+        ("verify", json!({"base": "main", "cmd": "true"}), false),
+        (
+            "lease_acquire",
+            json!({"paths": ["src/"], "ttl": "1h"}),
+            true,
+        ),
+    ];
+    let called: std::collections::BTreeSet<String> = calls
+        .iter()
+        .map(|c| c.0.to_owned())
+        .chain(["lease_renew", "lease_release"].map(str::to_owned))
+        .collect();
+    assert_eq!(
+        called, writers,
+        "every writing tool the server lists is called here"
+    );
+    let mut lease = None;
+    for (tool, args, must_write) in calls.drain(..) {
+        let before = all_events(&r);
+        let answer = ok(&call(&alice, tool, args).await);
+        if tool == "lease_acquire" {
+            lease = Some(acquired(&answer));
+        }
+        check_signed(&r, tool, &before, must_write);
+    }
+    let lease = lease.expect("lease_acquire answered");
+    for (tool, args) in [
+        ("lease_renew", json!({"id": lease, "ttl": "2h"})),
+        ("lease_release", json!({"ids": [lease]})),
+    ] {
+        let before = all_events(&r);
+        ok(&call(&alice, tool, args).await);
+        check_signed(&r, tool, &before, true);
+    }
     alice.cancel().await.unwrap();
 
+    // Under requireSigned the server's mail carries alice's authority.
     r.git(["config", "jules.requireSigned", "true"]);
     let inbox: Value =
         serde_json::from_str(&r.jules_ok(["--json", "mail", "inbox", "--persona", "bob"])).unwrap();
@@ -783,6 +862,27 @@ async fn every_tool_write_is_signed_with_the_servers_persona_key() {
     assert_eq!(msg["subject"], "signed by the server", "{inbox}");
     assert_eq!(msg["signature"]["state"], "verified", "{msg}");
     assert_eq!(msg["signature"]["persona"], "alice", "{msg}");
-    let leases: Value = serde_json::from_str(&r.jules_ok(["--json", "lease", "list"])).unwrap();
-    assert_eq!(leases["leases"][0]["persona"], "alice", "{leases}");
+}
+
+/// The events added since `before` (at least one when `must_write`) are all verified as alice's.
+fn check_signed(
+    r: &Repo,
+    tool: &str,
+    before: &std::collections::BTreeMap<String, Value>,
+    must_write: bool,
+) {
+    let after = all_events(r);
+    let added: Vec<&Value> = after
+        .iter()
+        .filter(|(id, _)| !before.contains_key(*id))
+        .map(|(_, e)| e)
+        .collect();
+    assert!(!must_write || !added.is_empty(), "{tool} wrote no event");
+    for e in added {
+        assert_eq!(
+            (&e["signature"]["state"], &e["signature"]["persona"]),
+            (&json!("verified"), &json!("alice")),
+            "{tool} wrote an event not signed by the server's persona: {e}"
+        );
+    }
 }
