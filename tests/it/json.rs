@@ -142,6 +142,80 @@ fn check_shape(path: &str, doc: &Value, got: &Value, problems: &mut Vec<String>)
     }
 }
 
+/// Arrays the scenario does not fill yet: each is a gap still open (issue 41, finding 3), named here so the
+/// check holds for every other array and a new empty one fails. Shrink this list; never grow it.
+const NOT_YET_FILLED: &[&str] = &[
+    "error.error.causes",
+    "error.error.hints",
+    "log fsck.items[].unverified",
+    "mail inbox.messages[].state.tags",
+    "mail read.message.state.tags",
+    "mail search.hits[].state.tags",
+    "mail show.message.state.tags",
+    "series show.dropped",
+    "series show.reviews",
+    "series version.dropped",
+    "sync.invalid",
+    "sync.pruned",
+    "sync.series_deferred",
+    "sync.series_refused",
+    "sync.skipped",
+    "web /api/fleet.ticks",
+    "web /api/weave.mails[].files",
+    "web /api/weave.mails[].urls",
+    "web /api/weave.reports[].report.already",
+    "web /api/weave.reports[].report.applied[].conflicts",
+    "web /api/weave.reports[].report.applied[].notes",
+    "web /api/weave.reports[].report.applied[].skipped",
+    "web /api/weave.reports[].report.conflicted[].commits",
+    "web /api/weave.reports[].report.conflicted[].conflicts[].counterparts",
+    "web /api/weave.reports[].report.conflicted[].conflicts[].leases",
+    "web /api/weave.reports[].report.conflicted[].notes",
+    "web /api/weave.reports[].report.conflicted[].skipped",
+    "web /api/weave.reports[].report.dropped",
+    "web /api/weave.reports[].report.failed",
+    "web /api/weave.reports[].report.skipped",
+];
+
+/// For every array under `doc` that the doc shows with an element (and that `got` prints), record under its
+/// path (`name.key[].key`) whether `got` has an element there; a path once filled stays filled.
+fn arrays_filled(path: &str, doc: &Value, got: &Value, filled: &mut BTreeMap<String, bool>) {
+    match (doc, got) {
+        (Value::Object(d), Value::Object(g)) => {
+            for (raw, dv) in d {
+                let k = doc_key(raw);
+                if k.oneof {
+                    continue;
+                }
+                if k.name == "<key>" {
+                    // A map keyed by data: every entry against the documented one.
+                    for gv in g.values() {
+                        arrays_filled(&format!("{path}.<key>"), dv, gv, filled);
+                    }
+                    continue;
+                }
+                let sub = format!("{path}.{}", k.name);
+                match g.get(k.name) {
+                    Some(gv) => arrays_filled(&sub, dv, gv, filled),
+                    None if dv.as_array().is_some_and(|a| !a.is_empty()) => {
+                        filled.entry(sub).or_insert(false);
+                    }
+                    None => {}
+                }
+            }
+        }
+        (Value::Array(d), Value::Array(g)) => {
+            let Some(first) = d.first() else { return };
+            let seen = filled.entry(path.to_owned()).or_insert(false);
+            *seen |= !g.is_empty();
+            for v in g {
+                arrays_filled(&format!("{path}[]"), first, v, filled);
+            }
+        }
+        _ => {}
+    }
+}
+
 struct Scenario {
     r: Repo,
     outputs: Vec<(String, String)>,
@@ -217,6 +291,9 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         &[("JULES_SIGNING_KEY", key)],
     );
 
+    // Tags, a link and a file, so the message shapes' arrays all have elements.
+    let attachment = keydir.path().join("notes.txt");
+    std::fs::write(&attachment, "attached\n").unwrap();
     let sent = s.run(
         "mail send",
         &[
@@ -231,6 +308,12 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
             "--body",
             "b",
             "--needs-response",
+            "--tag",
+            "triage",
+            "--attach",
+            "https://example.com/spec",
+            "--attach",
+            attachment.to_str().unwrap(),
         ],
     );
     let mid = sent["id"].as_str().unwrap().to_owned();
@@ -344,7 +427,14 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "series version",
         &["series", "version", "--persona", "alice"],
     );
+    s.run("series versions", &["series", "versions", "alice/feat"]);
     s.run("series show", &["series", "show", "alice/feat@v1"]);
+    // A second sync, after the versions: it pushes their refs (`series_pushed`).
+    let synced = s.run("sync", &["sync"]);
+    assert!(
+        !synced["series_pushed"].as_array().unwrap().is_empty(),
+        "{synced}"
+    );
     s.run(
         "series range-diff",
         &["series", "range-diff", "alice/feat", "v1", "v2"],
@@ -430,6 +520,24 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Every array the doc shows with an element was printed with one in some run: an array empty in every
+    // run has elements no run checked (their shape could be anything).
+    let mut filled: BTreeMap<String, bool> = BTreeMap::new();
+    for (name, out) in &s.outputs {
+        if let Some(doc) = docs.get(name) {
+            let got: Value = serde_json::from_str(out).unwrap();
+            arrays_filled(name, doc, &got, &mut filled);
+        }
+    }
+    let empty: Vec<&String> = filled
+        .iter()
+        .filter(|(path, full)| !**full && !NOT_YET_FILLED.contains(&path.as_str()))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        empty.is_empty(),
+        "documented with elements, printed empty in every run: {empty:?}"
+    );
     // Every documented command was run: an example nothing checks would drift.
     let ran: Vec<&str> = s.outputs.iter().map(|(n, _)| n.as_str()).collect();
     let unchecked: Vec<&String> = docs.keys().filter(|n| !ran.contains(&n.as_str())).collect();
