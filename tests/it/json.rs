@@ -155,11 +155,7 @@ const NOT_YET_FILLED: &[&str] = &[
     "series show.dropped",
     "series show.reviews",
     "series version.dropped",
-    "sync.invalid",
-    "sync.pruned",
-    "sync.series_deferred",
     "sync.series_refused",
-    "sync.skipped",
     "web /api/fleet.ticks",
     "web /api/weave.mails[].files",
     "web /api/weave.mails[].urls",
@@ -473,6 +469,45 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         ],
     );
     s.run("verify", &["verify", "--cmd", "true"]);
+
+    // A sync against a remote in a bad state, so that its arrays have elements: a log this clone had
+    // tracked and the remote lost (`pruned`), a log ref at a blob (`skipped`), a commit on the mail log
+    // that is not an event (`invalid`).
+    s.r.jules_ok(["log", "append", "gone", "--kind", "t.x", "--actor", "a"]);
+    s.r.jules_ok(["sync"]);
+    bare.git(["update-ref", "-d", "refs/jules/gone"]);
+    s.r.git(["update-ref", "-d", "refs/jules/gone"]);
+    let junk = bare.path().join("junk");
+    std::fs::write(&junk, "junk\n").unwrap();
+    let blob = bare.git(["hash-object", "-w", junk.to_str().unwrap()]);
+    bare.git(["update-ref", "refs/jules/x", &blob]);
+    let tip = bare.git(["rev-parse", "refs/jules/mail"]);
+    let tree = bare.git(["rev-parse", &format!("{tip}^{{tree}}")]);
+    let garbage = bare.git(["commit-tree", &tree, "-p", &tip, "-m", "not an event"]);
+    bare.git(["update-ref", "refs/jules/mail", &garbage]);
+    let bad = s.run("sync", &["sync"]);
+    for key in ["pruned", "skipped", "invalid"] {
+        assert!(!bad[key].as_array().unwrap().is_empty(), "{key}: {bad}");
+    }
+    bare.git(["update-ref", "-d", "refs/jules/x"]);
+    // A push held back by the push budget: the new version waits (`series_deferred`).
+    s.r.git(["config", "jules.sync.minPushInterval", "1h"]);
+    s.r.write("d.txt", "d\n");
+    s.r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        "Add d",
+        "--rationale",
+        "d as well",
+    ]);
+    s.r.jules_ok(["series", "version", "--persona", "alice"]);
+    let deferred = s.run("sync", &["sync"]);
+    assert!(
+        !deferred["series_deferred"].as_array().unwrap().is_empty(),
+        "{deferred}"
+    );
+    s.r.git(["config", "--unset", "jules.sync.minPushInterval"]);
 
     // The web pages' JSON (docs/web.md) after a weave with one applied and one conflicting input: the fleet
     // (alice holds the lease above) and the weave page with the recorded report.
