@@ -152,9 +152,6 @@ const NOT_YET_FILLED: &[&str] = &[
     "mail read.message.state.tags",
     "mail search.hits[].state.tags",
     "mail show.message.state.tags",
-    "series show.dropped",
-    "series show.reviews",
-    "series version.dropped",
     "sync.series_refused",
     "web /api/fleet.ticks",
     "web /api/weave.mails[].files",
@@ -424,7 +421,25 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         &["series", "version", "--persona", "alice"],
     );
     s.run("series versions", &["series", "versions", "alice/feat"]);
-    s.run("series show", &["series", "show", "alice/feat@v1"]);
+    // A review of v1 (one comment under its patch's added line), so `series show` has `reviews`.
+    let buffer =
+        s.r.jules_ok(["series", "review", "--version", "alice/feat@v1", "--print"])
+            .replace("> +b\n", "> +b\nR: why b?\n");
+    let review = keydir.path().join("review.txt");
+    std::fs::write(&review, buffer).unwrap();
+    s.r.jules_ok([
+        "series",
+        "review",
+        "--version",
+        "alice/feat@v1",
+        "--from-file",
+        review.to_str().unwrap(),
+    ]);
+    let shown = s.run("series show", &["series", "show", "alice/feat@v1"]);
+    assert_eq!(
+        shown["reviews"][0]["notes"][0]["comments"][0]["text"], "why b?",
+        "{shown}"
+    );
     // A second sync, after the versions: it pushes their refs (`series_pushed`).
     let synced = s.run("sync", &["sync"]);
     assert!(
@@ -492,16 +507,14 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     bare.git(["update-ref", "-d", "refs/jules/x"]);
     // A push held back by the push budget: the new version waits (`series_deferred`).
     s.r.git(["config", "jules.sync.minPushInterval", "1h"]);
-    s.r.write("d.txt", "d\n");
-    s.r.jules_ok([
-        "series",
-        "commit",
-        "--summary",
-        "Add d",
-        "--rationale",
-        "d as well",
-    ]);
-    s.r.jules_ok(["series", "version", "--persona", "alice"]);
+    // v3 drops v2's second patch (`dropped` in `series version` and `series show`).
+    s.r.jules_ok(["series", "reroll", "2", "--drop"]);
+    let v3 = s.run(
+        "series version",
+        &["series", "version", "--persona", "alice"],
+    );
+    assert_eq!(v3["dropped"], serde_json::json!([2]), "{v3}");
+    s.run("series show", &["series", "show", "alice/feat@v3"]);
     let deferred = s.run("sync", &["sync"]);
     assert!(
         !deferred["series_deferred"].as_array().unwrap().is_empty(),
