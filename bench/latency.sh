@@ -10,6 +10,8 @@
 #   mcp notification            a send by another process to resources/updated              target 1 s
 #   weave fuzz, slowest input   of the 12,000 seeded mutations (debug test build)           target 2 s
 #
+# Exits 1 when any median misses its target (ratio > 1.00) or a measurement could not be taken, naming each
+# miss at the end; 0 only when every line met its target.
 # The binary is $GIT_JULES, else target/release/git-jules if built, else target/debug/git-jules. The MCP line
 # needs the SDK that ./test.sh installs in target/test-venv; it is skipped, saying so, without it.
 set -euo pipefail
@@ -37,14 +39,19 @@ git config --global user.name bench
 git config --global user.email bench@example.com
 git config --global init.defaultBranch main
 now() { python3 -c 'import time; print(time.monotonic())'; }
-# report NAME TARGET_SECONDS SAMPLE… : median and ratio
+# Each missed target (or measurement not taken) is one line here; the script fails at the end if any.
+misses=$scratch/misses
+: >"$misses"
+miss() { echo "$*" >>"$misses"; }
+# report NAME TARGET_SECONDS SAMPLE… : median and ratio; a median over the target is a miss.
 report() {
-    python3 - "$@" <<'PY'
+    python3 - "$@" <<'PY' || miss "$1: median over its target of $2 s"
 import statistics, sys
 name, target, samples = sys.argv[1], float(sys.argv[2]), [float(x) for x in sys.argv[3:]]
 m = statistics.median(samples)
 print(f"{name:<30} median {m * 1000:9.1f} ms  (of {len(samples)}: {min(samples)*1000:.1f}-{max(samples)*1000:.1f})"
-      f"  target {target:g} s  ratio {m / target:.3f}")
+      f"  target {target:g} s  ratio {m / target:.3f}" + ("  MISSED" if m > target else ""))
+sys.exit(1 if m > target else 0)
 PY
 }
 repo() {
@@ -116,18 +123,20 @@ if [ -x "$py" ] && "$py" -c 'import mcp' 2>/dev/null; then
         printf '[groups]\nworkers = ["alice", "bob"]\n' > "$r/.jules-schedules.toml"
         mkdir -p "$r/.jules" && mv "$r/.jules-schedules.toml" "$r/.jules/schedules.toml"
         ms=$(cd "$r" && PYTHONWARNINGS=ignore "$py" "$here/tests/mcp_python/interop.py" "$GIT_JULES" "$r" | sed -n 's/^notified \([0-9.]*\) ms.*/\1/p')
+        [ -n "$ms" ] || { miss "mcp notification: run $i printed no 'notified … ms' line"; continue; }
         notes+=("$(python3 -c "print($ms / 1000)")")
     done
-    report "mcp notification" 1 "${notes[@]}"
+    [ "${#notes[@]}" -gt 0 ] && report "mcp notification" 1 "${notes[@]}"
 else
-    echo "mcp notification               skipped: no MCP SDK in $target/test-venv (run ./test.sh once)"
+    echo "mcp notification               not measured: no MCP SDK in $target/test-venv (run ./test.sh once)"
+    miss "mcp notification: not measured (no MCP SDK in $target/test-venv)"
 fi
 
 # weave fuzz: the slowest of the seeded inputs, as the test build runs them.
 line=$(cd "$here" && HOME=$real_home cargo test -q --lib weave::fuzz_tests::seeded_mutations_never_panic_or_hang -- --nocapture 2>&1 |
-    grep '^weave fuzz:' || true)
+    grep '^weave fuzz: .* inputs, median' || true)
 if [ -n "$line" ]; then
-    python3 - "$line" <<'PY'
+    python3 - "$line" <<'PY' || miss "weave fuzz, slowest input: over its target of 2 s"
 import re, sys
 line = sys.argv[1]
 def secs(s):
@@ -136,8 +145,17 @@ def secs(s):
 m = re.search(r"(\d+) inputs, median (\S+), slowest (\S+)", line)
 slow = secs(m.group(3))
 print(f"{'weave fuzz, slowest input':<30} {slow * 1000:9.1f} ms  (of {m.group(1)}, median {secs(m.group(2)) * 1000:.2f} ms)"
-      f"  target 2 s  ratio {slow / 2:.3f}")
+      f"  target 2 s  ratio {slow / 2:.3f}" + ("  MISSED" if slow > 2 else ""))
+sys.exit(1 if slow > 2 else 0)
 PY
 else
     echo "weave fuzz: no timing line from the test (did it run?)" >&2
+    miss "weave fuzz: not measured (no timing line from the test)"
 fi
+
+if [ -s "$misses" ]; then
+    echo "== $(wc -l <"$misses") target(s) missed:"
+    sed 's/^/   /' "$misses"
+    exit 1
+fi
+echo "== every target met"

@@ -38,6 +38,7 @@ pub mod sign;
 pub mod state;
 pub mod sync;
 pub mod tasks;
+pub mod testhook;
 pub mod text;
 pub mod trailers;
 pub mod verify;

@@ -188,6 +188,29 @@ pub fn run() -> i32 {
     run_from(args)
 }
 
+/// Arm the library's test pause point from `JULES_TEST_PAUSE_*` (src/testhook.rs), for tests that must
+/// hold or kill a process at a known point; without `JULES_TEST_PAUSE_AT` nothing is armed.
+fn arm_test_pause() {
+    let Some(at) = std::env::var("JULES_TEST_PAUSE_AT").ok() else {
+        return;
+    };
+    let Some(dir) = std::env::var_os("JULES_TEST_PAUSE_DIR") else {
+        return;
+    };
+    let num = |k: &str, default: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    git_jules::testhook::arm(git_jules::testhook::Pause {
+        at,
+        hit: num("JULES_TEST_PAUSE_HIT", 1).max(1),
+        dir: PathBuf::from(dir),
+        until: usize::try_from(num("JULES_TEST_PAUSE_UNTIL", 0)).unwrap_or(usize::MAX),
+    });
+}
+
 /// `git-jules lease check --staged --pre-commit`, as clap would parse it (`--persona` from
 /// `$JULES_PERSONA`, every global option at its default).
 fn run_pre_commit_hook() -> i32 {
@@ -224,6 +247,7 @@ fn is_hook_name(arg0: Option<&std::ffi::OsString>, hook: &str) -> bool {
 
 /// Parse `args` (argv, the program name first) and run the command; returns the exit code.
 pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
+    arm_test_pause();
     let args = mail::jules_mail_args(args);
     let wants_json = args.iter().skip(1).any(|a| a == "--json");
     let cli = match parse(&args) {

@@ -103,6 +103,8 @@ impl Log<'_> {
             } else {
                 format!("jules: append {} events", out.len())
             };
+            // The events' objects are written and the ref not yet moved: where a kill or a racer matters.
+            crate::testhook::pause(&["append", &self.name]);
             if crate::refs::cas(self.repo, &self.name, tip, new_tip, &msg)? {
                 self.remember_absorbed(&absorbed);
                 return Ok(Some(out));

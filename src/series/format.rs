@@ -297,19 +297,20 @@ impl Formatted {
 
     /// The mbox message of one patch, as `git format-patch` writes it.
     pub fn mbox_patch(&self, p: &FormattedPatch) -> Vec<u8> {
-        let subject = if p.total == 1 {
-            format!("[PATCH] {}", p.summary)
+        let prefix = if p.total == 1 {
+            "[PATCH]".to_owned()
         } else {
-            format!("[PATCH {}/{}] {}", p.index, p.total, p.summary)
+            format!("[PATCH {}/{}]", p.index, p.total)
         };
+        let body = body_of(&p.message);
         let mut out = headers(
             p.commit,
             &p.author.name,
             &p.author.email,
             p.author.time,
-            &subject,
+            (&prefix, &p.summary),
+            !(p.author.name.is_ascii() && p.summary.is_ascii() && body.is_ascii()),
         );
-        let body = body_of(&p.message);
         if !body.is_empty() {
             out.extend_from_slice(body.as_bytes());
             out.push(b'\n');
@@ -329,7 +330,11 @@ impl Formatted {
             &author.name.to_str_lossy(),
             &author.email.to_str_lossy(),
             author.time,
-            &format!("[PATCH 0/{}] Series {}", self.total(), self.series),
+            (
+                &format!("[PATCH 0/{}]", self.total()),
+                &format!("Series {}", self.series),
+            ),
+            true,
         );
         let mut body = format!(
             "Series {} ({}), {} patch{} on {} ({}).\n\n",
@@ -373,26 +378,35 @@ fn body_of(message: &str) -> String {
     text.trim_end().to_owned()
 }
 
+/// `subject` is the `[PATCH …]` prefix, written as is, and the title, encoded when it needs it. The MIME
+/// headers come with `eight_bit` (git writes them when the author, subject or message is not ASCII; the
+/// diff does not count).
 fn headers(
     commit: ObjectId,
     name: &str,
     email: &str,
     time: gix::date::Time,
-    subject: &str,
+    subject: (&str, &str),
+    eight_bit: bool,
 ) -> Vec<u8> {
     let date = time.format_or_unix(gix::date::time::format::RFC2822);
+    let mime = if eight_bit {
+        "MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n"
+    } else {
+        ""
+    };
     format!(
-        "From {commit} Mon Sep 17 00:00:00 2001\nFrom: {} <{email}>\nDate: {date}\nSubject: {}\nMIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n\n",
+        "From {commit} Mon Sep 17 00:00:00 2001\nFrom: {} <{email}>\nDate: {date}\n{}\n{mime}\n",
         display_name(name),
-        encode_header(subject)
+        subject_header(subject.0, subject.1)
     )
     .into_bytes()
 }
 
 /// A display name for a `From:` header: RFC 2047 when not ASCII, quoted when it has specials.
 fn display_name(name: &str) -> String {
-    if !name.is_ascii() {
-        return encode_word(name);
+    if needs_encoding(name) {
+        return encode_word("From: ".len(), name, true);
     }
     let atext = |c: char| c.is_ascii_alphanumeric() || " !#$%&'*+-/=?^_`{|}~".contains(c);
     if name.chars().all(atext) {
@@ -402,25 +416,58 @@ fn display_name(name: &str) -> String {
     }
 }
 
-fn encode_header(text: &str) -> String {
-    if text.is_ascii() {
-        text.to_owned()
+/// The `Subject:` line as `git format-patch` writes it: the prefix as is, then the title, encoded only
+/// when it needs to be (git's pretty.c keeps the prefix outside the encoded word).
+fn subject_header(prefix: &str, title: &str) -> String {
+    let start = format!("Subject: {prefix} ");
+    if needs_encoding(title) {
+        let word = encode_word(start.len(), title, false);
+        start + &word
     } else {
-        encode_word(text)
+        start + title
     }
 }
 
-/// RFC 2047 Q-encoding, as git writes non-ASCII headers.
-fn encode_word(text: &str) -> String {
-    let mut s = String::from("=?UTF-8?q?");
-    for &b in text.as_bytes() {
-        match b {
-            b' ' => s.push('_'),
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'!' | b'*' | b'+' | b'-' | b'/' => {
-                s.push(b as char)
-            }
-            _ => s.push_str(&format!("={b:02X}")),
+/// Whether git encodes a header text (pretty.c, `needs_rfc2047_encoding`): any non-ASCII byte, a newline,
+/// or `=?`, which a reader would take for the start of an encoded word.
+fn needs_encoding(text: &str) -> bool {
+    !text.is_ascii() || text.contains('\n') || text.contains("=?")
+}
+
+/// RFC 2047 Q-encoding as git writes it (pretty.c, `add_rfc2047`): a character is written as is unless it
+/// is special: not ASCII (all its bytes encoded, never split), a space or control character (`=20`, not
+/// `_`, which many readers leave as is), `=`, `?` or `_`; in an address (a display name) also anything
+/// but letters, digits and `!*+-/`. Encoded words are folded so no line passes 76 columns, counting from
+/// `column`, where the word starts.
+fn encode_word(column: usize, text: &str, address: bool) -> String {
+    const MAX: usize = 76;
+    const OPEN: &str = "=?UTF-8?q?";
+    let special = |b: u8| {
+        !b.is_ascii_graphic()
+            || matches!(b, b'=' | b'?' | b'_')
+            || (address
+                && !(b.is_ascii_alphanumeric() || matches!(b, b'!' | b'*' | b'+' | b'-' | b'/')))
+    };
+    let mut s = String::from(OPEN);
+    let mut line = column + OPEN.len();
+    let mut buf = [0u8; 4];
+    for c in text.chars() {
+        let bytes = c.encode_utf8(&mut buf).as_bytes();
+        let encode = bytes.len() > 1 || special(bytes[0]);
+        let width = if encode { 3 * bytes.len() } else { 1 };
+        if line + width + 2 > MAX {
+            s.push_str("?=\n ");
+            s.push_str(OPEN);
+            line = OPEN.len() + 1;
         }
+        for &b in bytes {
+            if encode {
+                s.push_str(&format!("={b:02X}"));
+            } else {
+                s.push(b as char);
+            }
+        }
+        line += width;
     }
     s.push_str("?=");
     s
@@ -479,7 +526,27 @@ mod tests {
     fn header_encoding() {
         assert_eq!(display_name("Ann Lee"), "Ann Lee");
         assert_eq!(display_name("A. Lee"), "\"A. Lee\"");
-        assert_eq!(encode_word("Zoë"), "=?UTF-8?q?Zo=C3=AB?=");
+        assert_eq!(encode_word(0, "Zoë", false), "=?UTF-8?q?Zo=C3=AB?=");
+        // As git format-patch writes them: spaces as =20, the prefix outside, ' and : as they are.
+        assert_eq!(
+            subject_header("[PATCH 1/2]", "Zoë's parser: tokens"),
+            "Subject: [PATCH 1/2] =?UTF-8?q?Zo=C3=AB's=20parser:=20tokens?="
+        );
+        assert_eq!(
+            display_name("Zoë O'Neil"),
+            "=?UTF-8?q?Zo=C3=AB=20O=27Neil?="
+        );
+        // Folded before 76 columns, never inside a character.
+        let long = subject_header("[PATCH]", &"é".repeat(40));
+        assert!(long.lines().all(|l| l.len() <= 76), "{long}");
+        assert_eq!(long.matches("=C3=A9").count(), 40, "{long}");
+        // git format-patch 2.47 on the same title: 7 characters on the first line, 10 on the next.
+        let lines: Vec<&str> = long.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("Subject: [PATCH] =?UTF-8?q?{}?=", "=C3=A9".repeat(7))
+        );
+        assert_eq!(lines[1], format!(" =?UTF-8?q?{}?=", "=C3=A9".repeat(10)));
     }
 
     #[test]

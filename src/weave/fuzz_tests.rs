@@ -112,8 +112,11 @@ fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
     v
 }
 
-/// Every parser on `data`; panics propagate to the test, which names the input.
-fn exercise(data: &[u8]) {
+/// Every parser on `data`; panics propagate to the test, which names the input. Returns how many times
+/// the hunk applier was reached (a parse that fails never gets there), so the pass can require that it
+/// was, often enough.
+fn exercise(data: &[u8]) -> usize {
+    let mut applied = 0;
     for scissors in [false, true] {
         if let Ok(mails) = mbox::read_with(
             data,
@@ -126,6 +129,7 @@ fn exercise(data: &[u8]) {
                 if let mbox::Mail::Patch(p) = m {
                     for f in &p.files {
                         let _ = apply::apply(b"a\nb\nc\nx\ny\n", &f.hunks);
+                        applied += 1;
                     }
                 }
             }
@@ -135,8 +139,10 @@ fn exercise(data: &[u8]) {
     if let Ok(files) = patch::parse(data) {
         for f in &files {
             let _ = apply::apply(b"a\nb\nc\n", &f.hunks);
+            applied += 1;
         }
     }
+    applied
 }
 
 /// How long one input may take before the pass calls it a hang: far beyond any slow machine. The target
@@ -144,11 +150,12 @@ fn exercise(data: &[u8]) {
 /// `seeded_mutations_never_panic_or_hang` prints.
 const HANG: Duration = Duration::from_secs(120);
 
-/// Run `exercise` on `data`; panic (keeping the input) if it panics or hangs; return how long it took.
-fn check(data: &[u8], what: &str) -> Duration {
+/// Run `exercise` on `data`; panic (keeping the input) if it panics or hangs; return how long it took and
+/// how many times the applier was reached.
+fn check(data: &[u8], what: &str) -> (Duration, usize) {
     let started = Instant::now();
     let result = std::panic::catch_unwind(|| exercise(data));
-    if result.is_err() {
+    let Ok(applied) = result else {
         let keep = std::env::temp_dir().join(format!(
             "weave-fuzz-crash-{}.bin",
             &mbox::fingerprint_text(&String::from_utf8_lossy(data))[..12]
@@ -158,14 +165,14 @@ fn check(data: &[u8], what: &str) -> Duration {
             "{what} panicked; the input is in {} (copy it to fuzz/regressions/)",
             keep.display()
         );
-    }
+    };
     let took = started.elapsed();
     assert!(
         took < HANG,
         "{what} took {took:?}: {:?}",
         String::from_utf8_lossy(data)
     );
-    took
+    (took, applied)
 }
 
 #[test]
@@ -175,7 +182,7 @@ fn regressions_stay_fixed() {
     for e in std::fs::read_dir(&dir).expect("fuzz/regressions exists") {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "bin") {
-            check(&std::fs::read(&p).unwrap(), &p.display().to_string());
+            let _ = check(&std::fs::read(&p).unwrap(), &p.display().to_string());
             n += 1;
         }
     }
@@ -189,12 +196,19 @@ fn seeded_mutations_never_panic_or_hang() {
     let mut rng = Rng(env("WEAVE_FUZZ_SEED").unwrap_or(0x005e_ed0f_3a7e) | 1);
     let mut times = Vec::new();
     for seed in SEEDS {
-        times.push(check(seed, "a seed"));
+        times.push(check(seed, "a seed").0);
     }
-    for i in 0..env("WEAVE_FUZZ_ITERATIONS").unwrap_or(12_000) {
+    let iterations = env("WEAVE_FUZZ_ITERATIONS").unwrap_or(12_000);
+    // Mutated inputs that still parse far enough to reach the applier: without a floor, a parser that
+    // refused every mutation would leave the applier unfuzzed and the pass would still say ok.
+    let (mut reached, mut applied) = (0u64, 0usize);
+    for i in 0..iterations {
         let base = SEEDS[rng.below(SEEDS.len())];
         let data = mutate(&mut rng, base);
-        times.push(check(&data, &format!("mutation {i}")));
+        let (took, n) = check(&data, &format!("mutation {i}"));
+        times.push(took);
+        reached += u64::from(n > 0);
+        applied += n;
     }
     times.sort();
     // Read by bench/fuzz.sh (with --nocapture).
@@ -204,4 +218,12 @@ fn seeded_mutations_never_panic_or_hang() {
         times[times.len() / 2],
         times[times.len() - 1]
     );
+    eprintln!("weave fuzz: the applier reached by {reached} mutations ({applied} files)");
+    assert!(
+        reached * 100 >= iterations * APPLY_FLOOR_PERCENT,
+        "the applier was reached by {reached} of {iterations} mutations, under {APPLY_FLOOR_PERCENT}%"
+    );
 }
+
+/// The share of mutations (in percent) that must reach `apply::apply`.
+const APPLY_FLOOR_PERCENT: u64 = 20;

@@ -273,6 +273,7 @@ fn quiet_silences_status_but_not_data() {
 }
 
 /// Run `git-jules ARGS` (or `git ARGS`) under a pseudo-terminal with `env`; return what the terminal saw.
+/// The command must succeed, and all it wrote must have reached the terminal.
 fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> String {
     let mut cmd = std::process::Command::new("script");
     r.env.apply(&mut cmd);
@@ -280,30 +281,52 @@ fn on_a_terminal(r: &Repo, program: &str, args: &str, env: &[(&str, &str)]) -> S
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let line = format!("{program} {args}");
-    String::from_utf8_lossy(&under_script(cmd.args(["-qec", &line, "/dev/null"]), r)).into_owned()
+    String::from_utf8_lossy(&under_script(&mut cmd, r, &format!("{program} {args}"))).into_owned()
 }
 
-/// Run a prepared `script -qec LINE /dev/null` in `r` and return what it copied from the terminal. Its
-/// stdin is a pipe this test holds open: script then never sees an end of input (with stdin at EOF it can
-/// exit before it copied the last output of a child that exits at once), runs until its child exits, and
-/// copies all of the child's output before it exits itself; no pause is needed.
-fn under_script(cmd: &mut std::process::Command, r: &Repo) -> Vec<u8> {
-    cmd.current_dir(r.path())
+/// Run `script -qec LINE /dev/null` (a prepared `script` command) in `r` and return what it copied from the
+/// terminal. script(1) whose stdin reaches EOF can exit before it copied the last output of a child that
+/// exits at once: its stdin is a pipe this test holds open until script has exited, so script ends only
+/// when the child does, after draining the terminal; no pause is needed. The shell then prints a sentinel
+/// with the exit code: the terminal is one ordered stream, so a sentinel seen means everything before it was
+/// seen too. The command must succeed; the sentinel is not part of what is returned.
+fn under_script(cmd: &mut std::process::Command, r: &Repo, line: &str) -> Vec<u8> {
+    let line = format!("{line}; echo \"[exit $?]\"");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .current_dir(r.path())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let out = crate::harness::Guarded::spawn(cmd).wait_output(std::time::Duration::from_secs(60));
+    let out = crate::harness::Guarded::spawn(cmd).wait_output(std::time::Duration::from_secs(120));
+    let seen = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
-        out.status.success() || !out.stdout.is_empty(),
-        "script: {}",
+        out.status.success(),
+        "script {line}: {:?} {seen:?} {}",
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    out.stdout
+    let end = seen.trim_end();
+    assert!(
+        end.ends_with("[exit 0]"),
+        "script {line}: the command failed or its output was cut: {seen:?}"
+    );
+    let mut bytes = out.stdout;
+    let sentinel = bytes
+        .windows(b"[exit 0]".len())
+        .rposition(|w| w == b"[exit 0]")
+        .expect("the sentinel was seen");
+    bytes.truncate(sentinel);
+    bytes
 }
 
 #[test]
 fn colour_follows_the_terminal_no_color_term_dumb_and_color_ui() {
+    if crate::harness::skipped_for_want_of(
+        crate::harness::on_path("script"),
+        "script(1) (util-linux)",
+    ) {
+        return;
+    }
     let r = Repo::new();
     r.jules_ok(["log", "append", "mail", "--kind", "t.x", "--actor", "a"]);
     let bin = crate::harness::bin();
@@ -404,6 +427,12 @@ fn tick_with_a_missing_config_does_not_suggest_passing_it() {
 
 #[test]
 fn verify_on_a_terminal_shows_one_progress_line_then_the_table_once() {
+    if crate::harness::skipped_for_want_of(
+        crate::harness::on_path("script"),
+        "script(1) (util-linux)",
+    ) {
+        return;
+    }
     let r = Repo::new();
     r.git(["checkout", "-q", "-b", "work"]);
     for i in 0..4 {
@@ -437,10 +466,8 @@ fn jules_on_a_pty(r: &Repo, args: &[&str]) -> Vec<u8> {
     let mut cmd = std::process::Command::new("script");
     r.env.apply(&mut cmd);
     // Colour on, as on an operator's terminal: our own colour codes must survive the escaping.
-    cmd.env_remove("NO_COLOR")
-        .env("TERM", "xterm")
-        .args(["-qec", &line, "/dev/null"]);
-    let raw = under_script(&mut cmd, r);
+    cmd.env_remove("NO_COLOR").env("TERM", "xterm");
+    let raw = under_script(&mut cmd, r, &line);
     let mut bytes = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {

@@ -188,51 +188,72 @@ fn plain_git_fetch_and_push_carry_logs_after_init() {
     assert_eq!(shown(&b, "mail").len(), 3);
 }
 
+/// SIGKILL lands inside an append: the writer is held (`src/testhook.rs`) at its N-th append, after the
+/// event's objects are written and before the ref moves, and killed there. The log must stay readable, every
+/// append before the N-th must have landed and the N-th must not. Each kill provably lands inside an append
+/// (a sleep before the kill, as this test once did, may land before the first write on a loaded machine).
 #[test]
 fn kill_dash_9_never_leaves_an_unreadable_log() {
     let r = Repo::new();
     r.jules_ok([
         "log", "append", "mail", "--kind", "t.seed", "--actor", "seed",
     ]);
-    let trials = 200;
-    let mut stale_locks = 0;
-    // Events only ever accumulate: a kill may lose the append it interrupted, never one that had landed.
+    let trials = 60;
+    let mut landed_inside = 0;
+    // Events only ever accumulate: a kill loses the append it interrupted, never one that had landed.
     let mut landed = 1;
     let mut seed: u64 = 0x9e3779b97f4a7c15;
     for _ in 0..trials {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        let mut child = r
-            .jules_cmd([
+        let nth = 1 + seed % 30;
+        let marks = tempfile::tempdir().unwrap();
+        let mut child = crate::harness::Guarded::spawn(
+            r.jules_cmd([
                 "log", "append", "mail", "--kind", "t.crash", "--actor", "victim", "--repeat",
                 "100000",
             ])
+            .env("JULES_TEST_PAUSE_AT", "append refs/jules/mail")
+            .env("JULES_TEST_PAUSE_HIT", nth.to_string())
+            .env("JULES_TEST_PAUSE_DIR", marks.path())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_micros(2_000 + seed % 25_000));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-        let lock = r.path().join(".git/refs/jules/mail.lock");
-        if lock.exists() {
-            // What git would also leave behind: a user removes it. Count it to report honestly.
-            stale_locks += 1;
-            std::fs::remove_file(lock).unwrap();
+            .stderr(Stdio::null()),
+        );
+        // Wait for the writer's mark (an event, bounded only to catch a hang), then kill it there.
+        let started = std::time::Instant::now();
+        while std::fs::read_dir(marks.path()).unwrap().count() == 0 {
+            assert!(
+                child.child.try_wait().unwrap().is_none(),
+                "the writer ended before its append {nth}"
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "the writer never reached append {nth} (a hang)"
+            );
+            std::thread::sleep(Duration::from_millis(2));
         }
+        child.kill_group(); // SIGKILL
+        landed_inside += 1;
+        let lock = r.path().join(".git/refs/jules/mail.lock");
+        assert!(
+            !lock.exists(),
+            "killed before the ref update, no lock is left"
+        );
         let repo = open(r.path());
         let log = Log::open(&repo, "mail").unwrap();
         let report = log.fsck().unwrap();
         assert!(report.is_clean(), "fsck after kill: {:?}", report.invalid);
-        assert!(
-            report.events >= landed,
-            "{} events after a kill, {landed} before",
-            report.events
+        assert_eq!(
+            report.events,
+            landed + nth as usize - 1,
+            "the {} appends before the kill landed, the one it interrupted did not",
+            nth - 1
         );
         landed = report.events;
     }
-    eprintln!("kill -9 trials: {trials}, stale lock files found: {stale_locks}");
+    assert_eq!(landed_inside, trials, "every kill landed inside an append");
+    eprintln!("kill -9 trials: {trials}, all inside an append");
     let out = r.git_output(["fsck", "--no-progress"]);
     assert!(out.status.success(), "git fsck: {}", stderr(&out));
     // A lock left behind by a killed writer is named at once (not retried for a minute), like git does.
@@ -426,21 +447,42 @@ fn concurrent_syncs_race_on_the_remote_and_still_converge() {
             "5",
         ]);
     }
-    // All four push at the same moment: leases go stale and rounds repeat, nobody fails.
+    // All four push at the same moment (the remote holds each push until all four arrived): three leases
+    // go stale, and those syncs take another round or publish a writer ref; nobody fails.
+    let held = crate::harness::hold_pushes_until(bare.path(), clones.len());
     let children: Vec<_> = clones
         .iter()
         .map(|c| {
-            c.jules_cmd(["sync", "--json"])
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            crate::harness::Guarded::spawn(
+                c.jules_cmd(["sync", "--json"])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped()),
+            )
         })
         .collect();
+    let mut stale = 0;
     for child in children {
-        let out = child.wait_with_output().unwrap();
+        let out = child.wait_output(Duration::from_secs(600));
         assert!(out.status.success(), "{}", stderr(&out));
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let repeated = doc["rounds"].as_u64().unwrap() > 1
+            || doc["refs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["published"] == "writer");
+        stale += usize::from(repeated);
     }
+    std::fs::remove_file(bare.path().join("hooks/pre-receive")).unwrap();
+    assert!(
+        crate::harness::pushes_held(&held) >= clones.len(),
+        "the syncs did not meet at the remote"
+    );
+    assert!(
+        stale >= clones.len() - 1,
+        "only {stale} of {} racing syncs found their lease stale",
+        clones.len()
+    );
     for c in &clones {
         c.jules_ok(["sync"]);
     }

@@ -134,6 +134,37 @@ fn diffs_are_exactly_gits() {
             out
         };
         assert_eq!(strip(ours.trim_end()), strip(&git));
+        // The binary literal itself: `git apply` outside any repository (so it cannot take the blob the
+        // `index` line names from the object store, and must decode our payload) applies our diff to the
+        // parent's files; they must then be the commit's, byte for byte.
+        let scratch = tempfile::tempdir().unwrap();
+        let (before, after) = (scratch.path().join("before"), scratch.path().join("after"));
+        let extract = |rev: &str, into: &std::path::Path| {
+            std::fs::create_dir_all(into).unwrap();
+            let tar = into.with_extension("tar");
+            r.git(["archive", "-o", tar.to_str().unwrap(), rev]);
+            let out = std::process::Command::new("tar")
+                .args(["-xf", tar.to_str().unwrap(), "-C", into.to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "tar: {}", stderr(&out));
+        };
+        extract(&format!("{id}~1"), &before);
+        extract(id, &after);
+        let patch = scratch.path().join("p.diff");
+        std::fs::write(&patch, format!("{}\n", ours.trim_end())).unwrap();
+        let out = r
+            .git_cmd(["apply", patch.to_str().unwrap()])
+            .current_dir(&before)
+            .env("GIT_CEILING_DIRECTORIES", scratch.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git apply: {}", stderr(&out));
+        assert_eq!(
+            files_in(&before),
+            files_in(&after),
+            "our diff of {id}, applied by git, is the commit"
+        );
     }
 }
 
@@ -209,4 +240,80 @@ fn markdown_and_json_carry_the_whole_rationale() {
         "{cover}"
     );
     assert!(cover.contains("  1/2 Zoë's parser: tokens"), "{cover}");
+    // Each patch file against git format-patch's for the same commit: the From line (commit id and the
+    // fixed date), the headers (From, Date, the RFC 2047-encoded Subject with its numbering), the message,
+    // the diffstat and the signature, byte for byte; the diff itself is `diffs_are_exactly_gits`'s.
+    for name in names.iter().filter(|n| !n.starts_with("0000-")) {
+        let ours = std::fs::read_to_string(dir.join(name)).unwrap();
+        let gits = std::fs::read_to_string(git_dir.join(name)).unwrap();
+        std::fs::write(format!("/tmp/ours-{name}"), without_diff(&ours)).unwrap();
+        std::fs::write(format!("/tmp/gits-{name}"), without_diff(&gits)).unwrap();
+        assert_eq!(
+            without_diff(&ours),
+            without_diff(&gits),
+            "{name}: ours\n{ours}\ngit's\n{gits}"
+        );
+    }
+    let gits_cover = std::fs::read_to_string(git_dir.join("0000-cover-letter.patch")).unwrap();
+    assert_eq!(
+        cover.lines().next(),
+        gits_cover.lines().next(),
+        "the cover letter's From line"
+    );
+}
+
+/// Every file under `dir` (symlinks as their targets), by relative path, with its bytes.
+fn files_in(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&p).unwrap();
+                out.insert(rel, target.to_string_lossy().into_owned().into_bytes());
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// A format-patch file without its diff body (the lines from the first `diff --git` to the signature
+/// separator `-- `): what `git format-patch` writes around the diff. The signature's one line is the
+/// writer's name and version (`2.47.3` from git, `git-jules 0.1.0` from us, on purpose): it becomes
+/// `<version>`, after a check that ours names git-jules.
+fn without_diff(patch: &str) -> String {
+    let mut out = String::new();
+    let mut in_diff = false;
+    let mut signature = false;
+    for line in patch.split_inclusive('\n') {
+        if line.starts_with("diff --git ") {
+            in_diff = true;
+        } else if line == "-- \n" {
+            in_diff = false;
+            signature = true;
+            out.push_str(line);
+            continue;
+        }
+        if signature {
+            signature = false;
+            if !line.starts_with(|c: char| c.is_ascii_digit()) {
+                assert_eq!(
+                    line,
+                    format!("git-jules {}\n", env!("CARGO_PKG_VERSION")),
+                    "our signature"
+                );
+            }
+            out.push_str("<version>\n");
+        } else if !in_diff {
+            out.push_str(line);
+        }
+    }
+    out
 }

@@ -431,3 +431,59 @@ pub fn hold_pushes_until(bare: &Path, racers: usize) -> tempfile::TempDir {
 pub fn pushes_held(marks: &tempfile::TempDir) -> usize {
     std::fs::read_dir(marks.path()).unwrap().count()
 }
+
+/// The file each skipped test appends a line to (`test<TAB>why`): `JULES_TEST_SKIPS`, else
+/// `target/test-skips.log` under the crate. `./test.sh` empties it before the run and sums it up after.
+pub fn skips_file() -> PathBuf {
+    std::env::var_os("JULES_TEST_SKIPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/test-skips.log"))
+}
+
+/// Whether CI runs the suite (`CI=true`, as GitHub Actions, GitLab and most runners set it).
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// Whether the running test must stop because `what` it needs is missing (`present` false). Never silent:
+/// under CI, which provides every need (`.ci/setup.d/`), a missing one fails the test; elsewhere the skip
+/// is appended to `skips_file()` (so `./test.sh` counts it and says why) and on stderr, and the caller
+/// returns. Use as `if harness::skipped_for_want_of(path.exists(), "the ripgrep corpus") { return; }`.
+pub fn skipped_for_want_of(present: bool, what: &str) -> bool {
+    if present {
+        return false;
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("<unnamed test>")
+        .to_owned();
+    assert!(
+        !in_ci(),
+        "{test}: {what} is missing, and CI must provide it (see .ci/setup.d/)"
+    );
+    let file = skips_file();
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    use std::io::Write;
+    let line = format!("{test}\t{what} is missing\n");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&file)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .unwrap_or_else(|e| panic!("cannot record the skip in {}: {e}", file.display()));
+    eprintln!("SKIPPED {test}: {what} is missing");
+    true
+}
+
+/// Whether `tool` is an executable file on PATH.
+pub fn on_path(tool: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(tool))
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+    })
+}

@@ -142,6 +142,66 @@ fn check_shape(path: &str, doc: &Value, got: &Value, problems: &mut Vec<String>)
     }
 }
 
+/// Arrays the scenario does not fill yet: each is a gap still open (issue 41, finding 3), named here so the
+/// check holds for every other array and a new empty one fails. Shrink this list; never grow it.
+const NOT_YET_FILLED: &[&str] = &[
+    "sync.series_refused",
+    "web /api/fleet.ticks",
+    "web /api/weave.mails[].files",
+    "web /api/weave.mails[].urls",
+    "web /api/weave.reports[].report.already",
+    "web /api/weave.reports[].report.applied[].conflicts",
+    "web /api/weave.reports[].report.applied[].notes",
+    "web /api/weave.reports[].report.applied[].skipped",
+    "web /api/weave.reports[].report.conflicted[].commits",
+    "web /api/weave.reports[].report.conflicted[].conflicts[].counterparts",
+    "web /api/weave.reports[].report.conflicted[].conflicts[].leases",
+    "web /api/weave.reports[].report.conflicted[].notes",
+    "web /api/weave.reports[].report.conflicted[].skipped",
+    "web /api/weave.reports[].report.dropped",
+    "web /api/weave.reports[].report.failed",
+    "web /api/weave.reports[].report.skipped",
+];
+
+/// For every array under `doc` that the doc shows with an element (and that `got` prints), record under its
+/// path (`name.key[].key`) whether `got` has an element there; a path once filled stays filled.
+fn arrays_filled(path: &str, doc: &Value, got: &Value, filled: &mut BTreeMap<String, bool>) {
+    match (doc, got) {
+        (Value::Object(d), Value::Object(g)) => {
+            for (raw, dv) in d {
+                let k = doc_key(raw);
+                if k.oneof {
+                    continue;
+                }
+                if k.name == "<key>" {
+                    // A map keyed by data: every entry against the documented one.
+                    for gv in g.values() {
+                        arrays_filled(&format!("{path}.<key>"), dv, gv, filled);
+                    }
+                    continue;
+                }
+                let sub = format!("{path}.{}", k.name);
+                match g.get(k.name) {
+                    Some(gv) => arrays_filled(&sub, dv, gv, filled),
+                    None if dv.as_array().is_some_and(|a| !a.is_empty()) => {
+                        filled.entry(sub).or_insert(false);
+                    }
+                    None => {}
+                }
+            }
+        }
+        (Value::Array(d), Value::Array(g)) => {
+            let Some(first) = d.first() else { return };
+            let seen = filled.entry(path.to_owned()).or_insert(false);
+            *seen |= !g.is_empty();
+            for v in g {
+                arrays_filled(&format!("{path}[]"), first, v, filled);
+            }
+        }
+        _ => {}
+    }
+}
+
 struct Scenario {
     r: Repo,
     outputs: Vec<(String, String)>,
@@ -208,7 +268,7 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     let keydir = tempfile::tempdir().unwrap();
     let key = keydir.path().join("alice");
     let key = key.to_str().unwrap();
-    s.run("keys new", &["keys", "new", "alice", "--out", key]);
+    let made = s.run("keys new", &["keys", "new", "alice", "--out", key]);
     // No trust file on main: the check fails (exit 1) and says why.
     s.run_code(
         "keys check",
@@ -216,7 +276,27 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         1,
         &[("JULES_SIGNING_KEY", key)],
     );
+    // With a trust file on main and signatures required, fsck names the unsigned events (`unverified`)
+    // and exits 1.
+    s.r.write(
+        ".jules/allowed_signers",
+        &format!("{}\n", made["allowed_signers"].as_str().unwrap()),
+    );
+    s.r.commit_all("trust alice");
+    s.r.git(["config", "jules.requireSigned", "true"]);
+    let checked = s.run_code("log fsck", &["log", "fsck"], 1, &[]);
+    s.r.git(["config", "--unset", "jules.requireSigned"]);
+    assert!(
+        !checked["items"][0]["unverified"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{checked}"
+    );
 
+    // Tags, a link and a file, so the message shapes' arrays all have elements.
+    let attachment = keydir.path().join("notes.txt");
+    std::fs::write(&attachment, "attached\n").unwrap();
     let sent = s.run(
         "mail send",
         &[
@@ -231,6 +311,12 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
             "--body",
             "b",
             "--needs-response",
+            "--tag",
+            "triage",
+            "--attach",
+            "https://example.com/spec",
+            "--attach",
+            attachment.to_str().unwrap(),
         ],
     );
     let mid = sent["id"].as_str().unwrap().to_owned();
@@ -255,6 +341,11 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "mail tag ls",
         &["mail", "tag", "ls", &mid, "--persona", "bob"],
     );
+    // Again with bob's tag on the message (`state.tags`).
+    s.run("mail inbox", &["mail", "inbox", "--persona", "bob"]);
+    s.run("mail show", &["mail", "show", &mid, "--persona", "bob"]);
+    s.run("mail search", &["mail", "search", "hi", "--persona", "bob"]);
+    s.run("mail read", &["mail", "read", &mid, "--persona", "bob"]);
     s.run("mail unread", &["mail", "unread", &mid, "--persona", "bob"]);
     s.run("mail claim", &["mail", "claim", &mid, "--persona", "bob"]);
     s.run(
@@ -355,7 +446,32 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "series version",
         &["series", "version", "--persona", "alice"],
     );
-    s.run("series show", &["series", "show", "alice/feat@v1"]);
+    s.run("series versions", &["series", "versions", "alice/feat"]);
+    // A review of v1 (one comment under its patch's added line), so `series show` has `reviews`.
+    let buffer =
+        s.r.jules_ok(["series", "review", "--version", "alice/feat@v1", "--print"])
+            .replace("> +b\n", "> +b\nR: why b?\n");
+    let review = keydir.path().join("review.txt");
+    std::fs::write(&review, buffer).unwrap();
+    s.r.jules_ok([
+        "series",
+        "review",
+        "--version",
+        "alice/feat@v1",
+        "--from-file",
+        review.to_str().unwrap(),
+    ]);
+    let shown = s.run("series show", &["series", "show", "alice/feat@v1"]);
+    assert_eq!(
+        shown["reviews"][0]["notes"][0]["comments"][0]["text"], "why b?",
+        "{shown}"
+    );
+    // A second sync, after the versions: it pushes their refs (`series_pushed`).
+    let synced = s.run("sync", &["sync"]);
+    assert!(
+        !synced["series_pushed"].as_array().unwrap().is_empty(),
+        "{synced}"
+    );
     s.run(
         "series range-diff",
         &["series", "range-diff", "alice/feat", "v1", "v2"],
@@ -395,6 +511,43 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     );
     s.run("verify", &["verify", "--cmd", "true"]);
 
+    // A sync against a remote in a bad state, so that its arrays have elements: a log this clone had
+    // tracked and the remote lost (`pruned`), a log ref at a blob (`skipped`), a commit on the mail log
+    // that is not an event (`invalid`).
+    s.r.jules_ok(["log", "append", "gone", "--kind", "t.x", "--actor", "a"]);
+    s.r.jules_ok(["sync"]);
+    bare.git(["update-ref", "-d", "refs/jules/gone"]);
+    s.r.git(["update-ref", "-d", "refs/jules/gone"]);
+    let junk = bare.path().join("junk");
+    std::fs::write(&junk, "junk\n").unwrap();
+    let blob = bare.git(["hash-object", "-w", junk.to_str().unwrap()]);
+    bare.git(["update-ref", "refs/jules/x", &blob]);
+    let tip = bare.git(["rev-parse", "refs/jules/mail"]);
+    let tree = bare.git(["rev-parse", &format!("{tip}^{{tree}}")]);
+    let garbage = bare.git(["commit-tree", &tree, "-p", &tip, "-m", "not an event"]);
+    bare.git(["update-ref", "refs/jules/mail", &garbage]);
+    let bad = s.run("sync", &["sync"]);
+    for key in ["pruned", "skipped", "invalid"] {
+        assert!(!bad[key].as_array().unwrap().is_empty(), "{key}: {bad}");
+    }
+    bare.git(["update-ref", "-d", "refs/jules/x"]);
+    // A push held back by the push budget: the new version waits (`series_deferred`).
+    s.r.git(["config", "jules.sync.minPushInterval", "1h"]);
+    // v3 drops v2's second patch (`dropped` in `series version` and `series show`).
+    s.r.jules_ok(["series", "reroll", "2", "--drop"]);
+    let v3 = s.run(
+        "series version",
+        &["series", "version", "--persona", "alice"],
+    );
+    assert_eq!(v3["dropped"], serde_json::json!([2]), "{v3}");
+    s.run("series show", &["series", "show", "alice/feat@v3"]);
+    let deferred = s.run("sync", &["sync"]);
+    assert!(
+        !deferred["series_deferred"].as_array().unwrap().is_empty(),
+        "{deferred}"
+    );
+    s.r.git(["config", "--unset", "jules.sync.minPushInterval"]);
+
     // The web pages' JSON (docs/web.md) after a weave with one applied and one conflicting input: the fleet
     // (alice holds the lease above) and the weave page with the recorded report.
     let here = s.r.git(["rev-parse", "--abbrev-ref", "HEAD"]);
@@ -415,6 +568,33 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
 
     // A failure with --json: the error object.
     s.run_code("error", &["task", "done", "zzzz"], 2, &[]);
+    // One with a hint, one with a cause.
+    let hinted = s.run_code("error", &["hooks", "show"], 2, &[]);
+    assert!(
+        !hinted["error"]["hints"].as_array().unwrap().is_empty(),
+        "{hinted}"
+    );
+    let caused = s.run_code(
+        "error",
+        &[
+            "mail",
+            "send",
+            "--to",
+            "bob",
+            "--subject",
+            "s",
+            "--from",
+            "bob",
+            "--body-file",
+            "/nonexistent/body",
+        ],
+        2,
+        &[],
+    );
+    assert!(
+        !caused["error"]["causes"].as_array().unwrap().is_empty(),
+        "{caused}"
+    );
 
     if let Some(f) = std::env::var_os("JULES_JSON_DUMP") {
         let mut text = String::new();
@@ -441,6 +621,24 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // Every array the doc shows with an element was printed with one in some run: an array empty in every
+    // run has elements no run checked (their shape could be anything).
+    let mut filled: BTreeMap<String, bool> = BTreeMap::new();
+    for (name, out) in &s.outputs {
+        if let Some(doc) = docs.get(name) {
+            let got: Value = serde_json::from_str(out).unwrap();
+            arrays_filled(name, doc, &got, &mut filled);
+        }
+    }
+    let empty: Vec<&String> = filled
+        .iter()
+        .filter(|(path, full)| !**full && !NOT_YET_FILLED.contains(&path.as_str()))
+        .map(|(path, _)| path)
+        .collect();
+    assert!(
+        empty.is_empty(),
+        "documented with elements, printed empty in every run: {empty:?}"
+    );
     // Every documented command was run: an example nothing checks would drift.
     let ran: Vec<&str> = s.outputs.iter().map(|(n, _)| n.as_str()).collect();
     let unchecked: Vec<&String> = docs.keys().filter(|n| !ran.contains(&n.as_str())).collect();

@@ -9,10 +9,20 @@ use crate::harness::{stderr, stdout, Repo};
 
 const T0: &str = "2030-01-01T10:00:00Z";
 
+/// Run `git-jules ARGS --persona PERSONA` at `date`. The output must be used: a discarded result hid a
+/// failed acquire, and the test then passed whatever the setup did (issue 41, finding 10).
+#[must_use]
 fn at(r: &Repo, date: &str, persona: &str, args: &[&str]) -> Output {
     let mut all = vec!["--persona", persona];
     all.splice(0..0, args.iter().copied());
     r.jules_at(date, &all)
+}
+
+/// `at` that must succeed: a setup step whose failure would make the rest of the test meaningless.
+fn ok_at(r: &Repo, date: &str, persona: &str, args: &[&str]) -> Output {
+    let o = at(r, date, persona, args);
+    assert!(o.status.success(), "{args:?} as {persona}: {}", stderr(&o));
+    o
 }
 
 fn json(o: &Output) -> serde_json::Value {
@@ -250,7 +260,7 @@ fn expiry_and_renewal_follow_the_pinned_clock() {
 #[test]
 fn the_holder_is_mailed_before_expiry_once_and_when_someone_takes_over() {
     let r = Repo::new();
-    at(
+    ok_at(
         &r,
         T0,
         "ann",
@@ -364,7 +374,7 @@ fn the_pre_commit_hook_refuses_a_commit_under_another_personas_lease() {
     let o = r.jules(["--json", "hooks", "install", "--hook", "pre-commit"]);
     assert_eq!(code(&o), Some(0), "{}", stderr(&o));
     assert_eq!(json(&o)["hook"], "pre-commit");
-    at(
+    ok_at(
         &r,
         T0,
         "ann",
@@ -407,7 +417,7 @@ fn the_pre_push_hook_refuses_a_series_touching_another_personas_lease() {
     r.git(["push", "-q", "origin", "main"]);
     r.jules_ok(["hooks", "install"]);
     r.git(["config", "jules.verify.prePush", "off"]);
-    at(
+    ok_at(
         &r,
         T0,
         "ann",
@@ -442,13 +452,13 @@ fn task_done_releases_the_leases_acquired_for_the_task() {
         .jules_ok(["task", "add", "tidy", "--persona", "ann"])
         .trim()
         .to_owned();
-    at(
+    ok_at(
         &r,
         T0,
         "ann",
         &["lease", "acquire", "src/", "--task", &task],
     );
-    at(&r, T0, "ann", &["lease", "acquire", "docs/"]);
+    ok_at(&r, T0, "ann", &["lease", "acquire", "docs/"]);
     ok_as(&r, "ann", &["task", "done", &task]);
     assert_eq!(held_paths(&r), ["docs/"]);
     // Turned off, nothing is released.
@@ -457,7 +467,7 @@ fn task_done_releases_the_leases_acquired_for_the_task() {
         .jules_ok(["task", "add", "more", "--persona", "ann"])
         .trim()
         .to_owned();
-    at(&r, T0, "ann", &["lease", "acquire", "lib/", "--task", &t2]);
+    ok_at(&r, T0, "ann", &["lease", "acquire", "lib/", "--task", &t2]);
     ok_as(&r, "ann", &["task", "done", &t2]);
     assert_eq!(held_paths(&r), ["docs/", "lib/"]);
 }
@@ -465,8 +475,8 @@ fn task_done_releases_the_leases_acquired_for_the_task() {
 #[test]
 fn series_finalize_releases_the_personas_leases_on_what_landed() {
     let r = Repo::new();
-    at(&r, T0, "ann", &["lease", "acquire", "a.txt"]);
-    at(&r, T0, "ann", &["lease", "acquire", "elsewhere/"]);
+    ok_at(&r, T0, "ann", &["lease", "acquire", "a.txt"]);
+    ok_at(&r, T0, "ann", &["lease", "acquire", "elsewhere/"]);
     crate::series::make_series(&r, "feat", &[("a.txt", "a\n")]);
     ok_as(&r, "ann", &["series", "finalize", "--no-verify"]);
     assert_eq!(held_paths(&r), ["elsewhere/"]);
@@ -487,7 +497,7 @@ fn weave_names_the_lease_on_a_conflicting_path() {
         r.commit_all(branch);
         r.git(["switch", "-q", "main"]);
     }
-    at(
+    ok_at(
         &r,
         T0,
         "curator",
@@ -543,7 +553,7 @@ fn tick_holds_back_a_persona_whose_task_paths_are_under_another_lease() {
     };
     // Without a lease the curator is first.
     assert_eq!(dry(&r)["decisions"][0]["persona"], "curator");
-    at(
+    ok_at(
         &r,
         T0,
         "refactor",
@@ -614,8 +624,8 @@ fn reminders(r: &Repo, persona: &str) -> usize {
 #[test]
 fn sync_and_tick_remind_holders_once_even_across_clones() {
     let (a, _bare, b) = Repo::with_clone();
-    at(&a, T0, "ann", &["lease", "acquire", "src", "--ttl", "1h"]);
-    at(&a, T0, "bob", &["lease", "acquire", "docs", "--ttl", "2h"]);
+    ok_at(&a, T0, "ann", &["lease", "acquire", "src", "--ttl", "1h"]);
+    ok_at(&a, T0, "bob", &["lease", "acquire", "docs", "--ttl", "2h"]);
     a.jules_ok(["sync"]);
     // 40 minutes before ann's expiry, with the default 15-minute lead: nothing is due.
     let o = a.jules_at("2030-01-01T10:20:00Z", ["--json", "sync"]);
@@ -653,7 +663,7 @@ fn sync_and_tick_remind_holders_once_even_across_clones() {
         .as_str()
         .unwrap()
         .to_owned();
-    at(
+    ok_at(
         &a,
         "2030-01-01T10:55:00Z",
         "ann",
@@ -685,7 +695,7 @@ fn the_pre_commit_hook_sees_what_commit_a_and_a_removal_commit() {
     r.write("free.txt", "f\n");
     r.commit_all("base");
     r.jules_ok(["hooks", "install", "--hook", "pre-commit"]);
-    at(
+    ok_at(
         &r,
         T0,
         "ann",
@@ -734,7 +744,7 @@ fn the_binary_linked_as_the_pre_commit_hook_runs_the_check_without_a_shell() {
     let hooks = r.path().join(".git/hooks");
     std::fs::create_dir_all(&hooks).unwrap();
     std::os::unix::fs::symlink(crate::harness::bin(), hooks.join("pre-commit")).unwrap();
-    at(
+    ok_at(
         &r,
         T0,
         "ann",

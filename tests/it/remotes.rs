@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::harness::{bin, json_items, stderr, stdout, Guarded, Repo};
+use crate::harness::{
+    bin, hold_pushes_until, json_items, pushes_held, stderr, stdout, Guarded, Repo,
+};
 
 /// A git credential helper that answers alice:secret, the smart-HTTP server's one user.
 pub(crate) const ALICE_HELPER: &str =
@@ -202,8 +204,9 @@ impl Clone {
     }
 }
 
-/// What every transport must carry: mail both ways through `sync`, and a group claim with one winner.
-fn exchange_and_claim(a: &Clone, b: &Clone) {
+/// What every transport must carry: mail both ways through `sync`, and a group claim with one winner,
+/// raced through the remote at `bare`.
+fn exchange_and_claim(a: &Clone, b: &Clone, bare: &Path) {
     for c in [a, b] {
         c.repo
             .git(["config", "--add", "jules.group.workers.member", "w1"]);
@@ -275,11 +278,18 @@ fn exchange_and_claim(a: &Clone, b: &Clone) {
             .stderr(Stdio::piped()),
         )
     };
-    // The two claims may or may not overlap in time (nothing holds the first one back): exactly one wins
-    // either way, which is what this checks over each transport.
+    // The remote holds the first claim's push until the second's arrives: both are in flight together,
+    // neither having seen the other's claim, so the refused-push path of the loser runs over each
+    // transport (run one after the other, the loser would only fetch and see the winner).
+    let held = hold_pushes_until(bare, 2);
     let (ca, cb) = (spawn(a, "w1"), spawn(b, "w2"));
     let hang = Duration::from_secs(300);
     let (oa, ob) = (ca.wait_output(hang), cb.wait_output(hang));
+    release_pushes(bare);
+    assert!(
+        pushes_held(&held) >= 2,
+        "the claims did not meet at the remote"
+    );
     let codes = [oa.status.code(), ob.status.code()];
     assert!(
         codes == [Some(0), Some(3)] || codes == [Some(3), Some(0)],
@@ -289,6 +299,11 @@ fn exchange_and_claim(a: &Clone, b: &Clone) {
     );
 }
 
+/// Remove the `hold_pushes_until` hook of `bare`, so that later pushes of the test are not marked.
+fn release_pushes(bare: &Path) {
+    std::fs::remove_file(bare.join("hooks/pre-receive")).unwrap();
+}
+
 fn refs_of(r: &Repo) -> String {
     r.git(["for-each-ref"])
 }
@@ -296,13 +311,13 @@ fn refs_of(r: &Repo) -> String {
 #[test]
 fn smart_http_with_basic_auth_through_a_credential_helper() {
     let root = tempfile::tempdir().unwrap();
-    let (origin, _bare) = remote_in(root.path());
+    let (origin, bare) = remote_in(root.path());
     let server = http_server(root.path());
     let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
     let good = alice_auth();
     let a = Clone::new(&origin, &url, &good);
     let b = Clone::new(&origin, &url, &good);
-    exchange_and_claim(&a, &b);
+    exchange_and_claim(&a, &b, &bare);
 
     // Wrong credentials: a clear error naming the remote, exit 2, nothing local changed.
     let wrong_helper =
@@ -367,12 +382,12 @@ fn smart_http_with_basic_auth_through_a_credential_helper() {
 #[test]
 fn git_daemon_remote() {
     let root = tempfile::tempdir().unwrap();
-    let (origin, _bare) = remote_in(root.path());
+    let (origin, bare) = remote_in(root.path());
     let server = git_daemon(root.path());
     let url = format!("git://127.0.0.1:{}/remote.git", server.port);
     let a = Clone::new(&origin, &url, &[]);
     let b = Clone::new(&origin, &url, &[]);
-    exchange_and_claim(&a, &b);
+    exchange_and_claim(&a, &b, &bare);
 }
 
 #[test]
@@ -395,7 +410,7 @@ fn ssh_remote_through_git_ssh_command() {
     let url = format!("ssh://sandbox.invalid{}", bare.display());
     let a = Clone::new(&origin, &url, &envs);
     let b = Clone::new(&origin, &url, &envs);
-    exchange_and_claim(&a, &b);
+    exchange_and_claim(&a, &b, &bare);
     // An ssh that refuses the key: the clear error, exit 2.
     let refuse = root.path().join("refusing-ssh");
     std::fs::write(
@@ -440,8 +455,11 @@ fn a_hundred_clones_sync_at_once() {
             "5",
         ]);
     }
-    // Started back to back; nothing holds them at a common start, so they overlap as much as 100 process
-    // starts on this machine allow (the merge checks below hold however they interleave).
+    // Started back to back, the first ten pushes held at the remote until all ten arrived: at least those
+    // provably overlap, so nine of them meet a moved remote ref (holding all hundred would need a hundred
+    // receive-packs at once on a 2-core runner). The merge checks below hold however the rest interleave.
+    const MET: usize = 10;
+    let held = crate::harness::hold_pushes_until(bare.path(), MET);
     let children: Vec<Guarded> = clones
         .iter()
         .map(|c| {
@@ -453,13 +471,33 @@ fn a_hundred_clones_sync_at_once() {
         })
         .collect();
     let mut failed = Vec::new();
+    let mut contended = 0;
     for child in children {
         // No latency target here: the bound only catches a hang.
         let out = child.wait_output(Duration::from_secs(600));
         if !out.status.success() {
             failed.push(stderr(&out));
+            continue;
         }
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        contended += usize::from(
+            doc["rounds"].as_u64().unwrap() > 1
+                || doc["refs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r["published"] == "writer"),
+        );
     }
+    release_pushes(bare.path());
+    assert!(
+        crate::harness::pushes_held(&held) >= MET,
+        "the syncs did not meet at the remote"
+    );
+    assert!(
+        contended >= MET - 1,
+        "only {contended} syncs met a moved remote ref"
+    );
     assert!(
         failed.is_empty(),
         "{} failed: {:?}",
@@ -878,27 +916,42 @@ fn a_coordination_remote_and_a_push_budget_on_a_simulated_forge() {
 }
 
 /// Path leases (issue 25): two clones race `lease acquire --sync` for overlapping exclusive paths through
-/// smart HTTP. Exactly one exits 0; the other exits 3 naming the holder; after sync both list that one holder.
+/// smart HTTP, held at the remote until both pushes arrive. Exactly one exits 0; the other's push is
+/// refused, it looks again and exits 3 naming the holder; after sync both list that one holder.
 #[test]
 fn lease_acquire_sync_through_smart_http_has_one_winner() {
     let root = tempfile::tempdir().unwrap();
-    let (origin, _bare) = remote_in(root.path());
+    let (origin, bare) = remote_in(root.path());
     let server = http_server(root.path());
     let url = format!("http://127.0.0.1:{}/git/remote.git", server.port);
     let good = alice_auth();
     let a = Clone::new(&origin, &url, &good);
     let b = Clone::new(&origin, &url, &good);
+    for c in [&a, &b] {
+        c.ok("x", &["sync"]);
+    }
     let spawn = |c: &Clone, who: &str, path: &str| {
-        c.cmd(who, &["lease", "acquire", path, "--sync", "--reason", who])
+        Guarded::spawn(
+            c.cmd(
+                who,
+                &[
+                    "--json", "lease", "acquire", path, "--sync", "--reason", who,
+                ],
+            )
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+            .stderr(Stdio::piped()),
+        )
     };
+    // Without the barrier the second racer often starts after the first has pushed: it then only fetches
+    // and sees the holder, and the refused-push path (a round that repeats) is never run.
+    let held = hold_pushes_until(&bare, 2);
     let (ca, cb) = (spawn(&a, "w1", "src/"), spawn(&b, "w2", "src/**/*.rs"));
-    let (oa, ob) = (
-        ca.wait_with_output().unwrap(),
-        cb.wait_with_output().unwrap(),
+    let hang = Duration::from_secs(300);
+    let (oa, ob) = (ca.wait_output(hang), cb.wait_output(hang));
+    release_pushes(&bare);
+    assert!(
+        pushes_held(&held) >= 2,
+        "the acquires did not meet at the remote"
     );
     let codes = [oa.status.code(), ob.status.code()];
     assert!(
@@ -912,8 +965,10 @@ fn lease_acquire_sync_through_smart_http_has_one_winner() {
     } else {
         ("w2", stdout(&oa))
     };
-    assert!(loser_out.contains("held by: "), "{loser_out}");
-    assert!(loser_out.contains(winner), "{loser_out}");
+    let loser: serde_json::Value = serde_json::from_str(&loser_out).unwrap();
+    assert_eq!(loser["held"], false, "{loser}");
+    assert_eq!(loser["final"], true, "decided through the remote: {loser}");
+    assert_eq!(loser["holders"][0]["persona"], winner, "{loser}");
     for c in [&a, &b] {
         c.ok("x", &["sync"]);
         let v: serde_json::Value =

@@ -219,20 +219,45 @@ fn concurrent_syncs_then_one_pass_leave_every_next_sync_a_noop() {
     for (i, c) in cs.iter().enumerate() {
         append(c, &format!("c{i}"), 5);
     }
-    for _ in 0..2 {
+    for pass in 0..2 {
+        // The first pass is held at the remote until all ten pushes arrive: they provably overlap, each
+        // built on the same remote tip, so nine must meet a moved ref (started back to back they could run
+        // one after the other, and the contended path would never be taken).
+        let held = (pass == 0).then(|| crate::harness::hold_pushes_until(bare.path(), cs.len()));
         let children: Vec<_> = cs
             .iter()
             .map(|c| {
-                c.jules_cmd(["--json", "sync"])
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped())
-                    .spawn()
-                    .unwrap()
+                crate::harness::Guarded::spawn(
+                    c.jules_cmd(["--json", "sync"])
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped()),
+                )
             })
             .collect();
+        let mut contended = 0;
         for child in children {
-            let out = child.wait_with_output().unwrap();
+            let out = child.wait_output(std::time::Duration::from_secs(600));
             assert!(out.status.success(), "{}", stderr(&out));
+            let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+            let lost_the_race = doc["rounds"].as_u64().unwrap() > 1
+                || doc["refs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r["published"] == "writer");
+            contended += usize::from(lost_the_race);
+        }
+        if let Some(held) = held {
+            std::fs::remove_file(bare.path().join("hooks/pre-receive")).unwrap();
+            assert!(
+                crate::harness::pushes_held(&held) >= cs.len(),
+                "the syncs did not meet at the remote"
+            );
+            assert!(
+                contended >= cs.len() - 1,
+                "only {contended} of {} racing syncs met a moved remote ref",
+                cs.len()
+            );
         }
     }
     for c in &cs {

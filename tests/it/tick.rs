@@ -210,14 +210,19 @@ fn two_schedulers_ticking_at_once_never_launch_the_same_run_twice() {
     r.write(".jules/schedules.toml", FIVE);
     r.jules_ok(["sprint", "start"]);
     let launch = launcher(out.path());
-    // The two ticks of a round are started back to back and may or may not overlap: nothing holds the
-    // first (its state writes go through the library, past any git hook). Either way exactly one may
-    // launch; whether they raced shows only in which of them did, so this checks the outcome, not the race.
+    // Each round, both ticks are held just before they record their plans (`src/testhook.rs`: the state
+    // append, objects written, ref not moved) until both are there: they provably planned from the same
+    // state, so one record must fail its compare-and-swap and that tick plan again. Started back to back
+    // without the hold, one tick often finished before the other began and the race was never run.
     for round in 0..5 {
+        let marks = tempfile::tempdir().unwrap();
         let children: Vec<_> = (0..2)
             .map(|_| {
                 crate::harness::Guarded::spawn(
                     r.jules_cmd(["tick", "--json", "--launch", &launch])
+                        .env("JULES_TEST_PAUSE_AT", "append refs/jules/state")
+                        .env("JULES_TEST_PAUSE_DIR", marks.path())
+                        .env("JULES_TEST_PAUSE_UNTIL", "2")
                         .stdout(Stdio::piped())
                         .stderr(Stdio::piped()),
                 )
@@ -243,6 +248,11 @@ fn two_schedulers_ticking_at_once_never_launch_the_same_run_twice() {
                 ]);
             }
         }
+        assert_eq!(
+            std::fs::read_dir(marks.path()).unwrap().count(),
+            2,
+            "round {round}: both ticks reached the record together"
+        );
         assert_eq!(total, 1, "round {round}: exactly one scheduler launches");
     }
     assert_eq!(

@@ -126,12 +126,12 @@ impl PatchDiff {
                 Status::Added => out.push_str(&format!(
                     " create mode {} {}\n",
                     mode(f.new_mode),
-                    f.new_path
+                    display_path(f.new_path.as_ref())
                 )),
                 Status::Deleted => out.push_str(&format!(
                     " delete mode {} {}\n",
                     mode(f.old_mode),
-                    f.old_path
+                    display_path(f.old_path.as_ref())
                 )),
                 Status::Renamed { similarity } => {
                     out.push_str(&format!(
@@ -150,7 +150,7 @@ impl PatchDiff {
                     " mode change {} => {} {}\n",
                     mode(f.old_mode),
                     mode(f.new_mode),
-                    f.new_path
+                    display_path(f.new_path.as_ref())
                 )),
                 Status::Modified => {}
             }
@@ -164,9 +164,15 @@ impl PatchDiff {
 fn stat_name(f: &FileDiff) -> String {
     match f.status {
         Status::Renamed { .. } => rename_display(f.old_path.as_ref(), f.new_path.as_ref()),
-        Status::Deleted => f.old_path.to_string(),
-        _ => f.new_path.to_string(),
+        Status::Deleted => display_path(f.old_path.as_ref()),
+        _ => display_path(f.new_path.as_ref()),
     }
+}
+
+/// A path as git prints it in `--stat` and `--summary`: C-quoted when it has special bytes
+/// (`core.quotePath`, on by default), as in the diff's headers.
+fn display_path(path: &BStr) -> String {
+    super::quote_path("", path)
 }
 
 fn rename_display(old: &BStr, new: &BStr) -> String {
