@@ -352,6 +352,70 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "mail wait",
         &["mail", "wait", "--persona", "bob", "--timeout", "1"],
     );
+    // A persona name the roster does not know (`bobb`): every mail document carries the CLI's warning as
+    // data (`warnings`), so its elements are checked too.
+    let typo = s.run(
+        "mail send",
+        &[
+            "mail",
+            "send",
+            "--from",
+            "alice",
+            "--to",
+            "bobb",
+            "--subject",
+            "typo",
+            "--body",
+            "b",
+        ],
+    );
+    let tid_typo = typo["id"].as_str().unwrap().to_owned();
+    s.run("mail inbox", &["mail", "inbox", "--persona", "bobb"]);
+    s.run(
+        "mail show",
+        &["mail", "show", &tid_typo, "--persona", "bobb"],
+    );
+    s.run(
+        "mail read",
+        &["mail", "read", &tid_typo, "--persona", "bobb"],
+    );
+    s.run(
+        "mail unread",
+        &["mail", "unread", &tid_typo, "--persona", "bobb"],
+    );
+    s.run("mail sent", &["mail", "sent", "--persona", "bobb"]);
+    s.run(
+        "mail thread",
+        &["mail", "thread", &tid_typo, "--persona", "bobb"],
+    );
+    s.run(
+        "mail tag add",
+        &[
+            "mail",
+            "tag",
+            "add",
+            &tid_typo,
+            "later",
+            "--persona",
+            "bobb",
+        ],
+    );
+    s.run(
+        "mail tag ls",
+        &["mail", "tag", "ls", &tid_typo, "--persona", "bobb"],
+    );
+    s.run(
+        "mail thread",
+        &["mail", "thread", &tid_typo, "--persona", "bobb"],
+    );
+    s.run(
+        "mail claim",
+        &["mail", "claim", &tid_typo, "--persona", "bobb"],
+    );
+    s.run(
+        "mail reply",
+        &["mail", "reply", &tid_typo, "--from", "bobb", "--body", "ok"],
+    );
     s.run("mail stats", &["mail", "stats"]);
     let maildir = tempfile::tempdir().unwrap();
     let md = maildir.path().join("m");
@@ -388,7 +452,17 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     let task = s.run("task add", &["task", "add", "tidy", "--persona", "alice"]);
     let tid = task["task"].as_str().unwrap().to_owned();
     s.run("task ls", &["task", "ls"]);
-    s.run("task done", &["task", "done", &tid]);
+    // A lease for the task, so finishing it releases one (`released`).
+    s.r.jules_ok([
+        "lease",
+        "acquire",
+        "docs/",
+        "--persona",
+        "alice",
+        "--task",
+        &tid,
+    ]);
+    s.run("task done", &["task", "done", &tid, "--actor", "alice"]);
     s.run("sprint status", &["sprint", "status"]);
     s.run("sprint stats", &["sprint", "stats"]);
     s.run("tick", &["tick", "--dry-run"]);
@@ -406,6 +480,21 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "log held-back drop",
         &["log", "held-back", "drop", &scratch[..12]],
     );
+    // A remote whose guard requires signatures, synced with signatures required here too: every unsigned
+    // event of this clone is held back (`held_back`, and `log held-back`'s `items`), the rest published.
+    let signed = s.r.bare_sibling();
+    s.r.git(["push", "-q", signed.path().to_str().unwrap(), "HEAD:main"]);
+    let guarded = signed.jules(["guard", "--install", "--require-signed"]);
+    assert!(guarded.status.success(), "{}", stderr(&guarded));
+    s.r.git(["remote", "add", "signed", signed.path().to_str().unwrap()]);
+    // An event on no remote yet, unsigned: listed by `log held-back` after the sync holds it back.
+    s.r.jules_ok(["lease", "acquire", "held/", "--persona", "nobodyy"]);
+    s.r.git(["config", "jules.requireSigned", "true"]);
+    let held = s.run_code("sync", &["sync", "signed"], 1, &[]);
+    assert!(!held["held_back"].as_array().unwrap().is_empty(), "{held}");
+    s.run("log held-back", &["log", "held-back"]);
+    s.r.git(["config", "--unset", "jules.requireSigned"]);
+    s.r.git(["remote", "remove", "signed"]);
     s.run("hooks install", &["hooks", "install"]);
 
     s.run("series start", &["series", "start", "feat"]);
