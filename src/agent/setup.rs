@@ -298,8 +298,7 @@ pub fn apply(changes: &[FileChange]) -> Result<()> {
             Some(text) => {
                 let dir = c.path.parent().unwrap_or(Path::new("."));
                 std::fs::create_dir_all(dir).map_err(|e| io("creating the directory of", e))?;
-                let mut tmp =
-                    tempfile::NamedTempFile::new_in(dir).map_err(|e| io("writing", e))?;
+                let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| io("writing", e))?;
                 std::io::Write::write_all(&mut tmp, text.as_bytes())
                     .map_err(|e| io("writing", e))?;
                 tmp.persist(&c.path).map_err(|e| io("replacing", e.error))?;
@@ -620,10 +619,7 @@ fn edit_toml(
     persona: Option<&str>,
     action: Action,
 ) -> Result<Option<String>> {
-    let mut doc: DocumentMut = before
-        .unwrap_or("")
-        .parse()
-        .map_err(|e| corrupt(path, e))?;
+    let mut doc: DocumentMut = before.unwrap_or("").parse().map_err(|e| corrupt(path, e))?;
     let original = doc.to_string();
     if role.mcp() {
         let ours = doc
@@ -861,14 +857,19 @@ mod tests {
         assert_eq!(c.len(), 1);
         apply(&c).unwrap();
         let text = std::fs::read_to_string(&cfg).unwrap();
-        assert!(text.starts_with("# my settings\nmodel = \"o3\" # keep\n"), "{text}");
+        assert!(
+            text.starts_with("# my settings\nmodel = \"o3\" # keep\n"),
+            "{text}"
+        );
         assert!(text.contains("command = \"mine\""), "{text}");
         assert!(text.contains("[mcp_servers.jules]"), "{text}");
         let parsed: toml::Table = toml::from_str(&text).unwrap();
         assert_eq!(parsed["hooks"]["PreToolUse"].as_array().unwrap().len(), 2);
-        assert!(plan(Harness::Codex, Scope::User, Some("ann"), &p, Action::Setup)
-            .unwrap()
-            .is_empty());
+        assert!(
+            plan(Harness::Codex, Scope::User, Some("ann"), &p, Action::Setup)
+                .unwrap()
+                .is_empty()
+        );
         let s = status(Harness::Codex, Scope::User, &p).unwrap();
         assert_eq!(
             (s.state, s.persona.as_deref()),

@@ -124,7 +124,9 @@ pub struct StatusArgs {
 
 pub fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<i32> {
     if ctx.ui.json && !matches!(cmd, AgentCommand::Status(_)) {
-        return Err(Error::usage("of the `agent` commands only `agent status` has JSON output").into());
+        return Err(
+            Error::usage("of the `agent` commands only `agent status` has JSON output").into(),
+        );
     }
     match cmd {
         AgentCommand::Hook(a) => Ok(hook(ctx, a)),
@@ -393,7 +395,11 @@ fn places(ctx: &Context) -> setup::Places {
     let workdir = ctx
         .open()
         .ok()
-        .and_then(|r| r.workdir().map(Path::to_path_buf));
+        .and_then(|r| {
+            r.workdir()
+                .map(|w| std::path::absolute(w).unwrap_or(w.to_path_buf()))
+        })
+        .map(|w| git_jules::agent::guard::lexical(&w));
     let env_dir = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -430,7 +436,7 @@ fn change(
     if dry_run {
         let mut text = String::new();
         for c in &changes {
-            text.push_str(&diff(c));
+            text.push_str(&diff(c, places.workdir.as_deref()));
         }
         ui::out_raw(&text);
         return Ok(0);
@@ -455,27 +461,35 @@ fn change(
 }
 
 /// A unified diff of one file's change (git's format, `/dev/null` for a side that does not exist).
-fn diff(c: &setup::FileChange) -> String {
-    let name = c.path.display().to_string();
+/// A path under the work tree is named from its top, as git names it; any other by its absolute path.
+fn diff(c: &setup::FileChange, workdir: Option<&Path>) -> String {
+    let (name, prefixed) = match workdir.and_then(|w| c.path.strip_prefix(w).ok()) {
+        Some(rel) => (rel.display().to_string(), true),
+        None => (c.path.display().to_string(), false),
+    };
+    let side = |p: &str| {
+        if prefixed {
+            format!("{p}/{name}")
+        } else {
+            name.clone()
+        }
+    };
     let (old, new) = (
         c.before.as_deref().unwrap_or(""),
         c.after.as_deref().unwrap_or(""),
     );
     let from = if c.before.is_some() {
-        format!("a/{name}")
+        side("a")
     } else {
         "/dev/null".into()
     };
     let to = if c.after.is_some() {
-        format!("b/{name}")
+        side("b")
     } else {
         "/dev/null".into()
     };
     let (hunks, _, _) = git_jules::series::diff::hunks(old.as_bytes(), new.as_bytes());
-    format!(
-        "--- {from}\n+++ {to}\n{}",
-        String::from_utf8_lossy(&hunks)
-    )
+    format!("--- {from}\n+++ {to}\n{}", String::from_utf8_lossy(&hunks))
 }
 
 fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
