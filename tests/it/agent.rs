@@ -525,3 +525,67 @@ fn user_scope_writes_the_home_files() {
     ok(&r, &["agent", "remove", "codex", "--scope", "user"]);
     assert_eq!(read(&codex).unwrap(), "# mine\nmodel = \"gpt-5.5\"\n");
 }
+
+/// The MCP Inspector's CLI (target/mcp-inspector, made by ./test.sh through .ci/setup.d/mcp-inspector.sh).
+fn inspector() -> std::path::PathBuf {
+    let bin = crate::harness::bin();
+    bin.ancestors()
+        .map(|dir| dir.join("mcp-inspector/node_modules/.bin/mcp-inspector"))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "no mcp-inspector above {}: run ./test.sh, which installs the MCP Inspector there",
+                bin.display()
+            )
+        })
+}
+
+/// Catches: `git jules mcp` (what `agent setup` registers) speaking something the official MCP Inspector
+/// cannot list or call: tools/list names every tool, and tools/call of `mail_send` writes the mail.
+#[test]
+fn mcp_inspector_cli_lists_and_calls_tools() {
+    let r = Repo::new();
+    let run = |extra: &[&str]| {
+        let mut cmd = std::process::Command::new(inspector());
+        r.env.apply(&mut cmd);
+        cmd.current_dir(r.path())
+            .args(["--cli", "git", "jules", "mcp", "--persona", "bob"])
+            .args(extra);
+        let o = crate::harness::output_within(&mut cmd, std::time::Duration::from_secs(120));
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let v: Value =
+            serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stdout(&o)));
+        v
+    };
+    let tools = run(&["--method", "tools/list"]);
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for t in [
+        "mail_send",
+        "mail_list",
+        "lease_acquire",
+        "lease_check",
+        "mail_search",
+    ] {
+        assert!(names.contains(&t), "{t} not in {names:?}");
+    }
+    let sent = run(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "mail_send",
+        "--tool-arg",
+        "to=[\"ann\"]",
+        "--tool-arg",
+        "subject=from the inspector",
+        "--tool-arg",
+        "body=hello",
+    ]);
+    assert_ne!(sent["isError"], true, "{sent}");
+    let inbox = r.jules_ok(["mail", "inbox", "--persona", "ann"]);
+    assert!(inbox.contains("from the inspector"), "{inbox}");
+}
