@@ -589,3 +589,119 @@ fn mcp_inspector_cli_lists_and_calls_tools() {
     let inbox = r.jules_ok(["mail", "inbox", "--persona", "ann"]);
     assert!(inbox.contains("from the inspector"), "{inbox}");
 }
+
+/// Claude Code from npm (target/claude-code, made by ./test.sh through .ci/setup.d/claude-code.sh).
+fn claude_code() -> std::path::PathBuf {
+    let bin = crate::harness::bin();
+    bin.ancestors()
+        .map(|dir| dir.join("claude-code/node_modules/.bin/claude"))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "no claude-code above {}: run ./test.sh, which installs Claude Code there",
+                bin.display()
+            )
+        })
+}
+
+/// End to end, offline: real Claude Code 2.1.197 set up by `agent setup claude --persona bob`, its model a
+/// scripted fake Messages API on 127.0.0.1 (tests/it/fake_messages_api.py) that asks to Read, then Edit, a
+/// file ann leased. Catches: a deny Claude Code does not honour (the file changed), a reason that is not what
+/// it hands the model (the next request's tool result), a session-start context that never reaches the model.
+#[test]
+fn claude_code_end_to_end_edit_denied() {
+    use std::io::BufRead as _;
+    let r = Repo::new();
+    r.write("leased.txt", "hello world\n");
+    r.commit_all("leased file");
+    // The hooks run on the real clock (no GIT_COMMITTER_DATE reaches them): the lease is taken on it too.
+    r.jules_ok([
+        "lease",
+        "acquire",
+        "leased.txt",
+        "--persona",
+        "ann",
+        "--reason",
+        "rewriting the greeting",
+    ]);
+    ok(&r, &["agent", "setup", "claude", "--persona", "bob"]);
+    let target = r.path().join("leased.txt");
+    let log = r.env.home.path().join("requests.jsonl");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fake_messages_api.py");
+    let mut fake = std::process::Command::new("python3");
+    r.env.apply(&mut fake);
+    fake.arg(&script)
+        .arg(&target)
+        .arg(&log)
+        .stdout(std::process::Stdio::piped());
+    let mut server = crate::harness::Guarded::spawn(&mut fake);
+    // The server prints its port once it listens: the read is the synchronisation.
+    let mut port = String::new();
+    std::io::BufReader::new(server.child.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let port = port.trim().to_owned();
+    assert!(port.parse::<u16>().is_ok(), "{port:?}");
+
+    let mut claude = std::process::Command::new(claude_code());
+    r.env.apply(&mut claude);
+    claude
+        .current_dir(r.path())
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_API_KEY", "sk-fake")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .args([
+            "-p",
+            "Change hello to goodbye in leased.txt",
+            "--permission-mode",
+            "acceptEdits",
+            "--output-format",
+            "json",
+        ]);
+    let o = crate::harness::output_within(&mut claude, std::time::Duration::from_secs(300));
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    drop(server);
+    assert_eq!(
+        r.read("leased.txt"),
+        "hello world\n",
+        "the edit went through"
+    );
+    let result: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        result["permission_denials"][0]["tool_name"], "Edit",
+        "{result}"
+    );
+
+    // What Claude Code sent the model after the Edit: the deny reason, unchanged, as an error tool result.
+    let requests: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut results = Vec::new();
+    let mut context = false;
+    for req in &requests {
+        for m in req["body"]["messages"].as_array().into_iter().flatten() {
+            let text = m["content"].to_string();
+            context |= text.contains("git-jules mailbox of bob: 0 unread");
+            for b in m["content"].as_array().into_iter().flatten() {
+                if b["type"] == "tool_result" && b["is_error"] == true {
+                    results.push(b["content"].to_string());
+                }
+            }
+        }
+    }
+    let reason = results
+        .iter()
+        .find(|c| c.contains("git-jules lease guard: edit refused"))
+        .unwrap_or_else(|| panic!("no deny reason reached the model: {results:?}"));
+    for part in [
+        "leased.txt is under ann's exclusive lease",
+        "rewriting the greeting",
+        "git jules mail send --from bob --to ann",
+    ] {
+        assert!(reason.contains(part), "{part:?} not in {reason}");
+    }
+    assert!(context, "the session-start context never reached the model");
+}
