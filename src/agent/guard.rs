@@ -2,8 +2,9 @@
 //! against the live exclusive leases of every other persona, and the reason handed to the model when one
 //! is held.
 //!
-//! The check is the pre-commit hook's ([`crate::lease::held::check`] over the held leases' sealed file):
-//! files taken literally (a file has no contents a lease could name), `core.ignoreCase` honoured. A path
+//! The check is the pre-commit hook's ([`crate::lease::held::check_files`]: the keys table of the held
+//! leases, probed where it lies in its sealed file): files taken literally (a file has no contents a lease
+//! could name), `core.ignoreCase` honoured. A path
 //! outside the work tree (or inside `.git`) is none of the guard's business: it is allowed and reported.
 
 use std::path::{Component, Path, PathBuf};
@@ -91,9 +92,8 @@ pub fn decide(
         .config_snapshot()
         .boolean("core.ignoreCase")
         .unwrap_or(false);
-    let held = held::held(&log)?;
-    let targets = held::Targets::Files(d.checked.clone());
-    d.conflicts = held::check(&held, d.now, persona, &targets, ignore_case)?.conflicts;
+    d.conflicts =
+        held::check_files(&log, d.now, persona, d.checked.clone(), ignore_case)?.conflicts;
     Ok(d)
 }
 
