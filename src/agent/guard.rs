@@ -213,6 +213,58 @@ pub fn deny_reason(d: &Decision, persona: Option<&str>) -> String {
 mod tests {
     use super::*;
 
+    fn lease(id: char, persona: &str, path: &str) -> lease::Lease {
+        lease::Lease {
+            id: id.to_string().repeat(64),
+            persona: persona.into(),
+            paths: vec![path.into()],
+            exclusive: true,
+            acquired: 0,
+            expires: 3600,
+            lock: false,
+            reason: None,
+            task: None,
+            state: lease::State::Held,
+            by: None,
+            forced: false,
+            release_reason: None,
+            reminded: None,
+            patterns: Vec::new(),
+        }
+    }
+
+    /// Catches: one lease described once per file (a wall of repeats for a directory lease), files of two
+    /// holders mixed under one, and a missing persona not said.
+    #[test]
+    fn the_reason_names_each_lease_once_with_its_files() {
+        let (a, b) = (lease('a', "ann", "src/"), lease('b', "cat", "docs/x.md"));
+        let conflict = |path: &str, l: &lease::Lease| held::Conflict {
+            path: path.into(),
+            lease: l.clone(),
+        };
+        let d = Decision {
+            conflicts: vec![
+                conflict("src/a.rs", &a),
+                conflict("docs/x.md", &b),
+                conflict("src/b.rs", &a),
+            ],
+            ..Decision::default()
+        };
+        let r = deny_reason(&d, Some("bob"));
+        assert!(
+            r.contains("src/a.rs, src/b.rs are under ann's exclusive lease aaaaaaaaaaaa on src/ until 1970-01-01T01:00:00Z"),
+            "{r}"
+        );
+        assert!(
+            r.contains("docs/x.md is under cat's exclusive lease bbbbbbbbbbbb"),
+            "{r}"
+        );
+        assert_eq!(r.matches("under ann's").count(), 1, "{r}");
+        assert!(r.contains("--from bob --to cat"), "{r}");
+        assert!(!r.contains("No persona"), "{r}");
+        assert!(deny_reason(&d, None).contains("No persona was given"));
+    }
+
     /// Catches: `..` climbing out of the work tree, a link from outside into it, `.git` internals taken as
     /// leasable files, and relative paths read against the wrong directory.
     #[test]
