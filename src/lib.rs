@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod abbrev;
+pub mod agent;
 pub mod backup;
 pub mod base;
 pub mod base85;

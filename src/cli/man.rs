@@ -331,6 +331,16 @@ fn examples(words: &str) -> &'static [&'static str] {
         "lease list" => &["git jules lease list --path src/lib.rs --all"],
         "lease check" => &["git jules lease check --staged", "git jules lease check --diff main..HEAD"],
         "lease remind" => &["git jules lease remind --lead 15m   # from cron"],
+        "agent" => &["git jules agent setup claude --persona curator && git jules agent status"],
+        "agent hook" => &[
+            "git jules agent hook pre-edit --harness claude --persona curator < payload.json",
+        ],
+        "agent setup" => &[
+            "git jules agent setup claude --persona curator --dry-run",
+            "git jules agent setup codex --persona curator --scope user",
+        ],
+        "agent remove" => &["git jules agent remove gemini"],
+        "agent status" => &["git jules --json agent status --scope user"],
         "keys" => &["git jules keys check"],
         "keys new" => &[
             "git jules keys new reviewer --configure   # then commit its line to .jules/allowed_signers on main",

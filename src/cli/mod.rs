@@ -5,6 +5,7 @@
 //! 3 a conflict stopped the operation and nothing was changed; 4 internal (git, disk, a bug);
 //! 130 interrupted. The table is in docs/cli.md.
 
+mod agent;
 mod completions;
 pub mod context;
 mod demo;
@@ -143,6 +144,8 @@ pub enum Command {
     Completions(completions::Args),
     /// Serve the persona's tools over the Model Context Protocol on stdio (see docs/mcp.md)
     Mcp(mcp::Args),
+    /// The personas' harnesses (Claude Code, Codex, Gemini CLI): hooks, setup, remove, status (docs/agents.md)
+    Agent(Group<agent::AgentCommand>),
     /// Serve the operator's web pages on the fleet, mail and series, live (see docs/web.md)
     Web(web::Args),
 }
@@ -356,6 +359,7 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Keys(Group { cmd }) => keys::run(ctx, cmd),
         Command::Weave(args) => weave::run(ctx, args, cli.json),
         Command::Completions(args) => completions::run(args),
+        Command::Agent(Group { cmd }) => agent::run(ctx, cmd),
     }
 }
 

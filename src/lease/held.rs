@@ -222,6 +222,37 @@ pub fn check_request(
     check_held(&held, &keys, now, persona, &targets, ignore_case)
 }
 
+/// [`check_request`] for files named by their paths from the top of the work tree, taken literally as changed
+/// paths are (a file covers itself only): the edit-time guard's check (`agent::guard`), read through the keys
+/// file as the pre-commit hook reads it.
+pub fn check_files(
+    log: &Log<'_>,
+    now: i64,
+    persona: Option<&str>,
+    files: Vec<String>,
+    ignore_case: bool,
+) -> Result<CheckReport> {
+    if let Some(p) = persona {
+        crate::mail::message::validate_persona(p)?;
+    }
+    if files.is_empty() {
+        return Ok(CheckReport {
+            checked: 0,
+            conflicts: Vec::new(),
+        });
+    }
+    let targets = Targets::Files(files);
+    if let Some(r) = check_keys(log, now, persona, &targets, ignore_case)? {
+        return Ok(r);
+    }
+    let (held, stamp) = held_stamped(log)?;
+    let keys = held.keys()?;
+    if let (Some(stamp), false) = (&stamp, log.full_replay()) {
+        let _ = write_sealed(&log.cache_dir(DIR), KEYS, &keys, stamp);
+    }
+    check_held(&held, &keys, now, persona, &targets, ignore_case)
+}
+
 /// [`check`] from the keys file ([`Held::keys`]), the pre-commit hook's path: the files are looked up in the
 /// table as it lies in the file, and only the leases the check names are read from `held.jsonl`. `None`
 /// when the keys file is missing, damaged or not at the tips, or a line it points at changed since.

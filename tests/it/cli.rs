@@ -155,6 +155,10 @@ fn the_demo_runs_the_whole_mission() {
         "{text}"
     );
     assert!(
+        text.contains("denied by the lease guard; what the model reads: git-jules lease guard: edit refused. src/config.txt is under sage's exclusive lease"),
+        "{text}"
+    );
+    assert!(
         text.contains("the sprint took 4 ticks for 23 personas, against 23"),
         "{text}"
     );

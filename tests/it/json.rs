@@ -655,6 +655,13 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         s.outputs.push((format!("web /api/{page}"), got.text()));
     }
 
+    // A harness set up for alice (docs/agents.md): `agent status`.
+    s.r.jules_ok(["agent", "setup", "claude", "--persona", "alice"]);
+    s.run(
+        "agent status",
+        &["agent", "status", "claude", "--scope", "project"],
+    );
+
     // A failure with --json: the error object.
     s.run_code("error", &["task", "done", "zzzz"], 2, &[]);
     // One with a hint, one with a cause.

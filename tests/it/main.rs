@@ -2,6 +2,7 @@
 
 mod harness;
 
+mod agent;
 mod cache;
 mod checkpoint;
 mod cli;

@@ -19,6 +19,7 @@ use anyhow::{ensure, Context as _};
 use super::ui;
 use crate::cli::context::Context;
 
+mod agent;
 mod series;
 mod sprint;
 
@@ -163,8 +164,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         started: Instant::now(),
         muted: std::cell::Cell::new(false),
     };
-    let result =
-        sprint::sprint(ctx, &demo).and_then(|ticks| series::series(ctx, &demo).map(|_| ticks));
+    let result = sprint::sprint(ctx, &demo).and_then(|ticks| {
+        series::series(ctx, &demo)
+            .and_then(|_| agent::guard(ctx, &demo))
+            .map(|_| ticks)
+    });
     let ticks = match result {
         Ok(t) => t,
         Err(e) => {
