@@ -777,6 +777,8 @@ async fn every_tool_write_is_signed_with_the_servers_persona_key() {
         .to_owned();
     r.write(".jules/allowed_signers", &format!("{allowed}\n"));
     r.commit_all("trust roots");
+    // The trust roots count as the remote has them (the default trust ref is origin/main once it exists).
+    r.git(["push", "-q", "origin", "main"]);
     r.jules_ok(["sprint", "start"]);
     let task = r
         .jules_ok(["task", "add", "write it", "--persona", "alice"])
