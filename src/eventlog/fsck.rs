@@ -78,7 +78,12 @@ impl Log<'_> {
                 .unwrap_or_else(|| "missing object".into());
             invalid.push(FsckProblem {
                 commit: id.to_string(),
-                problem: format!("{name} points at a {kind}, not a commit: readers skip it"),
+                problem: if name == self.name {
+                    // Only this repository writes its own ref: damage, which every reader refuses.
+                    format!("{name} points at a {kind}, not a commit: the log is damaged, readers refuse it")
+                } else {
+                    format!("{name} points at a {kind}, not a commit: readers skip it")
+                },
             });
         }
         invalid.sort_by(|a, b| a.commit.cmp(&b.commit));

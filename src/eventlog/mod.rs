@@ -183,14 +183,27 @@ impl<'r> Log<'r> {
 
     /// Every tip whose events make up this replica's view: the local ref and its remote-tracking copies
     /// (writer refs included). The one entry point readers union.
+    ///
+    /// A local ref that does not name a commit (a missing object, a blob) is an error, not a tip to skip:
+    /// only this repository writes it, so it is damage, and a reader that went on without it would answer
+    /// as if the log were empty (no lease held: the pre-commit hook let every commit through). Remote-tracking
+    /// copies that do not name a commit come from the remote and are skipped ([`Log::unusable_tips`]).
     pub fn tips(&self) -> Result<Vec<ObjectId>> {
-        let mut tips: Vec<ObjectId> = self
-            .local_tip()?
-            .filter(|id| {
-                crate::refs::object_kind(self.repo, *id) == Some(gix::object::Kind::Commit)
-            })
-            .into_iter()
-            .collect();
+        let mut tips = Vec::new();
+        if let Some(id) = self.local_tip()? {
+            if crate::refs::object_kind(self.repo, id) != Some(gix::object::Kind::Commit) {
+                return Err(Error::Corrupt {
+                    path: self.repo.git_dir().join(&self.name),
+                    message: format!(
+                        "{} names {id}, which is not a commit in this repository (a missing object or \
+                         another kind): the log is damaged; `git jules log fsck` names it, and \
+                         `git update-ref {} <commit>` (a backup or the remote's copy) repairs it",
+                        self.name, self.name
+                    ),
+                });
+            }
+            tips.push(id);
+        }
         for (_, id) in self.remote_tips()? {
             if !tips.contains(&id) {
                 tips.push(id);

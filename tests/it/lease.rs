@@ -868,3 +868,42 @@ fn a_binary_path_no_hash_bang_line_can_carry_gets_the_shim_which_fails_closed_to
     let o = r.git_cmd(["commit", "-qm", "change"]).output().unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// A lease log whose local ref names a missing object (a damaged repository) turned enforcement off without
+/// a word: readers skipped the tip, so `lease check` and the pre-commit hook found no conflict and exited 0.
+/// A damaged local log is now an error every reader reports, and the hook refuses the commit (it cannot tell
+/// whether the change is free), naming the ref.
+#[test]
+fn a_lease_log_naming_a_missing_object_fails_closed() {
+    let r = Repo::new();
+    r.jules_ok(["hooks", "install", "--hook", "pre-commit"]);
+    ok_at(
+        &r,
+        T0,
+        "ann",
+        &["lease", "acquire", "src/", "--reason", "mine"],
+    );
+    let missing = "0123456789abcdef0123456789abcdef01234567";
+    r.git(["update-ref", "--no-deref", "-d", "refs/jules/lease"]);
+    std::fs::write(
+        r.path().join(".git/refs/jules/lease"),
+        format!("{missing}\n"),
+    )
+    .unwrap();
+    let o = at(&r, T0, "bob", &["lease", "check", "src/a.rs"]);
+    assert_eq!(code(&o), Some(4), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("refs/jules/lease") && stderr(&o).contains(missing),
+        "{}",
+        stderr(&o)
+    );
+    r.write("src/a.rs", "x\n");
+    r.git(["add", "-A"]);
+    let o = r
+        .git_cmd(["commit", "-qm", "change"])
+        .env("JULES_PERSONA", "bob")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "the hook must not let it through");
+    assert!(stderr(&o).contains("refs/jules/lease"), "{}", stderr(&o));
+}
