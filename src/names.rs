@@ -12,7 +12,12 @@ pub const MAX_NAME_LEN: usize = 64;
 /// `.`, not ending with `.` or `.lock`, no `..`, at most [`MAX_NAME_LEN`] bytes (within what
 /// `git check-ref-format` allows for one component, so gix never sees a name it refuses). `__broadcast` is allowed as the one reserved name.
 pub fn validate_name(what: &str, name: &str) -> Result<()> {
-    let bad = |why: &str| Err(Error::usage(format!("invalid {what} name {name:?}: {why}")));
+    let bad = |why: &str| {
+        Err(Error::usage(format!(
+            "invalid {what} name {}: {why}",
+            quoted(name)
+        )))
+    };
     if name.is_empty() {
         return bad("it is empty");
     }
@@ -58,7 +63,8 @@ pub fn validate_ref_component(path: &str) -> Result<()> {
 pub fn validate_file_name(name: &str) -> Result<()> {
     let bad = |why: &str| {
         Err(Error::usage(format!(
-            "invalid attachment name {name:?}: {why}"
+            "invalid attachment name {}: {why}",
+            quoted(name)
         )))
     };
     if name.is_empty() || name == "." || name == ".." {
@@ -79,9 +85,39 @@ pub fn validate_file_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The characters of a refused name an error quotes: enough to recognise it, never the whole of a
+/// hostile 100 KB argument.
+const QUOTED_CHARS: usize = 80;
+
+/// `name` quoted (Rust's escapes, so controls show) for an error, cut after [`QUOTED_CHARS`] characters
+/// with `…` and the full length.
+fn quoted(name: &str) -> String {
+    match name.char_indices().nth(QUOTED_CHARS) {
+        None => format!("{name:?}"),
+        Some((cut, _)) => format!("{:?}… ({} bytes)", &name[..cut], name.len()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_name_is_quoted_in_at_most_eighty_characters() {
+        let long = "é".repeat(100_000);
+        let e = validate_name("persona", &long).unwrap_err().to_string();
+        assert!(e.len() < 400, "{} bytes: {e:.200}", e.len());
+        assert!(e.contains("… (200000 bytes)"), "{e}");
+        let e = validate_file_name(&format!("{}/x", "a".repeat(10_000)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.len() < 400, "{e:.200}");
+        // Short names are quoted whole, escaped.
+        let e = validate_name("persona", "a\u{1b}b")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(r#""a\u{1b}b""#), "{e}");
+    }
 
     #[test]
     fn names() {
