@@ -60,9 +60,17 @@ pub fn parse_when(s: &str, now: DateTime<Utc>, direction: Direction) -> Result<D
         return Ok(now);
     }
     if let Some(d) = parse_duration(t) {
-        return Ok(match direction {
-            Direction::Past => now - d,
-            Direction::Future => now + d,
+        // A duration reads up to i64::MAX milliseconds, far past the calendar chrono holds: checked, as
+        // `now - d` panics there.
+        let t = match direction {
+            Direction::Past => now.checked_sub_signed(d),
+            Direction::Future => now.checked_add_signed(d),
+        };
+        return t.ok_or_else(|| {
+            Error::usage(format!(
+                "cannot read the time {}: the duration reaches beyond the calendar",
+                crate::mail::search::query::quote(s)
+            ))
         });
     }
     parse_source_time(t).ok_or_else(|| {

@@ -673,3 +673,24 @@ async fn mcp_mail_search_refuses_a_deep_query_and_serves_the_next() {
     assert_eq!(crate::mcp::ok(&good)["hits"].as_array().unwrap().len(), 1);
     client.cancel().await.unwrap();
 }
+
+/// Found by the `config_value` fuzz target (issue 40): `--since 1000000000000000s` is a duration that
+/// reads, but now minus it is before the first representable time, and chrono's subtraction panicked
+/// (exit 101). It is refused (exit 2), as `--until` and a mailbox's `--since` are.
+#[test]
+fn a_duration_beyond_the_calendar_is_refused_not_a_panic() {
+    let r = Repo::new();
+    send(&r, "weaver", "curator", "s", "b");
+    for args in [
+        ["mail", "search", "b", "--since", "1000000000000000s"],
+        ["mail", "search", "b", "--until", "15250284452w"],
+    ] {
+        let out = r.jules(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("beyond the calendar"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -64,7 +64,7 @@ pub struct Fields {
     pub tag: TField,
 }
 
-fn schema() -> (Schema, Fields) {
+pub(crate) fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let text = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()

@@ -316,6 +316,17 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
     })
 }
 
+/// Parse `query` and make its index query and snippet patterns, without an index: the fuzz target
+/// `search_query` (src/fuzzing.rs).
+#[doc(hidden)]
+pub fn compile_only(query: &str) -> Result<()> {
+    let node = query::parse(query)?;
+    let (_, f) = index::schema();
+    compile(&node, &f)?;
+    patterns(&node, &mut index::analyzer());
+    Ok(())
+}
+
 fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stream = analyzer.token_stream(text);
