@@ -16,8 +16,9 @@
 //! request input is bounded in depth (the search query, `mail::search::query::MAX_DEPTH`). What a request
 //! may be is bounded before any page runs: the address ([`MAX_URL_BYTES`], 414), the headers
 //! ([`MAX_HEADERS`], [`MAX_HEADER_BYTES`] each, 431) and a form body ([`MAX_FORM_BYTES`], 413). tiny_http
-//! itself reads a request line and header lines without a bound before [`handle`] sees them: the server
-//! listens on loopback only (`--listen` refuses other addresses), which is what contains that.
+//! itself reads a request line and header lines without a bound before [`handle`] sees them, before the
+//! token is checked: what contains that is the listening address, loopback by default (another one is
+//! served with a warning).
 
 pub mod auth;
 mod live;
