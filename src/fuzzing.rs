@@ -95,27 +95,62 @@ pub fn config_value(data: &[u8]) {
 pub struct Web {
     _dir: tempfile::TempDir,
     probe: crate::web::Probe,
+    /// A message on the scratch log, for `{M}`.
+    message: String,
 }
 
 impl Web {
+    /// A scratch repository with two messages between alice and bob (one with an attachment), so that
+    /// the mailbox, thread, attachment and search pages have something to show.
     pub fn new() -> Result<Web> {
+        use crate::mail::api;
         let dir = tempfile::tempdir().map_err(|e| Error::io("a scratch directory", e))?;
         gix::init(dir.path()).map_err(|e| Error::Other(format!("a scratch repository: {e}")))?;
+        let ws = crate::workspace::Workspace::open(dir.path())?;
+        let first = api::send(
+            &ws,
+            api::SendInput {
+                from: "alice".into(),
+                to: vec!["bob".into()],
+                subject: Some("Parser plan".into()),
+                compose: api::Compose {
+                    body: "The **parser** needs a rewrite; see <b>this</b>.".into(),
+                    tags: vec!["plan".into()],
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )?;
+        api::send(
+            &ws,
+            api::SendInput {
+                from: "bob".into(),
+                to: vec!["alice".into(), "overseer".into()],
+                subject: Some("Re: Parser plan".into()),
+                reply_to: Some(first.id.clone()),
+                compose: api::Compose {
+                    body: "Agreed: flaky test first.".into(),
+                    ..Default::default()
+                },
+                ..Default::default()
+            },
+        )?;
         let probe = crate::web::Probe::new(dir.path().to_path_buf(), Some("overseer".into()))?;
-        Ok(Web { _dir: dir, probe })
+        Ok(Web {
+            _dir: dir,
+            probe,
+            message: first.id,
+        })
     }
 }
 
-/// One HTTP request as bytes: `METHOD TARGET` on the first line, header lines (`name: value`) to an
-/// empty line, then the body. `{T}`, `{C}` and `{H}` stand for the token, the CSRF token and the host.
-/// Properties: no panic (a panic inside the request path would be answered 500 by the server; here it is
-/// a crash, so a bug cannot hide behind the guard); a refused input never answers 2xx; every header of
-/// the answer is printable ASCII.
-pub fn web_request(web: &Web, data: &[u8]) {
+/// The request `data` stands for, answered: the target's length, the number of headers, the answer.
+fn request_of(web: &Web, data: &[u8]) -> Option<(usize, usize, crate::web::Answer)> {
     let text = String::from_utf8_lossy(data)
         .replace("{T}", web.probe.token())
         .replace("{C}", web.probe.csrf())
-        .replace("{H}", &web.probe.host());
+        .replace("{H}", &web.probe.host())
+        .replace("{M}", &web.message);
     let (head, body) = text.split_once("\n\n").unwrap_or((&text, ""));
     let mut lines = head.split('\n');
     let first = lines.next().unwrap_or_default();
@@ -135,7 +170,17 @@ pub fn web_request(web: &Web, data: &[u8]) {
     if no_cookie {
         headers.push((b"Cookie", cookie.as_bytes()));
     }
-    let Some(answer) = web.probe.request(method, url, &headers, body.as_bytes()) else {
+    let answer = web.probe.request(method, url, &headers, body.as_bytes())?;
+    Some((url.len(), headers.len(), answer))
+}
+
+/// One HTTP request as bytes: `METHOD TARGET` on the first line, header lines (`name: value`) to an
+/// empty line, then the body. `{T}`, `{C}` and `{H}` stand for the token, the CSRF token and the host.
+/// Properties: no panic (a panic inside the request path would be answered 500 by the server; here it is
+/// a crash, so a bug cannot hide behind the guard); a refused input never answers 2xx; every header of
+/// the answer is printable ASCII.
+pub fn web_request(web: &Web, data: &[u8]) {
+    let Some((url_len, header_count, answer)) = request_of(web, data) else {
         return;
     };
     if let Some(n) = STATUSES.get(usize::from(answer.status)) {
@@ -147,7 +192,7 @@ pub fn web_request(web: &Web, data: &[u8]) {
             && String::from_utf8_lossy(&answer.body).contains("this request panicked")),
         "the request path panicked (answered 500 by the guard)"
     );
-    if url.len() > crate::web::MAX_URL_BYTES || headers.len() > crate::web::MAX_HEADERS {
+    if url_len > crate::web::MAX_URL_BYTES || header_count > crate::web::MAX_HEADERS {
         assert!(answer.status >= 400, "an unbounded request was served");
     }
     for h in &answer.headers {
@@ -201,10 +246,11 @@ fn seeds(target: &str) -> &'static [&'static [u8]] {
             b"GET /search?q=%28a+OR+b%29+-c&persona=bob\nHost: {H}\nAccept: text/html\n\n",
             b"GET /api/search?q=%22x&from=a&tag=t&since=2h\nHost: {H}\n\n",
             b"GET /mail/bob?folder=all\nHost: {H}\nOrigin: http://{H}\n\n",
-            b"GET /message/0123abc\nHost: {H}\n\n",
+            b"GET /message/{M}\nHost: {H}\n\n",
+            b"GET /message/{M}/raw\nHost: {H}\nAccept: application/json\n\n",
             b"GET /message/0123abc/file/a%2Fb\nHost: {H}\n\n",
             b"GET /static/app.js\nHost: {H}\nCookie: jules_web_1={T}\n\n",
-            b"POST /mark\nHost: {H}\n\nid=00&action=tag&tag=x&back=/mail/b%C3%B6b&csrf={C}",
+            b"POST /mark\nHost: {H}\n\nid={M}&action=tag&tag=x&back=/mail/b%C3%B6b&csrf={C}",
             b"POST /send\nHost: {H}\n\nto=&subject=x&body=y&back=//evil&csrf={C}",
             b"GET /events\nHost: {H}\n\n",
             b"DELETE /api/x%00y?token=%ZZ\nHost: evil\n\n",
@@ -445,26 +491,14 @@ mod tests {
     #[test]
     fn web_seeds_reach_the_pages() {
         let web = Web::new().unwrap();
-        let status = |data: &[u8]| {
-            let text = String::from_utf8_lossy(data)
-                .replace("{T}", web.probe.token())
-                .replace("{H}", &web.probe.host());
-            let (head, _) = text.split_once("\n\n").unwrap();
-            let mut lines = head.split('\n');
-            let (method, url) = lines.next().unwrap().split_once(' ').unwrap();
-            let headers: Vec<(&[u8], &[u8])> = lines
-                .filter_map(|l| l.split_once(':'))
-                .map(|(k, v)| (k.trim().as_bytes(), v.trim().as_bytes()))
-                .collect();
-            web.probe
-                .request(method, url, &headers, b"")
-                .unwrap()
-                .status
-        };
+        let status = |data: &[u8]| request_of(&web, data).unwrap().2.status;
         let seeds = seeds("web_request");
         assert_eq!(status(seeds[0]), 200, "GET /api/fleet");
+        assert_eq!(status(seeds[1]), 200, "a search");
         assert_eq!(status(seeds[2]), 400, "an unparsable search query");
-        assert_eq!(status(seeds[10]), 403, "a foreign Host");
+        assert_eq!(status(seeds[3]), 200, "a mailbox");
+        assert_eq!(status(seeds[4]), 200, "a thread");
+        assert_eq!(status(seeds[11]), 403, "a foreign Host");
     }
 
     #[test]
