@@ -671,6 +671,15 @@ async fn mcp_mail_search_refuses_a_deep_query_and_serves_the_next() {
     )
     .await;
     assert_eq!(crate::mcp::ok(&good)["hits"].as_array().unwrap().len(), 1);
+    // The deepest query allowed runs the whole way on the tool's thread.
+    let deepest = format!("{}quokka{}", "(".repeat(64), ")".repeat(64));
+    let good = crate::mcp::call(
+        &client,
+        "mail_search",
+        serde_json::json!({ "query": deepest }),
+    )
+    .await;
+    assert_eq!(crate::mcp::ok(&good)["hits"].as_array().unwrap().len(), 1);
     client.cancel().await.unwrap();
 }
 

@@ -1042,6 +1042,14 @@ fn requests_that_used_to_kill_the_server_answer_alone() {
     assert_eq!(fleet.status, 200, "{}", fleet.text());
     let ok = server.get("/api/search?q=parser");
     assert_eq!(ok.status, 200, "{}", ok.text());
+    // The deepest query allowed runs the whole way (parse, index query, scoring) on a request thread.
+    let deepest = format!("{}parser{}", "%28".repeat(64), "%29".repeat(64));
+    let ok = server.get(&format!("/api/search?q={deepest}"));
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    assert_eq!(
+        ok.json()["results"]["total"],
+        server.get("/api/search?q=parser").json()["results"]["total"]
+    );
 }
 
 /// Issue 40, finding 1: what the server reads of a request is bounded: an over-long address (414), too
