@@ -69,16 +69,27 @@ pub fn parse_when(s: &str, now: DateTime<Utc>, direction: Direction) -> Result<D
         return t.ok_or_else(|| {
             Error::usage(format!(
                 "cannot read the time {}: the duration reaches beyond the calendar",
-                crate::mail::search::query::quote(s)
+                excerpt(s)
             ))
         });
     }
     parse_source_time(t).ok_or_else(|| {
         Error::usage(format!(
-            "cannot read the time {s:?}: use a duration such as 30m, 2h, 3d, 1w or a time such as \
-             2026-01-28T15:30:00Z or 2026-01-28"
+            "cannot read the time {}: use a duration such as 30m, 2h, 3d, 1w or a time such as \
+             2026-01-28T15:30:00Z or 2026-01-28",
+            excerpt(s)
         ))
     })
+}
+
+/// `s` quoted for an error, cut at 80 characters (a search filter is outside input: issue 40).
+fn excerpt(s: &str) -> String {
+    let cut: String = s.chars().take(80).collect();
+    if cut.len() < s.len() {
+        format!("{:?}", cut + "…")
+    } else {
+        format!("{s:?}")
+    }
 }
 
 /// `90s`, `15m`, `2h`, `3d`, `1w`.
