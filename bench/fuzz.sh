@@ -7,8 +7,9 @@
 #   PROFILE=dev bench/fuzz.sh web_request 100000
 #   SEED=7 bench/fuzz.sh config_value
 #
-# The same targets run under libFuzzer with a nightly compiler (`cd fuzz && cargo +nightly fuzz run
-# search_query`); `cargo test` runs a bounded pass of each (fuzzing::tests).
+# The same targets run under libFuzzer, guided by coverage, on stable Rust too (`cd fuzz && cargo fuzz run
+# -s none --dev search_query`; docs/testing.md, *Fuzzing*); `cargo test` runs a bounded pass of each
+# (fuzzing::tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:?usage: bench/fuzz.sh TARGET [N]  (TARGET: search_query, web_request, config_value)}

@@ -5,9 +5,11 @@
 //! through admission, routing and rendering, over a real repository) and [`config_value`] (the pure
 //! readers of configuration values: durations, times, booleans, paths). A target panics when a property
 //! breaks; returning is a pass. The cargo-fuzz targets in `fuzz/` call the same functions under
-//! libFuzzer, which needs a nightly compiler; [`run`] drives them everywhere else with seeded mutations
-//! (the style of `weave::fuzz_tests`): `bench/fuzz.sh TARGET [N]` runs N executions and prints the
-//! executions and crashes, and `cargo test` runs a bounded pass of each (docs/testing.md, *Fuzzing*).
+//! libFuzzer (`cargo fuzz run -s none search_query` works on stable Rust: without a sanitizer cargo-fuzz
+//! passes rustc no unstable option). [`run`] drives them without that separate, instrumented build, with
+//! seeded mutations (the style of `weave::fuzz_tests`): `bench/fuzz.sh TARGET [N]` runs N executions and
+//! prints the executions and crashes, and `cargo test` runs a bounded pass of each (docs/testing.md,
+//! *Fuzzing*).
 //!
 //! Not part of the interface: only the driver, its tests and the fuzz crate use it.
 
