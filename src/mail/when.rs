@@ -82,14 +82,23 @@ pub fn parse_when(s: &str, now: DateTime<Utc>, direction: Direction) -> Result<D
     })
 }
 
-/// `s` quoted for an error, cut at 80 characters (a search filter is outside input: issue 40).
+/// `s` quoted for an error, at most 80 characters between the quotes, escapes counted as they show (a
+/// search filter is outside input: issue 40).
 fn excerpt(s: &str) -> String {
-    let cut: String = s.chars().take(80).collect();
-    if cut.len() < s.len() {
-        format!("{:?}", cut + "…")
-    } else {
-        format!("{s:?}")
+    let mut out = String::from("\"");
+    let mut shown = 0;
+    for c in s.chars() {
+        let escaped: String = c.escape_debug().collect();
+        let n = escaped.chars().count();
+        if shown + n > 80 {
+            out.push('…');
+            break;
+        }
+        shown += n;
+        out.push_str(&escaped);
     }
+    out.push('"');
+    out
 }
 
 /// `90s`, `15m`, `2h`, `3d`, `1w`.

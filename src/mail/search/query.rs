@@ -30,16 +30,27 @@ pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 /// The most characters of the input an error quotes (then an ellipsis).
 pub const QUOTE_CHARS: usize = 80;
 
-/// `s` in double quotes (Rust's escapes, so control characters stay visible), cut to [`QUOTE_CHARS`]
-/// characters with an ellipsis.
+/// `s` in double quotes with Rust's escapes (so control characters stay visible), at most [`QUOTE_CHARS`]
+/// characters between the quotes, escapes counted as they show (a control character is six), then an
+/// ellipsis.
 pub fn quote(s: &str) -> String {
-    let mut cut: String = s.chars().take(QUOTE_CHARS).collect();
-    let more = cut.len() < s.len();
-    cut = format!("{cut:?}");
-    if more {
-        cut.insert(cut.len() - 1, '…');
+    let mut out = String::from("\"");
+    let mut shown = 0;
+    for c in s.chars() {
+        let escaped: String = match c {
+            '\'' => "'".into(),
+            c => c.escape_debug().collect(),
+        };
+        let n = escaped.chars().count();
+        if shown + n > QUOTE_CHARS {
+            out.push('…');
+            break;
+        }
+        shown += n;
+        out.push_str(&escaped);
     }
-    cut
+    out.push('"');
+    out
 }
 
 /// Where a term looks.
@@ -501,6 +512,14 @@ mod tests {
             format!("\"{}…\"", "z".repeat(QUOTE_CHARS))
         );
         assert_eq!(quote("short"), "\"short\"");
+        // Found by `cargo fuzz run -s none search_query`: 80 control characters quoted as `\u{11}` each
+        // made an error of 402 characters. Escapes count as they show.
+        let controls = quote(&"\u{11}".repeat(100));
+        assert_eq!(controls, format!("\"{}…\"", "\\u{11}".repeat(13)));
+        let e = crate::mail::search::compile_only(&format!("%{}", "\u{11}".repeat(60)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.chars().count() < 200, "{e}");
     }
 
     #[test]
