@@ -15,6 +15,8 @@ pub mod error;
 pub mod eventlog;
 pub mod exchange;
 pub mod fleet;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gitcli;
 pub mod guard;
 pub mod heldback;

@@ -80,9 +80,38 @@ pub fn push_escape(out: &mut String, c: char) {
     }
 }
 
+/// `s` quoted for an error message: at most 80 characters between the quotes, escapes (Rust's, so controls
+/// show) counted as they display, `…` where it is cut. Outside input is quoted, never echoed whole: a
+/// 100 KB argument must not come back as a 100 KB error (issue 40).
+pub fn excerpt(s: &str) -> String {
+    const SHOWN: usize = 80;
+    let mut out = String::from("\"");
+    let mut shown = 0;
+    for c in s.chars() {
+        let escaped: String = c.escape_debug().collect();
+        let n = escaped.chars().count();
+        if shown + n > SHOWN {
+            out.push('…');
+            break;
+        }
+        shown += n;
+        out.push_str(&escaped);
+    }
+    out.push('"');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_excerpt_shows_at_most_eighty_characters() {
+        assert_eq!(excerpt("a\tb"), r#""a\tb""#);
+        let long = excerpt(&"\u{1b}".repeat(10_000));
+        assert!(long.chars().count() <= 83, "{long}");
+        assert!(long.ends_with("…\""), "{long}");
+    }
 
     #[test]
     fn controls_in_caret_notation_c1_and_bidi_as_code_points() {

@@ -410,9 +410,13 @@ pub fn parse_ttl(s: &str) -> Result<i64> {
     match crate::settings::parse_duration(s) {
         Ok(n) if n > 0 => Ok(n),
         Ok(_) => Err(Error::usage(format!(
-            "cannot read the duration {s:?}: it must be longer than nothing"
+            "cannot read the duration {}: it must be longer than nothing",
+            crate::text::excerpt(s)
         ))),
-        Err(e) => Err(Error::usage(format!("cannot read the duration {s:?}: {e}"))),
+        Err(e) => Err(Error::usage(format!(
+            "cannot read the duration {}: {e}",
+            crate::text::excerpt(s)
+        ))),
     }
 }
 

@@ -67,17 +67,26 @@ pub fn parse_when(s: &str, now: DateTime<Utc>, direction: Direction) -> Result<D
                 Direction::Future => now.checked_add_signed(d),
             };
             // Bounded durations keep any present time representable; a clock far off is still no panic.
-            return moved.ok_or_else(|| Error::usage(format!("the time {s:?} is out of range")));
+            return moved.ok_or_else(|| {
+                Error::usage(format!(
+                    "the time {} is out of range",
+                    crate::text::excerpt(s)
+                ))
+            });
         }
         Err(e @ crate::settings::DurationError::TooLong) => {
-            return Err(Error::usage(format!("cannot read the time {s:?}: {e}")))
+            return Err(Error::usage(format!(
+                "cannot read the time {}: {e}",
+                crate::text::excerpt(s)
+            )))
         }
         Err(crate::settings::DurationError::Syntax) => {}
     }
     parse_source_time(t).ok_or_else(|| {
         Error::usage(format!(
-            "cannot read the time {s:?}: use a duration such as 30m, 2h, 3d, 1w or a time such as \
-             2026-01-28T15:30:00Z or 2026-01-28"
+            "cannot read the time {}: use a duration such as 30m, 2h, 3d, 1w or a time such as \
+             2026-01-28T15:30:00Z or 2026-01-28",
+            crate::text::excerpt(s)
         ))
     })
 }

@@ -8,6 +8,17 @@
 //!
 //! One thread per request (tiny_http hands them out from its accept thread): the server has one operator,
 //! a page costs milliseconds, and an open `/events` stream is a thread asleep on a condition variable.
+//!
+//! A request never takes the server down. [`handle`] is the whole request path as a pure function (the
+//! parts tiny_http parsed in, an [`Answer`] out): size bounds, admission, the form body, CSRF, routing and
+//! rendering. Each request thread runs it under `catch_unwind`, so a panic answers that request alone
+//! (500); what cannot be caught (a stack overflow) is excluded by structure: every recursive reader of
+//! request input is bounded in depth (the search query, `mail::search::query::MAX_DEPTH`). What a request
+//! may be is bounded before any page runs: the address ([`MAX_URL_BYTES`], 414), the headers
+//! ([`MAX_HEADERS`], [`MAX_HEADER_BYTES`] each, 431) and a form body ([`MAX_FORM_BYTES`], 413). tiny_http
+//! itself reads a request line and header lines without a bound before [`handle`] sees them, before the
+//! token is checked: what contains that is the listening address, loopback by default (another one is
+//! served with a warning).
 
 pub mod auth;
 mod live;
@@ -146,7 +157,7 @@ impl Server {
     pub fn run(self) {
         for req in self.http.incoming_requests() {
             let shared = self.shared.clone();
-            std::thread::spawn(move || handle(&shared, req));
+            std::thread::spawn(move || serve(&shared, req));
         }
     }
 }
@@ -207,24 +218,181 @@ pub(crate) enum Reply {
     Static(&'static str, &'static str),
     Redirect(String),
     Error(StatusCode, String),
+    /// A page that answers input it refused (a search query that does not parse): the page, with 400.
+    Refused(Box<Reply>),
 }
 
+/// A response header. Every value given is printable ASCII by construction (constants, hex tokens, the
+/// page's content types, [`location`]); should one not be, it is sent percent-encoded rather than panic.
 fn header(k: &str, v: &str) -> Header {
-    Header::from_bytes(k.as_bytes(), v.as_bytes()).expect("ASCII header")
+    Header::from_bytes(k.as_bytes(), v.as_bytes())
+        .or_else(|_| Header::from_bytes(k.as_bytes(), location(v).as_bytes()))
+        .unwrap_or_else(|_| Header::from_bytes(&b"X-Invalid"[..], &b"1"[..]).expect("ASCII"))
 }
 
-fn get_header<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
-    req.headers()
+/// The longest request target (path and query) served: a search box's query is at most 8 KiB, which
+/// percent-encoded is well under this.
+pub const MAX_URL_BYTES: usize = 64 * 1024;
+/// The most header lines a request may have.
+pub const MAX_HEADERS: usize = 100;
+/// The longest header line (name and value).
+pub const MAX_HEADER_BYTES: usize = 8 * 1024;
+/// The largest form body (a mail's body is at most `render::MAX_BODY` and a few fields).
+pub const MAX_FORM_BYTES: u64 = 1 << 20;
+
+/// A request as tiny_http parsed it, without its connection: what [`handle`] reads.
+pub struct Incoming<'a> {
+    pub method: Method,
+    /// The request target: path and query.
+    pub url: &'a str,
+    pub headers: &'a [Header],
+    pub body: &'a mut dyn std::io::Read,
+}
+
+/// A response without its connection.
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<Header>,
+    pub body: Vec<u8>,
+}
+
+/// What [`handle`] decided.
+pub(crate) enum Outcome {
+    Answer(Answer),
+    /// `GET /events`, admitted: the stream takes the connection.
+    Events,
+}
+
+fn find_header<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
+    headers
         .iter()
         .find(|h| h.field.as_str().as_str().eq_ignore_ascii_case(name))
         .map(|h| h.value.as_str())
 }
 
-fn handle(shared: &Shared, mut req: Request) {
-    let (path, query) = match req.url().split_once('?') {
-        Some((p, q)) => (p.to_owned(), q.to_owned()),
-        None => (req.url().to_owned(), String::new()),
+/// Whether the answer is JSON: an `/api/` path, or a client that accepts JSON.
+fn wants_json(path: &str, headers: &[Header]) -> bool {
+    path.starts_with("/api/")
+        || find_header(headers, "Accept").is_some_and(|a| a.contains("application/json"))
+}
+
+/// One request, answered by the server's own path in its thread.
+fn serve(shared: &Shared, mut req: Request) {
+    let method = req.method().clone();
+    let url = req.url().to_owned();
+    let headers = req.headers().to_vec();
+    let outcome = handle(
+        shared,
+        Incoming {
+            method,
+            url: &url,
+            headers: &headers,
+            body: req.as_reader(),
+        },
+    );
+    match outcome {
+        Outcome::Events => {
+            // The stream runs until the client goes; its own panic ends only its thread.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                live::stream(shared, req)
+            }));
+        }
+        Outcome::Answer(a) => {
+            let len = a.body.len();
+            let resp = Response::new(
+                StatusCode(a.status),
+                a.headers,
+                Cursor::new(a.body),
+                Some(len),
+                None,
+            )
+            .with_chunked_threshold(usize::MAX);
+            let _ = req.respond(resp);
+        }
+    }
+}
+
+/// The answer of a request whose handling panicked (a bug: the message says so, the server goes on).
+fn panicked(shared: &Shared, json: bool) -> Answer {
+    answer(
+        shared,
+        Reply::Error(
+            StatusCode(500),
+            "internal error: this request panicked (a bug; please report it)".into(),
+        ),
+        json,
+        false,
+    )
+}
+
+/// The request path: bounds, admission, the form, CSRF, the route, the rendered answer. Pure apart from
+/// what the routes read and write in the repository; the fuzz target `web_request` drives it through
+/// [`Probe`]. A panic anywhere in it answers this request alone, with 500.
+pub(crate) fn handle(shared: &Shared, req: Incoming<'_>) -> Outcome {
+    guarded(shared, req, pages::route)
+}
+
+fn guarded(
+    shared: &Shared,
+    req: Incoming<'_>,
+    route: impl FnOnce(&Shared, &Req) -> Reply,
+) -> Outcome {
+    let json = wants_json(req.url.split('?').next().unwrap_or_default(), req.headers);
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        handle_with(shared, req, route)
+    }))
+    .unwrap_or_else(|_| Outcome::Answer(panicked(shared, json)))
+}
+
+fn handle_with(
+    shared: &Shared,
+    req: Incoming<'_>,
+    route: impl FnOnce(&Shared, &Req) -> Reply,
+) -> Outcome {
+    let (path, query) = match req.url.split_once('?') {
+        Some((p, q)) => (p, q),
+        None => (req.url, ""),
     };
+    let json = wants_json(path, req.headers);
+    let refuse = |status: u16, message: String| {
+        Outcome::Answer(answer(
+            shared,
+            Reply::Error(StatusCode(status), message),
+            json,
+            false,
+        ))
+    };
+    if req.url.len() > MAX_URL_BYTES {
+        return refuse(
+            414,
+            format!(
+                "the address is {} bytes long: at most {MAX_URL_BYTES} are served",
+                req.url.len()
+            ),
+        );
+    }
+    if req.headers.len() > MAX_HEADERS {
+        return refuse(
+            431,
+            format!(
+                "the request has {} headers: at most {MAX_HEADERS} are read",
+                req.headers.len()
+            ),
+        );
+    }
+    if let Some(h) = req
+        .headers
+        .iter()
+        .find(|h| h.field.as_str().len() + h.value.len() > MAX_HEADER_BYTES)
+    {
+        return refuse(
+            431,
+            format!(
+                "the header {} is over {MAX_HEADER_BYTES} bytes long",
+                crate::mail::search::query::quote(h.field.as_str().as_str())
+            ),
+        );
+    }
     let mut query: Vec<(String, String)> = form_urlencoded::parse(query.as_bytes())
         .into_owned()
         .collect();
@@ -235,10 +403,10 @@ fn handle(shared: &Shared, mut req: Request) {
     let admitted = auth::admit(
         shared.addr,
         &shared.secrets,
-        get_header(&req, "Host"),
-        get_header(&req, "Origin"),
+        find_header(req.headers, "Host"),
+        find_header(req.headers, "Origin"),
         token.as_deref(),
-        get_header(&req, "Cookie"),
+        find_header(req.headers, "Cookie"),
     );
     let admitted = match admitted {
         Ok(a) => a,
@@ -247,24 +415,15 @@ fn handle(shared: &Shared, mut req: Request) {
                 auth::Refusal::Token => 401,
                 _ => 403,
             };
-            respond(
-                shared,
-                req,
-                Reply::Error(StatusCode(status), refusal.message().into()),
-                false,
-                false,
-            );
-            return;
+            return refuse(status, refusal.message().into());
         }
     };
-    let json = path.starts_with("/api/")
-        || get_header(&req, "Accept").is_some_and(|a| a.contains("application/json"));
     let path = path
         .strip_prefix("/api")
         .filter(|p| p.starts_with('/'))
-        .unwrap_or(&path)
+        .unwrap_or(path)
         .to_owned();
-    let method = req.method().clone();
+    let method = req.method;
     let mut form = Vec::new();
     if method == Method::Post {
         let reply = if !shared.can_write() {
@@ -279,29 +438,30 @@ fn handle(shared: &Shared, mut req: Request) {
         } else {
             let mut body = Vec::new();
             use std::io::Read;
-            if req
-                .as_reader()
-                .take(1 << 20)
-                .read_to_end(&mut body)
-                .is_err()
-            {
-                Some(Reply::Error(
+            // One byte past the bound tells a body that is too large from one that fits exactly.
+            match req.body.take(MAX_FORM_BYTES + 1).read_to_end(&mut body) {
+                Err(_) => Some(Reply::Error(
                     StatusCode(400),
                     "unreadable request body".into(),
-                ))
-            } else {
-                form = form_urlencoded::parse(&body).into_owned().collect();
-                let csrf = form
-                    .iter()
-                    .find(|(k, _)| k == "csrf")
-                    .map(|(_, v)| v.as_str());
-                (!csrf.is_some_and(|c| auth::same(c, &shared.secrets.csrf)))
-                    .then(|| Reply::Error(StatusCode(403), "missing or wrong CSRF token".into()))
+                )),
+                Ok(n) if n as u64 > MAX_FORM_BYTES => Some(Reply::Error(
+                    StatusCode(413),
+                    format!("the form is over {MAX_FORM_BYTES} bytes: it is not read"),
+                )),
+                Ok(_) => {
+                    form = form_urlencoded::parse(&body).into_owned().collect();
+                    let csrf = form
+                        .iter()
+                        .find(|(k, _)| k == "csrf")
+                        .map(|(_, v)| v.as_str());
+                    (!csrf.is_some_and(|c| auth::same(c, &shared.secrets.csrf))).then(|| {
+                        Reply::Error(StatusCode(403), "missing or wrong CSRF token".into())
+                    })
+                }
             }
         };
         if let Some(reply) = reply {
-            respond(shared, req, reply, json, admitted.set_cookie);
-            return;
+            return Outcome::Answer(answer(shared, reply, json, admitted.set_cookie));
         }
     }
     let r = Req {
@@ -312,14 +472,28 @@ fn handle(shared: &Shared, mut req: Request) {
         json,
     };
     if r.path == "/events" && r.method == Method::Get {
-        live::stream(shared, req);
-        return;
+        return Outcome::Events;
     }
-    let reply = pages::route(shared, &r);
-    respond(shared, req, reply, json, admitted.set_cookie);
+    let reply = route(shared, &r);
+    Outcome::Answer(answer(shared, reply, json, admitted.set_cookie))
 }
 
-fn respond(shared: &Shared, req: Request, reply: Reply, json: bool, set_cookie: bool) {
+/// A `Location` value made safe for a header: every byte outside printable ASCII percent-encoded (a
+/// `back` field may hold any text; a CR or LF must never end the header).
+fn location(to: &str) -> String {
+    let mut out = String::with_capacity(to.len());
+    for b in to.bytes() {
+        if b.is_ascii_graphic() {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The response of `reply`.
+fn answer(shared: &Shared, reply: Reply, json: bool, set_cookie: bool) -> Answer {
     let mut headers = vec![
         header("Content-Security-Policy", CSP),
         header("X-Content-Type-Options", "nosniff"),
@@ -337,7 +511,22 @@ fn respond(shared: &Shared, req: Request, reply: Reply, json: bool, set_cookie: 
             ),
         ));
     }
-    let (status, content_type, body): (u16, String, Vec<u8>) = match reply {
+    let (status, content_type, body) = answer_body(shared, reply, json, &mut headers);
+    headers.push(header("Content-Type", &content_type));
+    Answer {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn answer_body(
+    shared: &Shared,
+    reply: Reply,
+    json: bool,
+    headers: &mut Vec<Header>,
+) -> (u16, String, Vec<u8>) {
+    match reply {
         Reply::Page {
             template,
             title,
@@ -359,6 +548,10 @@ fn respond(shared: &Shared, req: Request, reply: Reply, json: bool, set_cookie: 
             title,
             data,
         } => html_page(shared, template, &title, data),
+        Reply::Refused(inner) => {
+            let (_, content_type, body) = answer_body(shared, *inner, json, headers);
+            (400, content_type, body)
+        }
         Reply::Bytes {
             content_type,
             disposition,
@@ -369,7 +562,7 @@ fn respond(shared: &Shared, req: Request, reply: Reply, json: bool, set_cookie: 
         }
         Reply::Static(ct, text) => (200, ct.into(), text.as_bytes().to_vec()),
         Reply::Redirect(to) => {
-            headers.push(header("Location", &to));
+            headers.push(header("Location", &location(&to)));
             (303, "text/plain; charset=utf-8".into(), Vec::new())
         }
         Reply::Error(status, message) => {
@@ -392,18 +585,91 @@ fn respond(shared: &Shared, req: Request, reply: Reply, json: bool, set_cookie: 
                 )
             }
         }
-    };
-    headers.push(header("Content-Type", &content_type));
-    let len = body.len();
-    let resp = Response::new(
-        StatusCode(status),
-        headers,
-        Cursor::new(body),
-        Some(len),
-        None,
-    )
-    .with_chunked_threshold(usize::MAX);
-    let _ = req.respond(resp);
+    }
+}
+
+/// The request path of `git jules web` without a socket: the fuzz target `web_request` (src/fuzzing.rs)
+/// sends it arbitrary request lines, headers and bodies. It answers as a server bound to 127.0.0.1:1
+/// would, over the repository at `dir`.
+#[doc(hidden)]
+pub struct Probe {
+    shared: Shared,
+}
+
+impl Probe {
+    pub fn new(dir: PathBuf, as_persona: Option<String>) -> Result<Probe> {
+        let addr: SocketAddr = ([127, 0, 0, 1], 1).into();
+        Ok(Probe {
+            shared: Shared {
+                dir,
+                addr,
+                opts: Options {
+                    listen: addr,
+                    as_persona,
+                    read_only: false,
+                    overrides: Default::default(),
+                    strict_personas: false,
+                },
+                secrets: auth::Secrets::new()?,
+                env: render::environment(),
+                live: Arc::new(live::Live::default()),
+                warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
+                as_warnings: Vec::new(),
+                config_warnings: Vec::new(),
+            },
+        })
+    }
+
+    /// The access token (to make admitted requests).
+    pub fn token(&self) -> &str {
+        &self.shared.secrets.token
+    }
+
+    /// The CSRF token (to make accepted forms).
+    pub fn csrf(&self) -> &str {
+        &self.shared.secrets.csrf
+    }
+
+    /// The `Host` the server admits.
+    pub fn host(&self) -> String {
+        self.shared.addr.to_string()
+    }
+
+    /// Answer one request; `None` when tiny_http would not have parsed it (an unknown method, a header it
+    /// refuses). An `/events` request answers 200 with an empty body (the stream is not run).
+    pub fn request(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(&[u8], &[u8])],
+        body: &[u8],
+    ) -> Option<Answer> {
+        let method: Method = method.parse().ok()?;
+        let headers: Vec<Header> = headers
+            .iter()
+            .map(|(k, v)| Header::from_bytes(*k, *v))
+            .collect::<std::result::Result<_, _>>()
+            .ok()?;
+        let mut body = body;
+        Some(
+            match handle(
+                &self.shared,
+                Incoming {
+                    method,
+                    url,
+                    headers: &headers,
+                    body: &mut body,
+                },
+            ) {
+                Outcome::Answer(a) => a,
+                Outcome::Events => Answer {
+                    status: 200,
+                    headers: Vec::new(),
+                    body: Vec::new(),
+                },
+            },
+        )
+    }
 }
 
 fn to_json(v: &serde_json::Value) -> Vec<u8> {
@@ -462,6 +728,72 @@ fn page(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn probe() -> (tempfile::TempDir, Probe) {
+        let dir = tempfile::tempdir().unwrap();
+        let probe = Probe::new(dir.path().to_path_buf(), None).unwrap();
+        (dir, probe)
+    }
+
+    fn get(p: &Probe, url: &str, route: impl FnOnce(&Shared, &Req) -> Reply) -> Answer {
+        let host = p.host();
+        let token = format!(
+            "{}{}token={}",
+            url,
+            if url.contains('?') { '&' } else { '?' },
+            p.token()
+        );
+        let headers = [Header::from_bytes(&b"Host"[..], host.as_bytes()).unwrap()];
+        match guarded(
+            &p.shared,
+            Incoming {
+                method: Method::Get,
+                url: &token,
+                headers: &headers,
+                body: &mut &b""[..],
+            },
+            route,
+        ) {
+            Outcome::Answer(a) => a,
+            Outcome::Events => panic!("not a stream"),
+        }
+    }
+
+    /// Issue 40, finding 1: a panic inside one request answers that request with 500 (and a message that
+    /// says it is a bug); the next request on the same server state is answered as usual.
+    #[test]
+    fn a_panic_answers_its_request_alone() {
+        let (_dir, p) = probe();
+        let a = get(&p, "/api/fleet", |_, _| panic!("a bug in a page"));
+        assert_eq!(a.status, 500);
+        assert!(String::from_utf8_lossy(&a.body).contains("this request panicked"));
+        let b = get(&p, "/api/fleet", |_, r| {
+            Reply::Static(
+                "text/plain; charset=utf-8",
+                if r.json { "json" } else { "html" },
+            )
+        });
+        assert_eq!((b.status, &b.body[..]), (200, &b"json"[..]));
+    }
+
+    /// A redirect to a `back` holding non-ASCII text or a line break made `header()` panic (its thread
+    /// died with an empty 500); the value is percent-encoded instead, and cannot end the header.
+    #[test]
+    fn a_redirect_to_any_text_is_a_valid_header() {
+        let (_dir, p) = probe();
+        let a = get(&p, "/", |_, _| {
+            Reply::Redirect("/mail/b\u{f6}b\r\nX-Evil: 1".into())
+        });
+        assert_eq!(a.status, 303);
+        let loc = a
+            .headers
+            .iter()
+            .find(|h| h.field.equiv("Location"))
+            .unwrap();
+        assert_eq!(loc.value.as_str(), "/mail/b%C3%B6b%0D%0AX-Evil:%201");
+    }
+
     /// Every connection the server accepts has TCP_NODELAY, inherited from the listening socket.
     #[test]
     fn accepted_connections_have_nodelay() {

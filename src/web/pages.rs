@@ -335,7 +335,7 @@ fn search(shared: &Shared, r: &Req) -> Result<Reply> {
     } else {
         super::search::search(&repo(shared)?, &query).and_then(|out| value(&out))
     };
-    // A query that does not parse is shown on the page (position and what was expected), not a failure.
+    // A query that does not parse is shown on the page (position and what was expected), answered with 400.
     let (results, unavailable) = match answer {
         Ok(v) => (v, None),
         Err(e @ (Error::Usage(_) | Error::Refused(_))) => {
@@ -343,10 +343,16 @@ fn search(shared: &Shared, r: &Req) -> Result<Reply> {
         }
         Err(e) => return Err(e),
     };
-    Ok(Reply::Page {
+    let refused = unavailable.is_some();
+    let page = Reply::Page {
         template: "search.html",
         title: "search".into(),
         data: json!({ "version": 1, "query": value(&query)?, "results": results, "unavailable": unavailable }),
+    };
+    Ok(if refused {
+        Reply::Refused(Box::new(page))
+    } else {
+        page
     })
 }
 

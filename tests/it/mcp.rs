@@ -18,7 +18,7 @@ use crate::harness::{stdout, Repo};
 
 /// A client that counts `notifications/resources/updated` for the inbox.
 #[derive(Clone, Default)]
-struct Client {
+pub(crate) struct Client {
     updates: Arc<AtomicUsize>,
     wake: Arc<tokio::sync::Notify>,
 }
@@ -36,7 +36,10 @@ impl ClientHandler for Client {
     }
 }
 
-async fn connect(r: &Repo, persona: &str) -> (RunningService<RoleClient, Client>, Client) {
+pub(crate) async fn connect(
+    r: &Repo,
+    persona: &str,
+) -> (RunningService<RoleClient, Client>, Client) {
     let (service, handler, _) = serve(r.jules_cmd(["mcp", "--persona", persona]), false).await;
     (service, handler)
 }
@@ -98,7 +101,7 @@ async fn checked_at(trace: &mut Trace, tip: &str) -> String {
         .unwrap_or_else(|_| panic!("the watcher never looked at {tip}"))
 }
 
-async fn call(
+pub(crate) async fn call(
     service: &RunningService<RoleClient, Client>,
     tool: &str,
     args: Value,
@@ -112,7 +115,7 @@ async fn call(
         .unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
 }
 
-fn ok(result: &CallToolResult) -> Value {
+pub(crate) fn ok(result: &CallToolResult) -> Value {
     assert_ne!(result.is_error, Some(true), "tool failed: {result:?}");
     result
         .structured_content
@@ -120,7 +123,7 @@ fn ok(result: &CallToolResult) -> Value {
         .expect("structured result")
 }
 
-fn error_text(result: &CallToolResult) -> String {
+pub(crate) fn error_text(result: &CallToolResult) -> String {
     assert_eq!(
         result.is_error,
         Some(true),

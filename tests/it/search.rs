@@ -482,3 +482,224 @@ fn a_fresh_clone_with_a_checkpoint_says_it_builds_the_index() {
     let out = b.jules(["mail", "search", "quokka"]);
     assert!(!stderr(&out).contains("building"), "{}", stderr(&out));
 }
+
+/// Issue 40, finding 1: `mail search` with ten thousand nested brackets overflowed the stack and aborted
+/// (exit 134). Now the nesting is bounded: exit 2 with the position where the bound was crossed.
+#[test]
+fn deeply_nested_queries_are_refused_not_a_crash() {
+    let r = Repo::new();
+    send(&r, "weaver", "curator", "s", "b");
+    for (depth, want) in [
+        (65, "at character 65: brackets nested deeper than 64"),
+        (4_000, "at character 65: brackets nested deeper than 64"),
+        // The reproduction of the issue: over the size bound, refused before it is parsed.
+        (
+            10_000,
+            "the search query is 20001 bytes long: at most 8192 are searched",
+        ),
+    ] {
+        let q = format!("{}x{}", "(".repeat(depth), ")".repeat(depth));
+        let out = r.jules(["mail", "search", &q]);
+        assert_eq!(out.status.code(), Some(2), "{depth}: {}", stderr(&out));
+        assert!(stderr(&out).contains(want), "{depth}: {}", stderr(&out));
+    }
+    let q = format!("{}x{}", "(".repeat(64), ")".repeat(64));
+    assert_eq!(search(&r, &[&q])["total"], 0);
+}
+
+/// Issue 40, finding 6: a 100,000-character word was echoed whole in the error. Errors quote at most 80
+/// characters of the input, whatever the error.
+#[test]
+fn errors_quote_at_most_eighty_characters_of_the_query() {
+    let r = Repo::new();
+    send(&r, "weaver", "curator", "s", "b");
+    for q in [
+        "w".repeat(100_000),
+        "é".repeat(4_000),
+        "🦀".repeat(2_000),
+        format!("s:\"{}", "p".repeat(3_000)),
+    ] {
+        let out = r.jules(["mail", "search", &q]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.chars().count() < 400, "{} chars: {err}", err.len());
+    }
+    let out = r.jules(["mail", "search", &"🦀".repeat(2_000)]);
+    let err = stderr(&out);
+    assert!(err.contains(&format!("\"{}…\"", "🦀".repeat(80))), "{err}");
+}
+
+/// Issue 40, finding 6: docs/mail.md says words over 64 bytes are not indexed, but a 64-letter word was
+/// refused too (tantivy's `RemoveLongFilter::limit(n)` keeps tokens shorter than n). 64 bytes are in, 65
+/// out, on the index side (a prefix query would find an indexed word) and the query side (refused, with
+/// the reason), in ASCII and in two-byte letters.
+#[test]
+fn words_of_64_bytes_are_indexed_and_of_65_are_not() {
+    let r = Repo::new();
+    let in64 = "p".repeat(64);
+    let out65 = "q".repeat(65);
+    let e64 = "é".repeat(32);
+    let e66 = "ü".repeat(33);
+    let a = send(
+        &r,
+        "weaver",
+        "curator",
+        "long words",
+        &format!("{in64} {e64}"),
+    );
+    let _b = send(
+        &r,
+        "weaver",
+        "curator",
+        "longer words",
+        &format!("{out65} {e66}"),
+    );
+    assert_eq!(found(&r, &[&in64]), [a.as_str()]);
+    assert_eq!(found(&r, &[&e64]), [a.as_str()]);
+    assert_eq!(found(&r, &["pppppppp*"]), [a.as_str()]);
+    assert_eq!(found(&r, &["éééé*"]), [a.as_str()]);
+    assert!(
+        found(&r, &["qqqqqqqq*"]).is_empty(),
+        "65 bytes are not indexed"
+    );
+    assert!(found(&r, &["üüüü*"]).is_empty(), "66 bytes are not indexed");
+    for q in [&out65, &e66] {
+        let out = r.jules(["mail", "search", q]);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("words over 64 bytes are not indexed"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // A phrase around a word too long to index still finds the words on either side of it.
+    let c = send(&r, "weaver", "curator", "x", &format!("left {out65} right"));
+    assert_eq!(
+        found(&r, &[&format!("\"left {out65} right\"")]),
+        [c.as_str()]
+    );
+}
+
+/// Issue 40, finding 6: under `jules.requireSigned` the total counted forged mail the hits left out
+/// (`"total": 3, "hits": []`). The total is the number of hits a listing can page through, under every
+/// filter and trust setting, with and without a persona.
+#[test]
+fn totals_agree_with_hits_under_every_filter_and_trust_setting() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("alice");
+    let line = r.jules_ok(["keys", "new", "alice", "--out", key.to_str().unwrap()]);
+    r.write(".jules/allowed_signers", &line);
+    r.commit_all("trust alice");
+    let send_as = |from: &str, key: Option<&std::path::Path>, subject: &str, tag: &str| {
+        let mut cmd = r.jules_cmd([
+            "mail",
+            "send",
+            "--from",
+            from,
+            "--to",
+            "bob",
+            "--subject",
+            subject,
+            "--body",
+            "zebra crossing",
+            "--tag",
+            tag,
+        ]);
+        if let Some(k) = key {
+            cmd.env("JULES_SIGNING_KEY", k);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    send_as("alice", Some(&key), "zebra signed", "t1");
+    send_as("alice", Some(&key), "zebra signed again", "t2");
+    send_as("mallory", None, "zebra forged", "t1");
+    send_as("mallory", None, "zebra forged again", "t2");
+    let filters: [&[&str]; 6] = [
+        &[],
+        &["--persona", "bob"],
+        &["--from", "alice"],
+        &["--tag", "t1"],
+        &["--persona", "bob", "--tag", "t1"],
+        &["--since", "1d"],
+    ];
+    for (require, verified) in [("false", 4), ("true", 2)] {
+        r.git(["config", "jules.requireSigned", require]);
+        for f in filters {
+            let mut args = vec!["zebra", "--limit", "1000"];
+            args.extend_from_slice(f);
+            let all = search(&r, &args);
+            let hits = all["hits"].as_array().unwrap().len() as u64;
+            assert_eq!(all["total"], hits, "requireSigned={require} {f:?}: {all}");
+            if f.is_empty() {
+                assert_eq!(hits, verified, "requireSigned={require}");
+            }
+            // A page of one says how many there are to page through.
+            args[2] = "1";
+            let one = search(&r, &args);
+            assert_eq!(one["total"], hits, "requireSigned={require} {f:?}: {one}");
+            let mut human = vec!["mail", "search"];
+            human.extend_from_slice(&args);
+            let out = r.jules(&human);
+            let want = if hits > 1 {
+                format!("1 of {hits} matches")
+            } else {
+                format!("{hits} match")
+            };
+            assert!(stderr(&out).contains(&want), "{f:?}: {}", stderr(&out));
+        }
+    }
+}
+
+/// Issue 40, finding 1: through MCP, a deeply nested query overflowed the stack of the tool's thread and
+/// took `git jules mcp` down. It is an error result of that call alone; the next call is answered.
+#[tokio::test(flavor = "current_thread")]
+async fn mcp_mail_search_refuses_a_deep_query_and_serves_the_next() {
+    let r = Repo::new();
+    corpus(&r);
+    let (client, _) = crate::mcp::connect(&r, "curator").await;
+    let q = format!("{}x{}", "(".repeat(4_000), ")".repeat(4_000));
+    let bad = crate::mcp::call(&client, "mail_search", serde_json::json!({ "query": q })).await;
+    let text = crate::mcp::error_text(&bad);
+    assert!(text.contains("brackets nested deeper than 64"), "{text}");
+    assert!(text.len() < 1_000, "{text}");
+    let good = crate::mcp::call(
+        &client,
+        "mail_search",
+        serde_json::json!({ "query": "quokka" }),
+    )
+    .await;
+    assert_eq!(crate::mcp::ok(&good)["hits"].as_array().unwrap().len(), 1);
+    // The deepest query allowed runs the whole way on the tool's thread.
+    let deepest = format!("{}quokka{}", "(".repeat(64), ")".repeat(64));
+    let good = crate::mcp::call(
+        &client,
+        "mail_search",
+        serde_json::json!({ "query": deepest }),
+    )
+    .await;
+    assert_eq!(crate::mcp::ok(&good)["hits"].as_array().unwrap().len(), 1);
+    client.cancel().await.unwrap();
+}
+
+/// Found by the `config_value` fuzz target (issue 40): `--since 1000000000000000s` is a duration that
+/// reads, but now minus it is before the first representable time, and chrono's subtraction panicked
+/// (exit 101). It is refused (exit 2), as `--until` and a mailbox's `--since` are.
+#[test]
+fn a_duration_beyond_the_calendar_is_refused_not_a_panic() {
+    let r = Repo::new();
+    send(&r, "weaver", "curator", "s", "b");
+    for args in [
+        ["mail", "search", "b", "--since", "1000000000000000s"],
+        ["mail", "search", "b", "--until", "15250284452w"],
+    ] {
+        let out = r.jules(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains("beyond the calendar"),
+            "{}",
+            stderr(&out)
+        );
+    }
+}

@@ -912,7 +912,7 @@ fn fleet_page_shows_live_leases() {
 
 /// Issue 30 in the web view: the search page and `/api/search` answer with the same call as
 /// `git jules mail search` (the same hits, in the same order), and a query that does not parse is shown on the
-/// page with its position instead of failing the request.
+/// page with its position, with status 400.
 #[test]
 fn the_search_box_answers_as_mail_search_does() {
     let r = seeded();
@@ -943,8 +943,9 @@ fn the_search_box_answers_as_mail_search_does() {
         "{}",
         page.text()
     );
+    // Refused input answers 400 (issue 40), the page still showing the box and the error.
     let bad = get("/search?q=%22unclosed", "text/html");
-    assert_eq!(bad.status, 200, "{}", bad.text());
+    assert_eq!(bad.status, 400, "{}", bad.text());
     assert!(bad.text().contains("class=\"error\""), "{}", bad.text());
 }
 
@@ -1163,4 +1164,111 @@ fn mark_buttons_only_on_mail_the_persona_received() {
         &format!("id={other}&action=read&csrf={csrf}"),
     );
     assert_eq!(refused.status, 400, "the server refuses it all the same");
+}
+
+/// Issue 40, finding 1: `GET /search?q=` with 3,000 nested brackets overflowed a request thread's stack and
+/// aborted `git jules web`. A request that used to kill the server (or to panic its thread: a non-ASCII
+/// `back` made the redirect's header panic) answers alone, with 400, and the server goes on serving.
+#[test]
+fn requests_that_used_to_kill_the_server_answer_alone() {
+    let r = seeded();
+    let server = Server::start(&r, &["--as", "overseer"]);
+    let nested = format!("{}x{}", "%28".repeat(3_000), "%29".repeat(3_000));
+    for path in ["/search", "/api/search"] {
+        let bad = server.get_as(&format!("{path}?q={nested}"), "text/html");
+        assert_eq!(bad.status, 400, "{path}: {}", bad.text());
+        assert!(
+            bad.text().contains("brackets nested deeper than 64"),
+            "{path}: {}",
+            bad.text()
+        );
+    }
+    // The page still shows the box and the error; the API says the same in JSON.
+    let api = server.get(&format!("/api/search?q={nested}")).json();
+    assert!(
+        api["unavailable"]
+            .as_str()
+            .is_some_and(|e| e.contains("at character 65")),
+        "{api}"
+    );
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let page = server.get("/mail/bob").text();
+    let start = page.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = &page[start..start + page[start..].find('"').unwrap()];
+    let odd = http(
+        &server.addr,
+        "POST",
+        "/send",
+        &[
+            ("Cookie", &cookie),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        &format!("to=bob&subject=odd+back&body=x&back=/mail/b%C3%B6b%0D%0AX:y&csrf={csrf}"),
+    );
+    assert!(odd.status == 303 || odd.status == 400, "{}", odd.text());
+    assert!(
+        !odd.head.contains("\nx:"),
+        "no header injection: {}",
+        odd.head
+    );
+    // The server is still there, and answers a normal request.
+    let fleet = server.get("/api/fleet");
+    assert_eq!(fleet.status, 200, "{}", fleet.text());
+    let ok = server.get("/api/search?q=parser");
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    // The deepest query allowed runs the whole way (parse, index query, scoring) on a request thread.
+    let deepest = format!("{}parser{}", "%28".repeat(64), "%29".repeat(64));
+    let ok = server.get(&format!("/api/search?q={deepest}"));
+    assert_eq!(ok.status, 200, "{}", ok.text());
+    assert_eq!(
+        ok.json()["results"]["total"],
+        server.get("/api/search?q=parser").json()["results"]["total"]
+    );
+}
+
+/// Issue 40, finding 1: what the server reads of a request is bounded: an over-long address (414), too
+/// many or too large headers (431) and a form body over 1 MiB (413) are refused before any page runs, and
+/// the server goes on serving.
+#[test]
+fn request_size_bounds_are_refused_with_their_status() {
+    let r = seeded();
+    let server = Server::start(&r, &["--as", "overseer"]);
+    let port = server.addr.rsplit(':').next().unwrap();
+    let cookie = format!("jules_web_{port}={}", server.token);
+    let long = server.get(&format!("/api/search?q={}", "a".repeat(70_000)));
+    assert_eq!(long.status, 414, "{}", long.text());
+    let many: Vec<(String, String)> = (0..200).map(|i| (format!("X-H{i}"), "v".into())).collect();
+    let mut headers: Vec<(&str, &str)> =
+        many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    headers.push(("Cookie", &cookie));
+    assert_eq!(
+        http(&server.addr, "GET", "/api/fleet", &headers, "").status,
+        431
+    );
+    let big = "v".repeat(20_000);
+    assert_eq!(
+        http(
+            &server.addr,
+            "GET",
+            "/api/fleet",
+            &[("Cookie", &cookie), ("X-Big", &big)],
+            ""
+        )
+        .status,
+        431
+    );
+    let body = format!("to=bob&subject=x&body={}", "b".repeat(2 << 20));
+    let post = http(
+        &server.addr,
+        "POST",
+        "/send",
+        &[
+            ("Cookie", &cookie),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        &body,
+    );
+    assert_eq!(post.status, 413, "{}", post.text());
+    assert_eq!(server.get("/api/fleet").status, 200);
 }

@@ -34,12 +34,15 @@ use crate::mail::kinds::{self, SendData};
 use crate::mail::recipients;
 
 /// Bump when the schema or what goes into a document changes: an index of another version is rebuilt.
-const VERSION: u32 = 1;
+/// 2: words of exactly 64 bytes are indexed (version 1 left them out).
+const VERSION: u32 = 2;
 const STATE: &str = "state.json";
 const IDX: &str = "idx";
 /// The analyzer of subject and body: words are runs of letters and digits in any script, lowercased;
-/// tokens over 64 bytes (base64 blobs, hashes pasted into a body) are dropped rather than indexed.
+/// words over [`MAX_WORD_BYTES`] (base64 blobs, hashes pasted into a body) are dropped rather than indexed.
 pub const ANALYZER: &str = "jules";
+/// The longest word indexed, in bytes of UTF-8 as written (before lowercasing): docs/mail.md, *Search*.
+pub const MAX_WORD_BYTES: usize = 64;
 /// Memory for the writer: tantivy's floor per thread is 15 MB; one thread (the machine is shared).
 const WRITER_BYTES: usize = 64 * 1024 * 1024;
 
@@ -61,7 +64,7 @@ pub struct Fields {
     pub tag: TField,
 }
 
-fn schema() -> (Schema, Fields) {
+pub(crate) fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let text = TextOptions::default().set_indexing_options(
         TextFieldIndexing::default()
@@ -86,9 +89,39 @@ fn schema() -> (Schema, Fields) {
 
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(64))
+        // tantivy keeps the tokens *shorter* than the limit: one more than the longest word indexed.
+        .filter(RemoveLongFilter::limit(MAX_WORD_BYTES + 1))
         .filter(LowerCaser)
         .build()
+}
+
+/// One word of a query's text as the index sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Its position among the words of the text (a word too long to index keeps its place).
+    pub position: usize,
+    /// Lowercased, as the index holds it.
+    pub text: String,
+    /// Whether the index holds words like it (at most [`MAX_WORD_BYTES`] bytes).
+    pub indexed: bool,
+}
+
+/// The words of `text` with the analyzer's rules, the long ones kept and marked: a query can then say why
+/// a word finds nothing instead of dropping it silently.
+pub fn words(text: &str) -> Vec<Word> {
+    use tantivy::tokenizer::{TokenStream as _, Tokenizer as _};
+    let mut tokenizer = SimpleTokenizer::default();
+    let mut stream = tokenizer.token_stream(text);
+    let mut out = Vec::new();
+    while let Some(t) = stream.next() {
+        out.push(Word {
+            position: t.position,
+            // As tantivy's `LowerCaser` does it: char by char.
+            text: t.text.chars().flat_map(char::to_lowercase).collect(),
+            indexed: t.text.len() <= MAX_WORD_BYTES,
+        });
+    }
+    out
 }
 
 /// The first 8 bytes of a message id as the `key` field holds them.

@@ -149,7 +149,7 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
     let opened = index::open(&log, &lock)?;
     let f = opened.fields;
     let mut analyzer = index::analyzer();
-    let mut q = compile(&node, &f, &mut analyzer)?;
+    let mut q = compile(&node, &f)?;
     let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     if since.is_some() || until.is_some() {
         use std::ops::Bound;
@@ -221,8 +221,19 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
                 )
             }
         };
-        let keys: Option<std::collections::HashSet<u64>> =
-            allowed.as_ref().map(|a| a.keys().copied().collect());
+        // What the collector may count: the persona's mailbox; under requireSigned without a persona, the
+        // verified messages (the view holds only those, the index every message). The total is counted
+        // over the same set the hits are taken from, so it says how many a listing can page through.
+        let keys: Option<std::collections::HashSet<u64>> = match &allowed {
+            Some(a) => Some(a.keys().copied().collect()),
+            None if require_signed => Some(
+                view.all_headers()?
+                    .iter()
+                    .filter_map(|h| EventId::from_hex(&h.id).map(|id| index::key_of(&id.0)))
+                    .collect(),
+            ),
+            None => None,
+        };
         let keys = std::sync::Arc::new(keys);
         let ranked = TopDocs::with_limit(limit).tweak_score(move |seg: &SegmentReader| {
             let lamport = seg
@@ -305,6 +316,17 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
     })
 }
 
+/// Parse `query` and make its index query and snippet patterns, without an index: the fuzz target
+/// `search_query` (src/fuzzing.rs).
+#[doc(hidden)]
+pub fn compile_only(query: &str) -> Result<()> {
+    let node = query::parse(query)?;
+    let (_, f) = index::schema();
+    compile(&node, &f)?;
+    patterns(&node, &mut index::analyzer());
+    Ok(())
+}
+
 fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut stream = analyzer.token_stream(text);
@@ -334,20 +356,18 @@ fn patterns(node: &Node, analyzer: &mut TextAnalyzer) -> Vec<snippet::Pattern> {
 }
 
 /// The tantivy query of a parsed query.
-fn compile(node: &Node, f: &Fields, analyzer: &mut TextAnalyzer) -> Result<Box<dyn Query>> {
+fn compile(node: &Node, f: &Fields) -> Result<Box<dyn Query>> {
     Ok(match node {
-        Node::Term { field, term, at } => compile_term(*field, term, *at, f, analyzer)?,
+        Node::Term { field, term, at } => compile_term(*field, term, *at, f)?,
         Node::And(parts) => {
             let mut clauses = Vec::new();
             let mut positive = false;
             for p in parts {
                 match p {
-                    Node::Not(inner) => {
-                        clauses.push((Occur::MustNot, compile(inner, f, analyzer)?))
-                    }
+                    Node::Not(inner) => clauses.push((Occur::MustNot, compile(inner, f)?)),
                     other => {
                         positive = true;
-                        clauses.push((Occur::Must, compile(other, f, analyzer)?))
+                        clauses.push((Occur::Must, compile(other, f)?))
                     }
                 }
             }
@@ -359,24 +379,18 @@ fn compile(node: &Node, f: &Fields, analyzer: &mut TextAnalyzer) -> Result<Box<d
         Node::Or(parts) => {
             let mut clauses = Vec::new();
             for p in parts {
-                clauses.push((Occur::Should, compile(p, f, analyzer)?));
+                clauses.push((Occur::Should, compile(p, f)?));
             }
             Box::new(BooleanQuery::new(clauses))
         }
         Node::Not(inner) => Box::new(BooleanQuery::new(vec![
             (Occur::Must, Box::new(AllQuery)),
-            (Occur::MustNot, compile(inner, f, analyzer)?),
+            (Occur::MustNot, compile(inner, f)?),
         ])),
     })
 }
 
-fn compile_term(
-    field: Field,
-    term: &Term,
-    at: usize,
-    f: &Fields,
-    analyzer: &mut TextAnalyzer,
-) -> Result<Box<dyn Query>> {
+fn compile_term(field: Field, term: &Term, at: usize, f: &Fields) -> Result<Box<dyn Query>> {
     let text = match term {
         Term::Word(w) | Term::Prefix(w) | Term::Phrase(w) => w,
     };
@@ -387,7 +401,7 @@ fn compile_term(
         return Ok(match term {
             Term::Prefix(_) => Box::new(
                 RegexQuery::from_pattern(&format!("{}.*", regex_escape(&name)), tf)
-                    .map_err(|e| Error::usage(format!("at character {at}: {e}")))?,
+                    .map_err(|e| regex_error(at, e))?,
             ),
             _ => Box::new(TermQuery::new(
                 tantivy::Term::from_field_text(tf, &name),
@@ -395,28 +409,46 @@ fn compile_term(
             )),
         });
     }
-    let toks = tokens(analyzer, text);
-    if toks.is_empty() {
-        return Err(Error::usage(format!(
-            "cannot search for {text:?} (at character {at}): it has no letters or digits"
-        )));
+    let words = index::words(text);
+    let toks: Vec<index::Word> = words.iter().filter(|w| w.indexed).cloned().collect();
+    let last_dropped = words.last().is_some_and(|w| !w.indexed);
+    if toks.is_empty() || (matches!(term, Term::Prefix(_)) && last_dropped) {
+        return Err(Error::usage(if words.is_empty() {
+            format!(
+                "cannot search for {} (at character {at}): it has no letters or digits",
+                query::quote(text)
+            )
+        } else {
+            format!(
+                "cannot search for {} (at character {at}): words over {} bytes are not indexed",
+                query::quote(text),
+                index::MAX_WORD_BYTES
+            )
+        }));
     }
     let on = |tf: tantivy::schema::Field| -> Result<Box<dyn Query>> {
-        let terms: Vec<tantivy::Term> = toks
+        // Positions as the index holds them: a word too long to index leaves its gap in a phrase.
+        let first = toks[0].position;
+        let terms: Vec<(usize, tantivy::Term)> = toks
             .iter()
-            .map(|t| tantivy::Term::from_field_text(tf, t))
+            .map(|t| {
+                (
+                    t.position - first,
+                    tantivy::Term::from_field_text(tf, &t.text),
+                )
+            })
             .collect();
         Ok(match (term, terms.len()) {
             (Term::Prefix(_), 1) => Box::new(
-                RegexQuery::from_pattern(&format!("{}.*", regex_escape(&toks[0])), tf)
-                    .map_err(|e| Error::usage(format!("at character {at}: {e}")))?,
+                RegexQuery::from_pattern(&format!("{}.*", regex_escape(&toks[0].text)), tf)
+                    .map_err(|e| regex_error(at, e))?,
             ),
-            (Term::Prefix(_), _) => Box::new(PhrasePrefixQuery::new(terms)),
+            (Term::Prefix(_), _) => Box::new(PhrasePrefixQuery::new_with_offset(terms)),
             (_, 1) => Box::new(TermQuery::new(
-                terms.into_iter().next().expect("one"),
+                terms.into_iter().next().expect("one").1,
                 IndexRecordOption::WithFreqs,
             )),
-            _ => Box::new(PhraseQuery::new(terms)),
+            _ => Box::new(PhraseQuery::new_with_offset(terms)),
         })
     };
     Ok(match field {
@@ -430,6 +462,17 @@ fn compile_term(
             (Occur::Should, on(f.body)?),
         ])),
     })
+}
+
+/// A pattern the regex engine refused (too large an automaton): its message may hold the whole pattern,
+/// so it is cut like every quote of the input.
+fn regex_error(at: usize, e: impl std::fmt::Display) -> Error {
+    let message = e.to_string();
+    let cut: String = message.chars().take(query::QUOTE_CHARS).collect();
+    let more = if cut.len() < message.len() { "…" } else { "" };
+    Error::usage(format!(
+        "cannot search for the prefix at character {at}: {cut}{more}"
+    ))
 }
 
 /// Every character that is not a letter or digit escaped, so that a regex reads none as syntax (names

@@ -12,8 +12,46 @@
 //! Without a field a term matches the subject or the body. Errors name the position (in characters, from 1)
 //! and what was expected there, so that a person or a model can fix the query. The parser only builds the
 //! tree; `index` turns it into an index query, so the grammar can be tested without an index.
+//!
+//! The input is outside input (a command line, a web form, an MCP call): a query is at most
+//! [`MAX_QUERY_BYTES`] long and nests brackets at most [`MAX_DEPTH`] deep. The nesting bound is what keeps
+//! every recursive walk of the tree (this parser, [`Node::positive_terms`], the conversion to an index
+//! query, tantivy's own scoring of nested boolean queries, and dropping the tree) on a small stack: a stack
+//! overflow cannot be caught, so ten thousand brackets must never become ten thousand frames. Errors quote
+//! at most [`QUOTE_CHARS`] characters of the input.
 
 use crate::error::{Error, Result};
+
+/// The deepest nesting of brackets a query may have: far beyond what a person writes, and a few kilobytes
+/// of stack for each walk of the tree.
+pub const MAX_DEPTH: usize = 64;
+/// The longest query, in bytes: a long pasted phrase fits.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+/// The most characters of the input an error quotes (then an ellipsis).
+pub const QUOTE_CHARS: usize = 80;
+
+/// `s` in double quotes with Rust's escapes (so control characters stay visible), at most [`QUOTE_CHARS`]
+/// characters between the quotes, escapes counted as they show (a control character is six), then an
+/// ellipsis.
+pub fn quote(s: &str) -> String {
+    let mut out = String::from("\"");
+    let mut shown = 0;
+    for c in s.chars() {
+        let escaped: String = match c {
+            '\'' => "'".into(),
+            c => c.escape_debug().collect(),
+        };
+        let n = escaped.chars().count();
+        if shown + n > QUOTE_CHARS {
+            out.push('…');
+            break;
+        }
+        shown += n;
+        out.push_str(&escaped);
+    }
+    out.push('"');
+    out
+}
 
 /// Where a term looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,11 +128,21 @@ impl Node {
 
 /// Parse a query; an empty one (nothing but spaces) is refused.
 pub fn parse(input: &str) -> Result<Node> {
+    if input.len() > MAX_QUERY_BYTES {
+        return Err(Error::usage(format!(
+            "the search query is {} bytes long: at most {MAX_QUERY_BYTES} are searched",
+            input.len()
+        )));
+    }
     let chars: Vec<char> = input.chars().collect();
     if chars.iter().all(|c| c.is_whitespace()) {
         return Err(Error::usage("empty search query: give at least one word"));
     }
-    let mut p = Parser { chars, pos: 0 };
+    let mut p = Parser {
+        chars,
+        pos: 0,
+        depth: 0,
+    };
     let node = p.or()?;
     p.skip_space();
     if p.pos < p.chars.len() {
@@ -107,6 +155,8 @@ pub fn parse(input: &str) -> Result<Node> {
 struct Parser {
     chars: Vec<char>,
     pos: usize,
+    /// Brackets open at the cursor.
+    depth: usize,
 }
 
 impl Parser {
@@ -210,6 +260,14 @@ impl Parser {
 
     fn atom(&mut self) -> Result<Node> {
         if self.peek() == Some('(') {
+            if self.depth == MAX_DEPTH {
+                return Err(Error::usage(format!(
+                    "cannot parse the search query at character {}: brackets nested deeper than \
+                     {MAX_DEPTH}",
+                    self.pos + 1
+                )));
+            }
+            self.depth += 1;
             self.pos += 1;
             self.skip_space();
             let inner = self.or()?;
@@ -218,6 +276,7 @@ impl Parser {
                 return Err(self.error("\")\""));
             }
             self.pos += 1;
+            self.depth -= 1;
             return Ok(inner);
         }
         let start = self.pos;
@@ -383,6 +442,84 @@ mod tests {
         assert!(err("s: x").contains("at character 3: expected a word or a phrase after \"s:\""));
         assert!(err("*").contains("at character 1: expected a word before \"*\""));
         assert!(err("\"\"").contains("empty phrase"));
+    }
+
+    /// Issue 40, finding 1: ten thousand nested brackets overflowed the stack (the process aborted). The
+    /// nesting is bounded, and the error names where the bound was crossed.
+    #[test]
+    fn deep_nesting_is_refused_at_the_bracket_that_crosses_the_bound() {
+        let ok = format!("{}x{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert_eq!(parse(&ok).unwrap(), word(Field::Text, "x", MAX_DEPTH + 1));
+        let deep = format!(
+            "{}x{}",
+            "(".repeat(MAX_DEPTH + 1),
+            ")".repeat(MAX_DEPTH + 1)
+        );
+        assert_eq!(
+            err(&deep),
+            format!(
+                "cannot parse the search query at character {}: brackets nested deeper than {MAX_DEPTH}",
+                MAX_DEPTH + 1
+            )
+        );
+        let huge = format!("{}x{}", "(".repeat(4_000), ")".repeat(4_000));
+        assert!(
+            err(&huge).contains("brackets nested deeper"),
+            "{}",
+            err(&huge)
+        );
+        // Negation inside brackets counts the brackets only.
+        let negated = format!(
+            "{}x{}",
+            "-(".repeat(MAX_DEPTH + 1),
+            ")".repeat(MAX_DEPTH + 1)
+        );
+        assert!(err(&negated).contains("nested deeper"));
+    }
+
+    /// Issue 40, finding 1: the input is bounded before it is parsed.
+    #[test]
+    fn an_overlong_query_is_refused_before_parsing() {
+        let long = "a ".repeat(MAX_QUERY_BYTES / 2 + 1);
+        assert_eq!(
+            err(&long),
+            format!(
+                "the search query is {} bytes long: at most {MAX_QUERY_BYTES} are searched",
+                long.len()
+            )
+        );
+        let fits = "a ".repeat(MAX_QUERY_BYTES / 2);
+        assert!(parse(&fits).is_ok());
+    }
+
+    /// Issue 40, finding 6: a 100,000-character word came back whole in the error. Every error quotes at
+    /// most `QUOTE_CHARS` characters of the input.
+    #[test]
+    fn errors_quote_a_bounded_excerpt_of_the_input() {
+        let long = "y".repeat(5_000);
+        for q in [
+            format!("\"{long}"),
+            format!("s:\"{long}"),
+            format!("({long}"),
+            format!("{long} )"),
+            format!("{long}**"),
+        ] {
+            let e = err(&q);
+            assert!(e.len() < 200, "{} bytes: {e}", e.len());
+        }
+        assert_eq!(
+            quote(&"z".repeat(200)),
+            format!("\"{}…\"", "z".repeat(QUOTE_CHARS))
+        );
+        assert_eq!(quote("short"), "\"short\"");
+        // Found by `cargo fuzz run -s none search_query`: 80 control characters quoted as `\u{11}` each
+        // made an error of 402 characters. Escapes count as they show.
+        let controls = quote(&"\u{11}".repeat(100));
+        assert_eq!(controls, format!("\"{}…\"", "\\u{11}".repeat(13)));
+        let e = crate::mail::search::compile_only(&format!("%{}", "\u{11}".repeat(60)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.chars().count() < 200, "{e}");
     }
 
     #[test]
