@@ -80,17 +80,23 @@ pub fn push_escape(out: &mut String, c: char) {
     }
 }
 
+/// The most characters of outside input an error quotes ([`excerpt`]).
+pub const EXCERPT_CHARS: usize = 80;
+
 /// `s` quoted for an error message: at most 80 characters between the quotes, escapes (Rust's, so controls
 /// show) counted as they display, `…` where it is cut. Outside input is quoted, never echoed whole: a
 /// 100 KB argument must not come back as a 100 KB error (issue 40).
 pub fn excerpt(s: &str) -> String {
-    const SHOWN: usize = 80;
     let mut out = String::from("\"");
     let mut shown = 0;
     for c in s.chars() {
-        let escaped: String = c.escape_debug().collect();
+        let escaped: String = match c {
+            // Inside double quotes a single quote needs no escape.
+            '\'' => "'".into(),
+            c => c.escape_debug().collect(),
+        };
         let n = escaped.chars().count();
-        if shown + n > SHOWN {
+        if shown + n > EXCERPT_CHARS {
             out.push('…');
             break;
         }

@@ -28,29 +28,11 @@ pub const MAX_DEPTH: usize = 64;
 /// The longest query, in bytes: a long pasted phrase fits.
 pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 /// The most characters of the input an error quotes (then an ellipsis).
-pub const QUOTE_CHARS: usize = 80;
+pub const QUOTE_CHARS: usize = crate::text::EXCERPT_CHARS;
 
-/// `s` in double quotes with Rust's escapes (so control characters stay visible), at most [`QUOTE_CHARS`]
-/// characters between the quotes, escapes counted as they show (a control character is six), then an
-/// ellipsis.
+/// `s` quoted for an error: [`crate::text::excerpt`], at most [`QUOTE_CHARS`] characters.
 pub fn quote(s: &str) -> String {
-    let mut out = String::from("\"");
-    let mut shown = 0;
-    for c in s.chars() {
-        let escaped: String = match c {
-            '\'' => "'".into(),
-            c => c.escape_debug().collect(),
-        };
-        let n = escaped.chars().count();
-        if shown + n > QUOTE_CHARS {
-            out.push('…');
-            break;
-        }
-        shown += n;
-        out.push_str(&escaped);
-    }
-    out.push('"');
-    out
+    crate::text::excerpt(s)
 }
 
 /// Where a term looks.
