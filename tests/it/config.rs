@@ -949,12 +949,21 @@ fn git_c_reaches_lease_pre_push_in_the_hook() {
     assert!(bare.rev("refs/heads/jules/staging/x").is_some());
 }
 
-/// `jules.agent.guard=closed`: a pre-edit hook that cannot decide denies, in a repository and outside one.
+/// `jules.agent.guard=closed`: a pre-edit hook that cannot decide denies. Three readers of the key, each
+/// covered: the repository's (`guard::Mode::from_config`, when the lease log is damaged), and git's own
+/// (`git config`, when the payload cannot be read, in a repository and outside one).
 #[test]
 fn git_c_and_config_count_reach_agent_guard() {
-    let r = Repo::new();
+    let damaged = Repo::new();
+    let mut hash = damaged.git_cmd(["hash-object", "-w", "--stdin"]);
+    let blob = crate::harness::with_stdin(&mut hash, b"not a log\n");
+    damaged.git(["update-ref", "refs/jules/lease", stdout(&blob).trim()]);
+    let write = serde_json::json!({"tool_name": "Write", "cwd": damaged.path(),
+        "tool_input": {"file_path": damaged.path().join("x"), "content": "x"}})
+    .to_string();
+    let plain = Repo::new();
     let nowhere = tempfile::tempdir().unwrap();
-    let hook = |pair: Option<&str>, count: bool, dir: &Path| {
+    let hook = |r: &Repo, dir: &Path, input: &[u8], pair: Option<&str>, count: bool| {
         let mut args = Vec::new();
         if let Some(p) = pair {
             args.extend(["-c", p]);
@@ -969,22 +978,27 @@ fn git_c_and_config_count_reach_agent_guard() {
                 .env("GIT_CONFIG_KEY_0", "jules.agent.guard")
                 .env("GIT_CONFIG_VALUE_0", "closed");
         }
-        let o = crate::harness::with_stdin(&mut cmd, b"this is not json");
+        let o = crate::harness::with_stdin(&mut cmd, input);
         assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        // The look happened: the guard says it could not decide, whichever way it then answered.
+        assert!(stderr(&o).contains("cannot decide"), "{}", stderr(&o));
         stdout(&o).contains("\"permissionDecision\":\"deny\"")
     };
-    for dir in [r.path(), nowhere.path()] {
-        assert!(
-            !hook(None, false, dir),
-            "{}: open by default",
-            dir.display()
-        );
-        assert!(
-            hook(Some("jules.agent.guard=closed"), false, dir),
-            "{}: git -c",
-            dir.display()
-        );
-        assert!(hook(None, true, dir), "{}: GIT_CONFIG_COUNT", dir.display());
+    let garbage: &[u8] = b"this is not json";
+    for (what, r, dir, input) in [
+        (
+            "damaged lease log",
+            &damaged,
+            damaged.path(),
+            write.as_bytes(),
+        ),
+        ("unreadable payload", &plain, plain.path(), garbage),
+        ("outside a repository", &plain, nowhere.path(), garbage),
+    ] {
+        assert!(!hook(r, dir, input, None, false), "{what}: open by default");
+        let closed = Some("jules.agent.guard=closed");
+        assert!(hook(r, dir, input, closed, false), "{what}: git -c");
+        assert!(hook(r, dir, input, None, true), "{what}: GIT_CONFIG_COUNT");
     }
 }
 
