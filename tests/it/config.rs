@@ -613,7 +613,8 @@ fn lease_as(r: &Repo, persona: &str, args: &[&str]) {
     r.jules_ok(all);
 }
 
-/// `jules.lease.remind=false`: `tick` sends no reminder of a lease about to expire.
+/// `jules.lease.remind=false`: `tick` sends no reminder of a lease about to expire. Catches: reminders
+/// read from the files only (planted: `git config --file .git/config`; the test failed, 1 reminder).
 #[test]
 fn git_c_reaches_lease_remind() {
     let r = Repo::new();
@@ -648,7 +649,8 @@ fn git_c_reaches_lease_remind() {
     assert_eq!(tick(None), 1, "without it the due lease is reminded");
 }
 
-/// `jules.lease.releaseOnDone=false`: `task done` keeps the task's leases.
+/// `jules.lease.releaseOnDone=false`: `task done` keeps the task's leases. Catches: the setting read from
+/// the files only (planted; failed at the `git -c` run).
 #[test]
 fn git_c_and_config_count_reach_lease_release_on_done() {
     let r = Repo::new();
@@ -688,7 +690,8 @@ fn git_c_and_config_count_reach_lease_release_on_done() {
     }
 }
 
-/// `jules.lease.releaseOnFinalize=false`: `series finalize` keeps the leases on what landed.
+/// `jules.lease.releaseOnFinalize=false`: `series finalize` keeps the leases on what landed. Catches: the
+/// default hard-coded (planted; failed).
 #[test]
 fn git_c_reaches_lease_release_on_finalize() {
     let r = Repo::new();
@@ -716,7 +719,8 @@ fn git_c_reaches_lease_release_on_finalize() {
     assert_eq!(leased_paths(&r), ["a.txt"], "without it the lease ends");
 }
 
-/// `jules.maxRetries=0`: a persona with unread mail is not relaunched but skipped.
+/// `jules.maxRetries=0`: a persona with unread mail is not relaunched but skipped. Catches: the default
+/// hard-coded (planted; failed, scribe still relaunched).
 #[test]
 fn git_c_reaches_max_retries() {
     let r = Repo::new();
@@ -748,7 +752,7 @@ fn git_c_reaches_max_retries() {
     assert_eq!(capped["skipped"][0]["persona"], "scribe", "{capped}");
 }
 
-/// A one-patch series with a verify command that records where it ran into `out`.
+/// A series `v` of `patches` commits on `main`, one new file each.
 fn series_for_verify(r: &Repo, patches: usize) {
     let files: Vec<(String, String)> = (0..patches)
         .map(|i| (format!("f{i}.txt"), format!("{i}\n")))
@@ -760,7 +764,8 @@ fn series_for_verify(r: &Repo, patches: usize) {
     crate::series::make_series(r, "v", &refs);
 }
 
-/// `jules.verify.cmd`: the command `verify` runs when none is given.
+/// `jules.verify.cmd`: the command `verify` runs when none is given. Catches: the command read from the
+/// files only (planted; failed with "no verify command").
 #[test]
 fn git_c_and_config_count_reach_verify_cmd() {
     let r = Repo::new();
@@ -792,7 +797,8 @@ fn git_c_and_config_count_reach_verify_cmd() {
     assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\nran\n");
 }
 
-/// `jules.verify.jobs`: how many commits run at once (the report's `jobs`).
+/// `jules.verify.jobs`: how many commits run at once (the report's `jobs`). Catches: the number of cores
+/// used whatever the setting (planted; failed, 2 jobs for `jobs=1`).
 #[test]
 fn git_c_reaches_verify_jobs() {
     let r = Repo::new();
@@ -815,7 +821,8 @@ fn git_c_reaches_verify_jobs() {
     assert_eq!(jobs(Some("jules.verify.jobs=3")), 3);
 }
 
-/// `jules.verify.worktreeDir`: where the temporary worktrees go.
+/// `jules.verify.worktreeDir`: where the temporary worktrees go. Catches: the setting ignored (planted;
+/// failed, the worktree went to /dev/shm).
 #[test]
 fn git_c_reaches_verify_worktree_dir() {
     let r = Repo::new();
@@ -847,7 +854,8 @@ fn git_c_reaches_verify_worktree_dir() {
     );
 }
 
-/// `jules.sync.minPushInterval`: a clone that pushed just now defers its next push.
+/// `jules.sync.minPushInterval`: a clone that pushed just now defers its next push. Catches: the interval
+/// ignored (planted; failed, the push went out).
 #[test]
 fn git_c_reaches_sync_min_push_interval() {
     let (a, bare, _b) = Repo::with_clone();
@@ -904,6 +912,7 @@ fn push_series(r: &Repo, pair: Option<&str>) -> std::process::Output {
 
 /// `jules.verify.prePush=off`, read by the shell pre-push hook through `git config`: the push is not
 /// verified.
+/// Catches: the hook reading `.git/config` only (planted `git config --file`; failed, the push verified).
 #[test]
 fn git_c_reaches_verify_pre_push_in_the_hook() {
     let (r, bare) = staged_series("a.txt", "BROKEN\n");
@@ -931,6 +940,7 @@ fn git_c_reaches_verify_pre_push_in_the_hook() {
 }
 
 /// `jules.lease.prePush=off`, read by the shell pre-push hook: the lease check is skipped.
+/// Catches: the hook reading `.git/config` only (planted `git config --file`; failed, the push refused).
 #[test]
 fn git_c_reaches_lease_pre_push_in_the_hook() {
     let (r, bare) = staged_series("src/a.rs", "x\n");
@@ -952,6 +962,7 @@ fn git_c_reaches_lease_pre_push_in_the_hook() {
 /// `jules.agent.guard=closed`: a pre-edit hook that cannot decide denies. Three readers of the key, each
 /// covered: the repository's (`guard::Mode::from_config`, when the lease log is damaged), and git's own
 /// (`git config`, when the payload cannot be read, in a repository and outside one).
+/// Catches: `Mode::from_config` reading `.git/config` only (planted; failed at the damaged log).
 #[test]
 fn git_c_and_config_count_reach_agent_guard() {
     let damaged = Repo::new();
