@@ -55,7 +55,8 @@ pub const FULL_REPLAY: &str = "jules.fullReplay";
 /// `jules.sessionSigningKey` (`repo::Overrides::signing_key`)
 pub const SESSION_SIGNING_KEY: &str = "jules.sessionSigningKey";
 
-/// Every documented key (docs/cli.md, "Configuration"; docs/series.md for `jules.verify.*`).
+/// Every documented key (docs/cli.md, "Configuration"; docs/series.md for `jules.verify.*`; docs/agents.md
+/// for `jules.agent.guard`).
 pub const KEYS: &[Key] = &[
     Key {
         name: REQUIRE_SIGNED,
@@ -145,6 +146,12 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "jules.lease.releaseOnDone",
         ty: Type::Bool,
+    },
+    // Read by `agent hook pre-edit` only when the guard cannot decide: any value other than `open` is
+    // `closed` (docs/agents.md), so no value is refused here.
+    Key {
+        name: "jules.agent.guard",
+        ty: Type::Text,
     },
     Key {
         name: "jules.lease.preCommit",

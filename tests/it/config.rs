@@ -558,3 +558,546 @@ fn a_trust_ref_naming_nothing_is_shown_on_every_web_page() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// One test per documented key that the tests above do not reach: each sets the value ONLY through `git -c`
+// (git's `GIT_CONFIG_PARAMETERS`, the real path: `git -c K=V jules …`), or through `GIT_CONFIG_COUNT`, and
+// compares with a run without it. Bug each catches: a reader of that key that looks only at the
+// repository's files (or hard-codes its default), so the one-off override an operator or a harness gives is
+// silently ignored.
+
+/// `git -c PAIR ARGS…` in `r`, with `env` added.
+fn git_c(
+    r: &Repo,
+    pair: Option<&str>,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
+    let mut all: Vec<&str> = Vec::new();
+    if let Some(p) = pair {
+        all.extend(["-c", p]);
+    }
+    all.extend(args);
+    let mut cmd = r.git_cmd(all);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// The same command with `KEY=VALUE` given through `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_0`/`GIT_CONFIG_VALUE_0`.
+fn config_count(cmd: &mut std::process::Command, key: &str, value: &str) -> std::process::Output {
+    cmd.env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", key)
+        .env("GIT_CONFIG_VALUE_0", value)
+        .output()
+        .unwrap()
+}
+
+/// The first path of every live lease.
+fn leased_paths(r: &Repo) -> Vec<String> {
+    let mut v: Vec<String> = json_of(&r.jules(["--json", "lease", "list"]))["leases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["paths"][0].as_str().unwrap().to_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn lease_as(r: &Repo, persona: &str, args: &[&str]) {
+    let mut all = vec!["lease", "acquire"];
+    all.extend(args);
+    all.extend(["--persona", persona]);
+    r.jules_ok(all);
+}
+
+/// `jules.lease.remind=false`: `tick` sends no reminder of a lease about to expire. Catches: reminders
+/// read from the files only (planted: `git config --file .git/config`; the test failed, 1 reminder).
+#[test]
+fn git_c_reaches_lease_remind() {
+    let r = Repo::new();
+    r.write(".jules/schedules.toml", "[cycle]\norder = [\"curator\"]\n");
+    let acquired = r.jules_at(
+        "2030-01-01T10:00:00Z",
+        [
+            "lease",
+            "acquire",
+            "src/",
+            "--ttl",
+            "1h",
+            "--persona",
+            "ann",
+        ],
+    );
+    assert!(acquired.status.success(), "{}", stderr(&acquired));
+    let tick = |pair: Option<&str>| {
+        let doc = json_of(&git_c(
+            &r,
+            pair,
+            &["jules", "tick", "--json", "--now", "2030-01-01T10:50:00Z"],
+            &[],
+        ));
+        doc["reminded"].as_array().unwrap().len()
+    };
+    assert_eq!(
+        tick(Some("jules.lease.remind=false")),
+        0,
+        "git -c turned reminders off"
+    );
+    assert_eq!(tick(None), 1, "without it the due lease is reminded");
+}
+
+/// `jules.lease.releaseOnDone=false`: `task done` keeps the task's leases. Catches: the setting read from
+/// the files only (planted; failed at the `git -c` run).
+#[test]
+fn git_c_and_config_count_reach_lease_release_on_done() {
+    let r = Repo::new();
+    let done = |task: &str, how: Option<&str>| {
+        let o = match how {
+            Some("count") => config_count(
+                r.jules_cmd(["task", "done", task])
+                    .env("JULES_PERSONA", "ann"),
+                "jules.lease.releaseOnDone",
+                "false",
+            ),
+            pair => git_c(
+                &r,
+                pair,
+                &["jules", "task", "done", task],
+                &[("JULES_PERSONA", "ann")],
+            ),
+        };
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    let mut held = Vec::new();
+    for (dir, how) in [
+        ("a/", Some("jules.lease.releaseOnDone=false")),
+        ("b/", Some("count")),
+        ("c/", None),
+    ] {
+        let task = r
+            .jules_ok(["task", "add", dir, "--persona", "ann"])
+            .trim()
+            .to_owned();
+        lease_as(&r, "ann", &[dir, "--task", &task]);
+        done(&task, how);
+        if how.is_some() {
+            held.push(dir.to_owned());
+        }
+        assert_eq!(leased_paths(&r), held, "after {how:?}");
+    }
+}
+
+/// `jules.lease.releaseOnFinalize=false`: `series finalize` keeps the leases on what landed. Catches: the
+/// default hard-coded (planted; failed).
+#[test]
+fn git_c_reaches_lease_release_on_finalize() {
+    let r = Repo::new();
+    lease_as(&r, "ann", &["a.txt"]);
+    lease_as(&r, "ann", &["b.txt"]);
+    let finalize = |pair: Option<&str>| {
+        let o = git_c(
+            &r,
+            pair,
+            &["jules", "series", "finalize", "--no-verify"],
+            &[("JULES_PERSONA", "ann")],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    crate::series::make_series(&r, "one", &[("a.txt", "a\n")]);
+    finalize(Some("jules.lease.releaseOnFinalize=false"));
+    assert_eq!(
+        leased_paths(&r),
+        ["a.txt", "b.txt"],
+        "git -c kept the lease"
+    );
+    r.git(["switch", "-q", "main"]);
+    crate::series::make_series(&r, "two", &[("b.txt", "b\n")]);
+    finalize(None);
+    assert_eq!(leased_paths(&r), ["a.txt"], "without it the lease ends");
+}
+
+/// `jules.maxRetries=0`: a persona with unread mail is not relaunched but skipped. Catches: the default
+/// hard-coded (planted; failed, scribe still relaunched).
+#[test]
+fn git_c_reaches_max_retries() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"curator\"]\n[schedules.scribe]\ncron = \"0 0 1 1 *\"\n",
+    );
+    r.jules_ok(["sprint", "start"]);
+    r.send_mail("weaver", "scribe", "conflict", "fix it", &[]);
+    let plan = |pair: Option<&str>| {
+        json_of(&git_c(
+            &r,
+            pair,
+            &["jules", "tick", "--dry-run", "--json"],
+            &[],
+        ))
+    };
+    let relaunched = |doc: &serde_json::Value| {
+        doc["decisions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["persona"] == "scribe")
+    };
+    let plain = plan(None);
+    assert!(relaunched(&plain), "{plain}");
+    let capped = plan(Some("jules.maxRetries=0"));
+    assert!(!relaunched(&capped), "{capped}");
+    assert_eq!(capped["skipped"][0]["persona"], "scribe", "{capped}");
+}
+
+/// A series `v` of `patches` commits on `main`, one new file each.
+fn series_for_verify(r: &Repo, patches: usize) {
+    let files: Vec<(String, String)> = (0..patches)
+        .map(|i| (format!("f{i}.txt"), format!("{i}\n")))
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(f, c)| (f.as_str(), c.as_str()))
+        .collect();
+    crate::series::make_series(r, "v", &refs);
+}
+
+/// `jules.verify.cmd`: the command `verify` runs when none is given. Catches: the command read from the
+/// files only (planted; failed with "no verify command").
+#[test]
+fn git_c_and_config_count_reach_verify_cmd() {
+    let r = Repo::new();
+    series_for_verify(&r, 1);
+    let out = tempfile::tempdir().unwrap();
+    let marker = out.path().join("ran");
+    let cmd = format!("echo ran >> '{}'", marker.display());
+    let o = git_c(&r, None, &["jules", "verify"], &[]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "no command without it: {}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("no verify command"), "{}", stderr(&o));
+    let pair = format!("jules.verify.cmd={cmd}");
+    let doc = json_of(&git_c(&r, Some(&pair), &["jules", "--json", "verify"], &[]));
+    assert_eq!(
+        (doc["passed"].as_bool(), doc["ran"].as_u64()),
+        (Some(true), Some(1)),
+        "{doc}"
+    );
+    let doc = json_of(&config_count(
+        &mut r.jules_cmd(["--json", "verify", "--force"]),
+        "jules.verify.cmd",
+        &cmd,
+    ));
+    assert_eq!(doc["ran"], 1, "GIT_CONFIG_COUNT: {doc}");
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ran\nran\n");
+}
+
+/// `jules.verify.jobs`: how many commits run at once (the report's `jobs`). Catches: the number of cores
+/// used whatever the setting (planted; failed, 2 jobs for `jobs=1`).
+#[test]
+fn git_c_reaches_verify_jobs() {
+    let r = Repo::new();
+    series_for_verify(&r, 3);
+    let jobs = |pair: Option<&str>| {
+        let doc = json_of(&git_c(
+            &r,
+            pair,
+            &["jules", "--json", "verify", "--cmd", "true", "--force"],
+            &[],
+        ));
+        assert_eq!(doc["ran"], 3, "{doc}");
+        doc["jobs"].as_u64().unwrap()
+    };
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get() as u64)
+        .unwrap_or(1);
+    assert_eq!(jobs(None), cores.min(3), "the default: the number of cores");
+    assert_eq!(jobs(Some("jules.verify.jobs=1")), 1);
+    assert_eq!(jobs(Some("jules.verify.jobs=3")), 3);
+}
+
+/// `jules.verify.worktreeDir`: where the temporary worktrees go. Catches: the setting ignored (planted;
+/// failed, the worktree went to /dev/shm).
+#[test]
+fn git_c_reaches_verify_worktree_dir() {
+    let r = Repo::new();
+    series_for_verify(&r, 1);
+    let scratch = tempfile::tempdir().unwrap();
+    let scratch_path = scratch.path().canonicalize().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let log = out.path().join("where");
+    let cmd = format!("pwd -P > '{}'", log.display());
+    let ran_in = |pair: Option<&str>| {
+        let o = git_c(
+            &r,
+            pair,
+            &["jules", "verify", "--cmd", &cmd, "--force"],
+            &[],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        PathBuf::from(std::fs::read_to_string(&log).unwrap().trim())
+    };
+    let default = ran_in(None);
+    assert!(!default.starts_with(&scratch_path), "{}", default.display());
+    let pair = format!("jules.verify.worktreeDir={}", scratch.path().display());
+    let configured = ran_in(Some(&pair));
+    assert!(
+        configured.starts_with(&scratch_path),
+        "git -c: ran in {}, not under {}",
+        configured.display(),
+        scratch_path.display()
+    );
+}
+
+/// `jules.sync.minPushInterval`: a clone that pushed just now defers its next push. Catches: the interval
+/// ignored (planted; failed, the push went out).
+#[test]
+fn git_c_reaches_sync_min_push_interval() {
+    let (a, bare, _b) = Repo::with_clone();
+    a.send_mail("alice", "bob", "first", "b", &[]);
+    a.jules_ok(["sync"]);
+    let pushed = bare.rev("refs/jules/mail");
+    assert!(pushed.is_some());
+    a.send_mail("alice", "bob", "second", "b", &[]);
+    let o = git_c(
+        &a,
+        Some("jules.sync.minPushInterval=1h"),
+        &["jules", "sync"],
+        &[],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("push deferred"), "{}", stderr(&o));
+    assert_eq!(
+        bare.rev("refs/jules/mail"),
+        pushed,
+        "git -c deferred the push"
+    );
+    let o = git_c(&a, None, &["jules", "sync"], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_ne!(
+        bare.rev("refs/jules/mail"),
+        pushed,
+        "without it the news is pushed"
+    );
+}
+
+/// A clone with the shipped hooks, a bare `origin`, and `jules/staging/x` one commit past `main` writing
+/// `file` with `content`, its base configured.
+fn staged_series(file: &str, content: &str) -> (Repo, Repo) {
+    let r = Repo::new();
+    let bare = r.bare_sibling();
+    r.git(["remote", "add", "origin", bare.path().to_str().unwrap()]);
+    r.git(["push", "-q", "origin", "main"]);
+    r.jules_ok(["hooks", "install"]);
+    r.git(["checkout", "-qb", "jules/staging/x"]);
+    r.git(["config", "branch.jules/staging/x.julesBase", "main"]);
+    r.write(file, content);
+    r.commit_all("the series");
+    (r, bare)
+}
+
+fn push_series(r: &Repo, pair: Option<&str>) -> std::process::Output {
+    git_c(
+        r,
+        pair,
+        &["push", "-q", "origin", "jules/staging/x"],
+        &[("JULES_PERSONA", "bob")],
+    )
+}
+
+/// `jules.verify.prePush=off`, read by the shell pre-push hook through `git config`: the push is not
+/// verified.
+/// Catches: the hook reading `.git/config` only (planted `git config --file`; failed, the push verified).
+#[test]
+fn git_c_reaches_verify_pre_push_in_the_hook() {
+    let (r, bare) = staged_series("a.txt", "BROKEN\n");
+    r.git([
+        "config",
+        "jules.verify.cmd",
+        "! grep -rqx --exclude-dir=.git BROKEN .",
+    ]);
+    let o = push_series(&r, None);
+    assert!(!o.status.success(), "a failing series is refused");
+    assert!(stderr(&o).contains("fails verification"), "{}", stderr(&o));
+    assert_eq!(bare.rev("refs/heads/jules/staging/x"), None);
+    let o = push_series(&r, Some("jules.verify.prePush=off"));
+    assert!(
+        o.status.success(),
+        "git -c turned verification off: {}",
+        stderr(&o)
+    );
+    assert!(
+        !stderr(&o).contains("pre-push: verifying"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(bare.rev("refs/heads/jules/staging/x").is_some());
+}
+
+/// `jules.lease.prePush=off`, read by the shell pre-push hook: the lease check is skipped.
+/// Catches: the hook reading `.git/config` only (planted `git config --file`; failed, the push refused).
+#[test]
+fn git_c_reaches_lease_pre_push_in_the_hook() {
+    let (r, bare) = staged_series("src/a.rs", "x\n");
+    r.git(["config", "jules.verify.prePush", "off"]);
+    lease_as(&r, "ann", &["src/", "--reason", "mine"]);
+    let o = push_series(&r, None);
+    assert!(!o.status.success(), "under ann's lease");
+    assert!(stderr(&o).contains("ann"), "{}", stderr(&o));
+    assert_eq!(bare.rev("refs/heads/jules/staging/x"), None);
+    let o = push_series(&r, Some("jules.lease.prePush=off"));
+    assert!(
+        o.status.success(),
+        "git -c turned the lease check off: {}",
+        stderr(&o)
+    );
+    assert!(bare.rev("refs/heads/jules/staging/x").is_some());
+}
+
+/// `jules.agent.guard=closed`: a pre-edit hook that cannot decide denies. Three readers of the key, each
+/// covered: the repository's (`guard::Mode::from_config`, when the lease log is damaged), and git's own
+/// (`git config`, when the payload cannot be read, in a repository and outside one).
+/// Catches: `Mode::from_config` reading `.git/config` only (planted; failed at the damaged log).
+#[test]
+fn git_c_and_config_count_reach_agent_guard() {
+    let damaged = Repo::new();
+    let mut hash = damaged.git_cmd(["hash-object", "-w", "--stdin"]);
+    let blob = crate::harness::with_stdin(&mut hash, b"not a log\n");
+    damaged.git(["update-ref", "refs/jules/lease", stdout(&blob).trim()]);
+    let write = serde_json::json!({"tool_name": "Write", "cwd": damaged.path(),
+        "tool_input": {"file_path": damaged.path().join("x"), "content": "x"}})
+    .to_string();
+    let plain = Repo::new();
+    let nowhere = tempfile::tempdir().unwrap();
+    let hook = |r: &Repo, dir: &Path, input: &[u8], pair: Option<&str>, count: bool| {
+        let mut args = Vec::new();
+        if let Some(p) = pair {
+            args.extend(["-c", p]);
+        }
+        args.extend(["jules", "agent", "hook", "pre-edit", "--harness", "claude"]);
+        let mut cmd = r.git_cmd(args);
+        cmd.current_dir(dir)
+            .env("JULES_PERSONA", "bob")
+            .env("GIT_CEILING_DIRECTORIES", nowhere.path().parent().unwrap());
+        if count {
+            cmd.env("GIT_CONFIG_COUNT", "1")
+                .env("GIT_CONFIG_KEY_0", "jules.agent.guard")
+                .env("GIT_CONFIG_VALUE_0", "closed");
+        }
+        let o = crate::harness::with_stdin(&mut cmd, input);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        // The look happened: the guard says it could not decide, whichever way it then answered.
+        assert!(stderr(&o).contains("cannot decide"), "{}", stderr(&o));
+        stdout(&o).contains("\"permissionDecision\":\"deny\"")
+    };
+    let garbage: &[u8] = b"this is not json";
+    for (what, r, dir, input) in [
+        (
+            "damaged lease log",
+            &damaged,
+            damaged.path(),
+            write.as_bytes(),
+        ),
+        ("unreadable payload", &plain, plain.path(), garbage),
+        ("outside a repository", &plain, nowhere.path(), garbage),
+    ] {
+        assert!(!hook(r, dir, input, None, false), "{what}: open by default");
+        let closed = Some("jules.agent.guard=closed");
+        assert!(hook(r, dir, input, closed, false), "{what}: git -c");
+        assert!(hook(r, dir, input, None, true), "{what}: GIT_CONFIG_COUNT");
+    }
+}
+
+/// Every key of `settings::KEYS` whose `git -c` is shown to take effect by a test in this file. Adding a
+/// key to the table without such a test (and its name here) fails
+/// [`every_documented_key_has_an_effect_test`].
+const KEYS_WITH_AN_EFFECT_TEST: &[(&str, &str)] = &[
+    (
+        "jules.requireSigned",
+        "git_c_and_config_count_reach_require_signed",
+    ),
+    ("jules.strictPersonas", "git_c_reaches_the_other_keys"),
+    ("jules.fullReplay", "git_c_reaches_full_replay"),
+    ("jules.sessionSigningKey", "git_c_reaches_the_other_keys"),
+    ("jules.signingKey", "git_c_reaches_the_other_keys"),
+    ("jules.persona.*.signingKey", "git_c_reaches_the_other_keys"),
+    ("jules.trust.ref", "git_c_reaches_the_other_keys"),
+    ("jules.remote", "git_c_reaches_the_other_keys"),
+    ("jules.group.*.member", "git_c_reaches_the_other_keys"),
+    ("jules.maxRetries", "git_c_reaches_max_retries"),
+    (
+        "jules.sync.minPushInterval",
+        "git_c_reaches_sync_min_push_interval",
+    ),
+    (
+        "jules.verify.cmd",
+        "git_c_and_config_count_reach_verify_cmd",
+    ),
+    ("jules.verify.jobs", "git_c_reaches_verify_jobs"),
+    (
+        "jules.verify.worktreeDir",
+        "git_c_reaches_verify_worktree_dir",
+    ),
+    (
+        "jules.verify.prePush",
+        "git_c_reaches_verify_pre_push_in_the_hook",
+    ),
+    (
+        "jules.lease.prePush",
+        "git_c_reaches_lease_pre_push_in_the_hook",
+    ),
+    ("jules.lease.ttl", "git_c_reaches_the_other_keys"),
+    ("jules.lease.maxTtl", "git_c_reaches_the_other_keys"),
+    ("jules.lease.remindBefore", "git_c_reaches_the_other_keys"),
+    ("jules.lease.remind", "git_c_reaches_lease_remind"),
+    (
+        "jules.lease.releaseOnFinalize",
+        "git_c_reaches_lease_release_on_finalize",
+    ),
+    (
+        "jules.lease.releaseOnDone",
+        "git_c_and_config_count_reach_lease_release_on_done",
+    ),
+    ("jules.lease.preCommit", "git_c_reaches_the_pre_commit_hook"),
+    (
+        "jules.agent.guard",
+        "git_c_and_config_count_reach_agent_guard",
+    ),
+];
+
+/// Bug it catches: a key added to the table (a new documented setting) whose `git -c` nobody showed to take
+/// effect, or a test named here that no longer exists.
+#[test]
+fn every_documented_key_has_an_effect_test() {
+    let table: Vec<&str> = git_jules::settings::KEYS.iter().map(|k| k.name).collect();
+    let untested: Vec<&&str> = table
+        .iter()
+        .filter(|k| !KEYS_WITH_AN_EFFECT_TEST.iter().any(|(c, _)| c == *k))
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "keys in settings::KEYS without a `git -c` effect test in tests/it/config.rs: {untested:?}"
+    );
+    let stale: Vec<&str> = KEYS_WITH_AN_EFFECT_TEST
+        .iter()
+        .map(|(k, _)| *k)
+        .filter(|k| !table.contains(k))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "covered keys no longer in settings::KEYS: {stale:?}"
+    );
+    // The test named for each key is in this file.
+    let source = include_str!("config.rs");
+    for (key, test) in KEYS_WITH_AN_EFFECT_TEST {
+        assert!(
+            source.contains(&format!("fn {test}()")),
+            "{key}: no test `{test}` in tests/it/config.rs"
+        );
+    }
+}
