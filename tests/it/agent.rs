@@ -705,3 +705,142 @@ fn claude_code_end_to_end_edit_denied() {
     }
     assert!(context, "the session-start context never reached the model");
 }
+
+/// Codex CLI 0.171.0 from npm (target/codex, made by ./test.sh through .ci/setup.d/codex.sh), if installed.
+fn codex() -> Option<std::path::PathBuf> {
+    let bin = crate::harness::bin();
+    bin.ancestors()
+        .map(|dir| dir.join("codex/node_modules/.bin/codex"))
+        .find(|p| p.exists())
+}
+
+/// End to end, offline: real Codex CLI 0.171.0 set up by `agent setup codex --persona bob --scope user`, its
+/// model a scripted fake Responses API on 127.0.0.1 (tests/it/fake_responses_api.py) reached through a
+/// custom `model_providers` entry, run by `codex exec` with no sandbox (so only the hook can stop the patch)
+/// and `--dangerously-bypass-hook-trust` (hooks otherwise wait for a person to trust them). The model asks
+/// for an apply_patch of a file ann leased. Catches: a `[[hooks.PreToolUse]]` layout or matcher Codex does
+/// not run, a deny answer Codex does not honour (the file changed), a reason that does not reach the model
+/// (the next request's `custom_tool_call_output`), a session-start context Codex drops.
+#[test]
+fn codex_end_to_end_apply_patch_denied() {
+    use std::io::BufRead as _;
+    let Some(codex) = codex() else {
+        crate::harness::skipped_for_want_of(false, "Codex CLI 0.171.0 (.ci/setup.d/codex.sh)");
+        return;
+    };
+    let r = Repo::new();
+    r.write("leased.txt", "hello world\n");
+    r.commit_all("leased file");
+    // The hooks run on the real clock (no GIT_COMMITTER_DATE reaches them): the lease is taken on it too.
+    r.jules_ok([
+        "lease",
+        "acquire",
+        "leased.txt",
+        "--persona",
+        "ann",
+        "--reason",
+        "rewriting the greeting",
+    ]);
+    let codex_home = r.env.home.path().join(".codex");
+    ok(
+        &r,
+        &[
+            "agent",
+            "setup",
+            "codex",
+            "--persona",
+            "bob",
+            "--scope",
+            "user",
+        ],
+    );
+    let target = r.path().join("leased.txt");
+    let log = r.env.home.path().join("requests.jsonl");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fake_responses_api.py");
+    let mut fake = std::process::Command::new("python3");
+    r.env.apply(&mut fake);
+    fake.arg(&script)
+        .arg(&target)
+        .arg(&log)
+        .stdout(std::process::Stdio::piped());
+    let mut server = crate::harness::Guarded::spawn(&mut fake);
+    // The server prints its port once it listens: the read is the synchronisation.
+    let mut port = String::new();
+    std::io::BufReader::new(server.child.stdout.take().unwrap())
+        .read_line(&mut port)
+        .unwrap();
+    let port = port.trim().to_owned();
+    assert!(port.parse::<u16>().is_ok(), "{port:?}");
+    // The model provider goes after what setup wrote: setup's entries must be read by Codex as they are.
+    let config = codex_home.join("config.toml");
+    let written = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "model = \"gpt-5.5\"\nmodel_provider = \"fake\"\n\n{written}\n\
+             [model_providers.fake]\nname = \"fake\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"FAKE_OPENAI_KEY\"\n"
+        ),
+    )
+    .unwrap();
+
+    let mut cmd = std::process::Command::new(codex);
+    r.env.apply(&mut cmd);
+    cmd.current_dir(r.path())
+        .env("CODEX_HOME", &codex_home)
+        .env("FAKE_OPENAI_KEY", "sk-fake")
+        .args([
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-hook-trust",
+            "--sandbox",
+            "danger-full-access",
+            "Change hello to goodbye in leased.txt",
+        ]);
+    let o = crate::harness::output_within(&mut cmd, std::time::Duration::from_secs(300));
+    assert!(o.status.success(), "{}\n{}", stdout(&o), stderr(&o));
+    drop(server);
+    assert_eq!(
+        r.read("leased.txt"),
+        "hello world\n",
+        "the patch went through"
+    );
+
+    // What Codex sent the model after the patch: "Command blocked by PreToolUse hook: <reason>. Command: …".
+    let requests: Vec<Value> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut outputs = Vec::new();
+    let mut context = false;
+    for req in &requests {
+        for item in req["body"]["input"].as_array().into_iter().flatten() {
+            context |= item
+                .to_string()
+                .contains("git-jules mailbox of bob: 0 unread");
+            if item["type"] == "custom_tool_call_output" && item["call_id"] == "call_patch1" {
+                outputs.push(item["output"].to_string());
+            }
+        }
+    }
+    let reason = outputs
+        .iter()
+        .find(|c| {
+            c.contains("Command blocked by PreToolUse hook: git-jules lease guard: edit refused")
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no deny reason reached the model: {outputs:?}\n{}",
+                stderr(&o)
+            )
+        });
+    for part in [
+        "leased.txt is under ann's exclusive lease",
+        "rewriting the greeting",
+        "git jules mail send --from bob --to ann",
+    ] {
+        assert!(reason.contains(part), "{part:?} not in {reason}");
+    }
+    assert!(context, "the session-start context never reached the model");
+}
