@@ -10,13 +10,6 @@ target=${CARGO_TARGET_DIR:-target}
 mkdir -p "$target"
 dir=$(cd "$target" && pwd)/claude-code
 version=2.1.197
-if ! command -v npm >/dev/null 2>&1; then
-    .ci/apt-install nodejs npm
-fi
 bin="$dir/node_modules/.bin/claude"
-if [ ! -x "$bin" ] || ! "$bin" --version 2>/dev/null | grep -q "^$version"; then
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "@anthropic-ai/claude-code@$version"
-fi
+.ci/npm-pinned "$dir" "@anthropic-ai/claude-code" "$version"
 "$bin" --version | grep -q "^$version"

@@ -10,13 +10,6 @@ target=${CARGO_TARGET_DIR:-target}
 mkdir -p "$target"
 dir=$(cd "$target" && pwd)/codex
 version=0.171.0
-if ! command -v npm >/dev/null 2>&1; then
-    .ci/apt-install nodejs npm
-fi
 bin="$dir/node_modules/.bin/codex"
-if [ ! -x "$bin" ] || ! "$bin" --version 2>/dev/null | grep -q "$version"; then
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "@openai/codex@$version"
-fi
+.ci/npm-pinned "$dir" "@openai/codex" "$version"
 "$bin" --version | grep -q "$version"

@@ -10,13 +10,6 @@ target=${CARGO_TARGET_DIR:-target}
 mkdir -p "$target"
 dir=$(cd "$target" && pwd)/mcp-inspector
 version=0.17.2
-if ! command -v npm >/dev/null 2>&1; then
-    .ci/apt-install nodejs npm
-fi
 bin="$dir/node_modules/.bin/mcp-inspector"
-if [ ! -x "$bin" ] || ! grep -q "\"version\": \"$version\"" "$dir/node_modules/@modelcontextprotocol/inspector/package.json" 2>/dev/null; then
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "@modelcontextprotocol/inspector@$version"
-fi
+.ci/npm-pinned "$dir" "@modelcontextprotocol/inspector" "$version"
 test -x "$bin"
