@@ -15,6 +15,9 @@ pub mod error;
 pub mod eventlog;
 pub mod exchange;
 pub mod fleet;
+// The fuzz targets' bodies: built for the tests (`cargo test`, `bench/fuzz.sh`) and for cargo-fuzz (which
+// passes `--cfg fuzzing`), never into the library users link.
+#[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gitcli;
