@@ -30,6 +30,10 @@ pub mod init;
 pub mod lease;
 pub mod loose;
 pub mod mail;
+// Seeded mutations shared by the fuzz passes: tests and cargo-fuzz only, like `fuzzing`.
+#[cfg(any(test, fuzzing))]
+#[doc(hidden)]
+pub mod mutation;
 pub mod names;
 pub mod notes;
 pub mod prompt;

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::{apply, mbox, patch};
+use crate::mutation::{mutate, Rng};
 
 const SEEDS: &[&[u8]] = &[
     b"From 0123456789abcdef0123456789abcdef01234567 Mon Sep 17 00:00:00 2001\n\
@@ -62,55 +63,6 @@ const TOKENS: &[&[u8]] = &[
     b"\r\n",
     b"\0",
 ];
-
-/// xorshift64*: a reproducible stream without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
-    let mut v = base.to_vec();
-    for _ in 0..1 + rng.below(8) {
-        let at = rng.below(v.len() + 1);
-        match rng.below(6) {
-            0 if !v.is_empty() => {
-                let i = rng.below(v.len());
-                v[i] ^= 1 << rng.below(8);
-            }
-            1 => {
-                let t = TOKENS[rng.below(TOKENS.len())];
-                v.splice(at..at, t.iter().copied());
-            }
-            2 if !v.is_empty() => {
-                let end = (at + rng.below(16)).min(v.len());
-                v.drain(at.min(end)..end);
-            }
-            3 => v.truncate(at),
-            4 => {
-                let other = SEEDS[rng.below(SEEDS.len())];
-                let from = rng.below(other.len());
-                let to = (from + rng.below(64)).min(other.len());
-                v.splice(at..at, other[from..to].iter().copied());
-            }
-            _ => {
-                let b = (rng.next() & 0xff) as u8;
-                v.insert(at, b);
-            }
-        }
-    }
-    v
-}
 
 /// Every parser on `data`; panics propagate to the test, which names the input. Returns how many times
 /// the hunk applier was reached (a parse that fails never gets there), so the pass can require that it
@@ -204,7 +156,7 @@ fn seeded_mutations_never_panic_or_hang() {
     let (mut reached, mut applied) = (0u64, 0usize);
     for i in 0..iterations {
         let base = SEEDS[rng.below(SEEDS.len())];
-        let data = mutate(&mut rng, base);
+        let data = mutate(&mut rng, SEEDS, TOKENS, base);
         let (took, n) = check(&data, &format!("mutation {i}"));
         times.push(took);
         reached += u64::from(n > 0);
