@@ -308,11 +308,11 @@ fn series(shared: &Shared) -> Result<Reply> {
 }
 
 fn weave(shared: &Shared) -> Result<Reply> {
-    let repo = repo(shared)?;
+    let ws = workspace(shared)?;
     Ok(Reply::Page {
         template: "weave.html",
         title: "weave".into(),
-        data: value(crate::weave::recent::read(&repo, Utc::now())?)?,
+        data: value(crate::weave::recent::read(&ws, Utc::now())?)?,
     })
 }
 

@@ -557,3 +557,29 @@ fn a_blank_verify_command_is_no_command_for_series_status() {
     assert_eq!(doc["verify_command"], serde_json::Value::Null, "{doc}");
     assert_eq!(doc["patches"][0]["verify"], "unknown", "{doc}");
 }
+
+/// The weave reports as one read (`weave::recent::read`, what the web's weave page shows): the report a
+/// weave through the binary recorded is the document its `--json` printed, and the integration branch lists
+/// the woven inputs.
+#[test]
+fn weave_reports_use_case_reads_what_a_weave_recorded() {
+    let r = crate::weave::project();
+    crate::weave::appendix_a(&r);
+    let out = r.jules([
+        "--json",
+        "weave",
+        "jules/curator/tidy",
+        "jules/refactor/rename",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "one input conflicts");
+    let mut printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ws = workspace(&r);
+    let recent = git_jules::weave::recent::read(&ws, chrono::Utc::now()).unwrap();
+    assert_eq!(recent.reports.len(), 1);
+    let mut recorded = recent.reports[0].report.clone().expect("the report blob");
+    for doc in [&mut printed, &mut recorded] {
+        doc.as_object_mut().unwrap().remove("version");
+    }
+    assert_eq!(recorded, printed);
+    assert_eq!(recent.branches[0].woven[0].input, "jules/curator/tidy");
+}
