@@ -79,7 +79,7 @@ pub struct StatusInput {
 
 /// The verify command whose cached results a status shows: the one given, else `jules.verify.cmd`. Blank
 /// is none either way (as `jules.verify.cmd` set to blank is): no command was ever run as "".
-fn command(repo: &gix::Repository, given: Option<&str>) -> Option<String> {
+pub(crate) fn command(repo: &gix::Repository, given: Option<&str>) -> Option<String> {
     match given {
         Some(c) if !c.trim().is_empty() => Some(c.to_owned()),
         Some(_) => None,

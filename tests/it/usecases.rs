@@ -583,3 +583,74 @@ fn weave_reports_use_case_reads_what_a_weave_recorded() {
     assert_eq!(recorded, printed);
     assert_eq!(recent.branches[0].woven[0].input, "jules/curator/tidy");
 }
+
+/// The series version use cases (`series::api`: record, versions, show, range-diff, interdiff, list of
+/// every persona's series) answer with the documents the CLI prints for the same versions.
+#[test]
+fn series_version_use_cases_are_the_clis_documents() {
+    use git_jules::series::api;
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "jules/staging/feat"]);
+    r.write("a", "one\n");
+    r.commit_all("feat: a\n\nRationale: the first patch.");
+    let ws = workspace(&r);
+    let v1 = api::record_version(&ws, "alice", Some("feat"), None).unwrap();
+    assert!(v1.recorded);
+    r.write("b", "two\n");
+    r.commit_all("feat: b\n\nRationale: the second patch.");
+    let v2 = api::record_version(&ws, "alice", Some("feat"), None).unwrap();
+    assert_eq!(v2.version.record.number, 2);
+
+    let all = api::versions(&ws, "alice/feat").unwrap();
+    assert_eq!(
+        serde_json::json!({"version": 1, "items": serde_json::to_value(&all).unwrap()}),
+        cli_json(&r, &["series", "versions", "alice/feat"])
+    );
+    let e = api::versions(&ws, "alice/feat@v1").unwrap_err();
+    assert_eq!(e.kind(), git_jules::ErrorKind::Usage);
+    let shown = api::show(&ws, "alice/feat@v1").unwrap();
+    assert_eq!(
+        versioned(&shown),
+        cli_json(&r, &["series", "show", "alice/feat@v1"])
+    );
+    let versions = api::Versions {
+        series: "alice/feat".into(),
+        old: "v1".into(),
+        new: None,
+    };
+    let rd = api::range_diff(
+        &ws,
+        &api::RangeDiffInput {
+            versions: versions.clone(),
+            creation_factor: 60,
+            with_diff: true,
+            rebase: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        versioned(&rd),
+        cli_json(&r, &["series", "range-diff", "alice/feat", "v1"])
+    );
+    assert!(rd.warnings.is_empty(), "{:?}", rd.warnings);
+    let bad = api::RangeDiffInput {
+        versions: versions.clone(),
+        creation_factor: 10_001,
+        with_diff: false,
+        rebase: false,
+    };
+    assert_eq!(
+        api::range_diff(&ws, &bad).unwrap_err().kind(),
+        git_jules::ErrorKind::Usage
+    );
+    let d = api::interdiff(&ws, &versions).unwrap();
+    assert_eq!(
+        versioned(&d),
+        cli_json(&r, &["series", "interdiff", "alice/feat", "v1", "v2"])
+    );
+    let listed = api::list_versions(&ws, None).unwrap();
+    assert_eq!(
+        versioned(&listed),
+        cli_json(&r, &["series", "list", "--all"])
+    );
+}

@@ -93,11 +93,7 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
 
 pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
     if a.all {
-        let repo = ctx.open()?;
-        let cmd = a
-            .cmd
-            .or_else(|| git_jules::verify::settings::command(&repo));
-        return super::version::list_all(ctx, cmd.as_deref());
+        return super::version::list_all(ctx, a.cmd.as_deref());
     }
     let all = series::status::read_all(&ctx.workspace()?, a.cmd.as_deref())?;
     if ctx.ui.json {
