@@ -7,7 +7,7 @@ use git_jules::lease::{api, Changes, Filter};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::tools::{doc, ok, Answer, Session};
+use super::session::{doc, ok, Answer, Session};
 
 /// `lease_acquire`
 #[derive(Deserialize, JsonSchema)]

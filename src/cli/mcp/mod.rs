@@ -15,6 +15,7 @@
 
 mod lease_tools;
 mod search;
+mod session;
 mod tools;
 mod watch;
 
@@ -65,7 +66,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // The configuration's warnings (a trust ref naming nothing: nothing is marked NOT VERIFIED), said on
     // stderr at start by the CLI's context and carried in every result, where an agent reads them.
     let config_warnings = git_jules::settings::warnings(&ws.repo());
-    let session = Arc::new(tools::Session {
+    let session = Arc::new(session::Session {
         ws,
         persona: persona.clone(),
     });
@@ -104,7 +105,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
 pub struct Server {
     dir: PathBuf,
     persona: String,
-    session: Arc<tools::Session>,
+    session: Arc<session::Session>,
     tools: Arc<Vec<tools::Spec>>,
     /// Clients subscribed to the inbox resource.
     subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
@@ -169,7 +170,7 @@ fn warning_lines(doc: &serde_json::Value) -> Vec<String> {
 
 /// A tool's answer as a result: a success carries its document; a failure reported as data (a lost
 /// claim, a failed verify, a conflicting weave) is a tool error whose text is that document.
-fn answer(outcome: anyhow::Result<tools::Answer>) -> CallToolResult {
+fn answer(outcome: anyhow::Result<session::Answer>) -> CallToolResult {
     match outcome {
         Ok((true, doc)) => {
             let warnings = warning_lines(&doc);

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use git_jules::mail::search::{self, SearchInput};
 
-use super::tools::{ok, Answer, Session};
+use super::session::{ok, Answer, Session};
 
 /// `mail_search`: full-text search over what the session's persona received.
 #[derive(Deserialize, JsonSchema)]

@@ -12,24 +12,15 @@ use git_jules::mail::api::{self as mail, Attachment, Compose, SendInput};
 use git_jules::mail::ops::Mark;
 use git_jules::mail::view::{Filter, Folder};
 use git_jules::mail::{when, Priority};
-use git_jules::{series, tasks, Error, Workspace};
+use git_jules::{series, tasks, Error};
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::session::{doc, ok, Answer, Session};
 use super::{lease_tools, search};
-
-/// What every call of a session shares: the repository with the caller's options, and the persona.
-pub struct Session {
-    pub ws: Workspace,
-    pub persona: String,
-}
-
-/// A tool's answer: its document, and whether it is a success (a failed check, a lost claim or a
-/// conflicting weave is a tool error that carries its document).
-pub type Answer = (bool, Value);
 
 /// One tool: its name, what it does, its schema, and the use case it calls.
 pub struct Spec {
@@ -71,15 +62,6 @@ fn parse<T: DeserializeOwned>(name: &str, arguments: Value) -> anyhow::Result<T>
     };
     serde_json::from_value(arguments)
         .map_err(|e| Error::usage(format!("{name}: bad arguments: {e}")).into())
-}
-
-/// A success with the document `--json` prints for `v` (see `ui::versioned_value`).
-pub(super) fn ok(v: impl Serialize) -> anyhow::Result<Answer> {
-    Ok((true, doc(v)?))
-}
-
-pub(super) fn doc(v: impl Serialize) -> anyhow::Result<Value> {
-    Ok(super::super::ui::versioned_value(&v)?)
 }
 
 macro_rules! spec {
