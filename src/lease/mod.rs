@@ -20,6 +20,7 @@
 //! The fold decides overlap with case folded (conservative, and the same on every replica whatever its
 //! `core.ignoreCase`); `check` folds case only where the repository says so.
 
+pub mod api;
 pub mod held;
 mod keys;
 pub mod ops;

@@ -1,4 +1,9 @@
 //! `series status` and `series list`: a series, its base, its numbered patches and their cached verdicts.
+//!
+//! The use cases are [`read`] and [`read_all`] on a [`Workspace`]: they resolve the verify command whose
+//! cached results they show (the one given, else `jules.verify.cmd`) and assemble the one value the CLI's
+//! `--json`, the MCP server's `series_status` and the web's series page all show; [`patch_notes`] adds what
+//! the web shows beside each patch (its rationale and review notes).
 
 use gix::ObjectId;
 use serde::Serialize;
@@ -9,6 +14,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::verify::cache::{Cache, Verdict};
+use crate::workspace::Workspace;
 
 /// A patch's verification state for the configured command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -58,6 +64,70 @@ impl SeriesStatus {
             self.patches.len() - n(VerifyState::Pass) - n(VerifyState::Fail),
         )
     }
+}
+
+/// What `series status` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct StatusInput {
+    /// The series (default: the one HEAD is on).
+    pub name: Option<String>,
+    /// Measure against this base instead of the configured one.
+    pub base: Option<String>,
+    /// Show the cached results of this command (default: `jules.verify.cmd`).
+    pub cmd: Option<String>,
+}
+
+/// The verify command whose cached results a status shows: the one given, else `jules.verify.cmd`. Blank
+/// is none either way (as `jules.verify.cmd` set to blank is): no command was ever run as "".
+pub(crate) fn command(repo: &gix::Repository, given: Option<&str>) -> Option<String> {
+    match given {
+        Some(c) if !c.trim().is_empty() => Some(c.to_owned()),
+        Some(_) => None,
+        None => crate::verify::settings::command(repo),
+    }
+}
+
+/// `series status` as a use case: the status of one series (see [`StatusInput`]).
+pub fn read(ws: &Workspace, input: &StatusInput) -> Result<SeriesStatus> {
+    let repo = ws.repo();
+    let cmd = command(&repo, input.cmd.as_deref());
+    status(
+        &repo,
+        input.name.as_deref(),
+        input.base.as_deref(),
+        cmd.as_deref(),
+    )
+}
+
+/// `series list` as a use case: every series, by name, with the cached results of `cmd` (default:
+/// `jules.verify.cmd`).
+pub fn read_all(ws: &Workspace, cmd: Option<&str>) -> Result<Vec<SeriesStatus>> {
+    let repo = ws.repo();
+    let cmd = command(&repo, cmd);
+    list(&repo, cmd.as_deref())
+}
+
+/// What is said about a patch beside its status: the `Rationale:` trailers of its message and its review
+/// notes, oldest first.
+#[derive(Debug, Clone, Serialize)]
+pub struct PatchNotes {
+    pub rationale: Vec<String>,
+    pub reviews: Vec<super::review::NoteLine>,
+}
+
+/// The rationale and review notes of a listed patch.
+pub fn patch_notes(ws: &Workspace, patch: &PatchStatus) -> Result<PatchNotes> {
+    let repo = ws.repo();
+    let commit = repo.find_commit(patch.patch.commit)?;
+    let message = commit.message_raw_sloppy().to_string();
+    Ok(PatchNotes {
+        rationale: crate::trailers::parse(&message)
+            .into_iter()
+            .filter(|t| t.key.eq_ignore_ascii_case("Rationale"))
+            .map(|t| t.value)
+            .collect(),
+        reviews: super::review::notes_of(&repo, patch.patch.commit)?,
+    })
 }
 
 /// The status of series `name` (default: the one HEAD is on).

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::mail::out::MessageOut;
+use crate::workspace::Workspace;
 
 /// Woven commits shown per integration branch.
 const COMMITS: usize = 50;
@@ -44,8 +45,10 @@ pub struct Woven {
     pub input: String,
 }
 
-/// Read the integration branches and the weave mails of `repo`.
-pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Recent> {
+/// The weave reports as one read, the use case every frontend calls: the last recorded weaves
+/// ([`super::record::last`]), the integration branches and the weave mails, with times relative to `now`.
+pub fn read(ws: &Workspace, now: DateTime<Utc>) -> Result<Recent> {
+    let repo = &ws.repo();
     let mut branches = Vec::new();
     let mut refs = Vec::new();
     for r in repo

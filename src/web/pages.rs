@@ -275,26 +275,20 @@ struct SeriesOut {
 }
 
 fn series(shared: &Shared) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let command = crate::verify::settings::command(&repo);
+    let ws = workspace(shared)?;
     let mut list = Vec::new();
-    for s in crate::series::status::list(&repo, command.as_deref())? {
+    for s in crate::series::status::read_all(&ws, None)? {
         let mut patches = Vec::new();
         for p in &s.patches {
-            let commit = repo.find_commit(p.patch.commit)?;
-            let message = commit.message_raw_sloppy().to_string();
+            let notes = crate::series::status::patch_notes(&ws, p)?;
             patches.push(PatchOut {
                 index: p.patch.index,
                 commit: p.patch.commit.to_string(),
                 short: p.short.clone(),
                 summary: p.patch.summary.clone(),
                 verify: p.verify,
-                rationale: crate::trailers::parse(&message)
-                    .into_iter()
-                    .filter(|t| t.key.eq_ignore_ascii_case("Rationale"))
-                    .map(|t| t.value)
-                    .collect(),
-                reviews: crate::series::review::notes_of(&repo, p.patch.commit)?,
+                rationale: notes.rationale,
+                reviews: notes.reviews,
             });
         }
         list.push(SeriesOut {
@@ -314,11 +308,11 @@ fn series(shared: &Shared) -> Result<Reply> {
 }
 
 fn weave(shared: &Shared) -> Result<Reply> {
-    let repo = repo(shared)?;
+    let ws = workspace(shared)?;
     Ok(Reply::Page {
         template: "weave.html",
         title: "weave".into(),
-        data: value(crate::weave::recent::read(&repo, Utc::now())?)?,
+        data: value(crate::weave::recent::read(&ws, Utc::now())?)?,
     })
 }
 

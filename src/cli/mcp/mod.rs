@@ -15,6 +15,7 @@
 
 mod lease_tools;
 mod search;
+mod session;
 mod tools;
 mod watch;
 
@@ -65,7 +66,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // The configuration's warnings (a trust ref naming nothing: nothing is marked NOT VERIFIED), said on
     // stderr at start by the CLI's context and carried in every result, where an agent reads them.
     let config_warnings = git_jules::settings::warnings(&ws.repo());
-    let session = Arc::new(tools::Session {
+    let session = Arc::new(session::Session {
         ws,
         persona: persona.clone(),
     });
@@ -104,7 +105,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
 pub struct Server {
     dir: PathBuf,
     persona: String,
-    session: Arc<tools::Session>,
+    session: Arc<session::Session>,
     tools: Arc<Vec<tools::Spec>>,
     /// Clients subscribed to the inbox resource.
     subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
@@ -125,16 +126,12 @@ impl Server {
     }
 }
 
-fn bad_request(message: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "error: {}",
-        message.into()
-    ))])
-}
-
-/// A failed call in the CLI's words: `error: …` and `hint: …` lines as text, and the JSON error object
-/// that `--json` prints as structured content (`{"version", "error", "exit"}`).
-pub fn failure(e: &anyhow::Error) -> CallToolResult {
+/// The one mapping of a failed call to its result, in the CLI's words: `error: …` and `hint: …` lines as
+/// text, and the JSON error object that `--json` prints as structured content (`{"version", "error",
+/// "exit"}`). Every tool's failure comes here: bad arguments, an unknown tool, a panic and the library's
+/// errors alike. (The kind, the exit code and the hints are chosen by `CliError::from`, from the error's
+/// type, in one place for the CLI and the server.)
+pub fn tool_error(e: &anyhow::Error) -> CallToolResult {
     let err = super::error::CliError::from(e);
     let mut text = format!("error: {}", err.message);
     for h in &err.hints {
@@ -173,7 +170,7 @@ fn warning_lines(doc: &serde_json::Value) -> Vec<String> {
 
 /// A tool's answer as a result: a success carries its document; a failure reported as data (a lost
 /// claim, a failed verify, a conflicting weave) is a tool error whose text is that document.
-fn answer(outcome: anyhow::Result<tools::Answer>) -> CallToolResult {
+fn answer(outcome: anyhow::Result<session::Answer>) -> CallToolResult {
     match outcome {
         Ok((true, doc)) => {
             let warnings = warning_lines(&doc);
@@ -190,7 +187,7 @@ fn answer(outcome: anyhow::Result<tools::Answer>) -> CallToolResult {
             result.content = vec![ContentBlock::text(text)];
             result
         }
-        Err(e) => failure(&e),
+        Err(e) => tool_error(&e),
     }
 }
 
@@ -225,13 +222,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut all: Vec<_> = self
-            .tools
-            .iter()
-            .map(tools::Spec::tool)
-            .chain(lease_tools::tools())
-            .collect();
-        all.push(search::tool());
+        let all = self.tools.iter().map(tools::Spec::tool).collect();
         Ok(ListToolsResult::with_all_items(all))
     }
 
@@ -240,27 +231,10 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if request.name == search::NAME {
-            // Typed: the library answers directly (see `search`).
-            let session = self.session.clone();
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let result = tokio::task::spawn_blocking(move || search::call(&session, arguments))
-                .await
-                .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
-            return Ok(self.noted(result).into());
-        }
-        if lease_tools::NAMES.contains(&&*request.name) {
-            let session = self.session.clone();
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let name = request.name.to_string();
-            let result =
-                tokio::task::spawn_blocking(move || lease_tools::call(&session, &name, arguments))
-                    .await
-                    .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
-            return Ok(self.noted(result).into());
-        }
+        // The one dispatch table: every tool is a row of `tools::all`.
         let Some(index) = self.tools.iter().position(|t| t.name == request.name) else {
-            return Ok(bad_request(format!("no tool named {}", request.name)).into());
+            let unknown = git_jules::Error::usage(format!("no tool named {}", request.name));
+            return Ok(self.noted(tool_error(&unknown.into())).into());
         };
         let (tools, session) = (self.tools.clone(), self.session.clone());
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
@@ -271,14 +245,14 @@ impl ServerHandler for Server {
                 answer(spec.call(&session, arguments))
             }))
             .unwrap_or_else(|_| {
-                bad_request(format!(
+                tool_error(&anyhow::anyhow!(
                     "internal error: {} panicked (a bug; please report it)",
                     spec.name
                 ))
             })
         })
         .await
-        .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+        .unwrap_or_else(|e| tool_error(&anyhow::anyhow!("internal error: {e}")));
         Ok(self.noted(result).into())
     }
 
