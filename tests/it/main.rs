@@ -27,6 +27,7 @@ mod roles;
 mod search;
 mod series;
 mod series_versions;
+mod sizes;
 mod sign;
 mod state;
 mod sync;
