@@ -222,7 +222,11 @@ fn crate_functions() -> Vec<Function> {
     paths
         .into_iter()
         .map(|p| {
-            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            let rel = p
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             let text = std::fs::read_to_string(&p).unwrap();
             (rel, text)
         })
@@ -264,7 +268,10 @@ fn split_files_have_no_function_over_the_limit() {
     all.sort_by(|a, b| b.lines.cmp(&a.lines).then(a.name.cmp(&b.name)));
     println!("the five longest functions of src/:");
     for f in all.iter().take(5) {
-        println!("  {:>4} lines  {}:{} fn {}", f.lines, f.file, f.line, f.name);
+        println!(
+            "  {:>4} lines  {}:{} fn {}",
+            f.lines, f.file, f.line, f.name
+        );
     }
     assert!(errors.is_empty(), "{}", errors.join("\n"));
 }
@@ -274,7 +281,11 @@ fn split_files_have_no_function_over_the_limit() {
 /// counted.
 #[test]
 fn the_scan_measures_what_it_must() {
-    let body = |n: usize| -> String { (0..n - 2).map(|i| format!("    let _x{i} = 1;\n")).collect() };
+    let body = |n: usize| -> String {
+        (0..n - 2)
+            .map(|i| format!("    let _x{i} = 1;\n"))
+            .collect()
+    };
     let planted = format!(
         "/// Doc.\npub fn planted() {{\n{}}}\n\nfn fits() {{\n{}}}\n",
         body(101),
