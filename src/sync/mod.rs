@@ -21,17 +21,17 @@
 //!
 //! The files, by concern:
 //!
-//! - [`view`]: what a round sees (local refs, the remote's shared and writer refs, refs left aside);
-//! - [`join`]: the union of one ref, and moving the local ref to it;
-//! - [`news`]: no push without news, and its memo;
-//! - [`plan`]: one round's decisions, ref by ref (join, news, what to publish, what to report);
-//! - [`publish`]: the pushes (fold, then this clone's writer ref) under the push budget;
-//! - [`rounds`]: the round loop;
-//! - [`no_loss`]: the check before every push that nothing the remote holds is lost;
-//! - [`transport`]: the `git` fetch and push;
-//! - [`ledger`]: the push budget and the ledger of this clone's last push;
-//! - [`writer_refs`]: the names of writer refs and remote-tracking refs;
-//! - [`report`]: what a sync reports.
+//! - `view`: what a round sees (local refs, the remote's shared and writer refs, refs left aside);
+//! - `join`: the union of one ref, and moving the local ref to it;
+//! - `news`: no push without news, and its memo;
+//! - `plan`: one round's decisions, ref by ref (join, news, what to publish, what to report);
+//! - `publish`: the pushes (fold, then this clone's writer ref) under the push budget;
+//! - `rounds`: the round loop;
+//! - `no_loss`: the check before every push that nothing the remote holds is lost;
+//! - `transport`: the `git` fetch and push;
+//! - `ledger`: the push budget and the ledger of this clone's last push;
+//! - `writer_refs`: the names of writer refs and remote-tracking refs;
+//! - `report`: what a sync reports.
 
 mod join;
 mod ledger;

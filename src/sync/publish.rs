@@ -1,6 +1,6 @@
 //! Publishing a round's unions: no push without news, the push budget's deferral, then the fold (one atomic
 //! push moving the shared refs and deleting the writer refs they hold) and, when another clone folded first,
-//! this clone's own writer refs; each push checked by [`super::no_loss`] first.
+//! this clone's own writer refs; each push checked by `no_loss` first.
 
 use std::collections::BTreeMap;
 

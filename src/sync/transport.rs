@@ -1,7 +1,8 @@
 //! The fence around the `git` binary for the network: fetch, the leased atomic push (with the remote's
-//! refusal kept for [`crate::heldback`] to read), and recording a push in the remote-tracking refs. gix 0.90
-//! has no push and is built without an http client; `git` reaches every transport and setting the user's own
-//! `git fetch` reaches (`docs/architecture.md`, "Why the git binary for fetch").
+//! refusal kept for [`crate::heldback`] to read), recording a push in the remote-tracking refs, and a fresh
+//! handle on the repository after a fetch (`reopen`). gix 0.90 has no push and is built without an http
+//! client; `git` reaches every transport and setting the user's own `git fetch` reaches
+//! (`docs/architecture.md`, "Why the git binary for fetch").
 
 use gix::ObjectId;
 

@@ -40,6 +40,7 @@ pub(super) struct View {
     pub skipped: Vec<Skipped>,
 }
 
+/// The refs under `prefix` that point at an object directly, with their targets.
 pub(super) fn list(repo: &gix::Repository, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
     let mut out = Vec::new();
     for r in repo.references()?.prefixed(prefix)? {
