@@ -28,6 +28,7 @@ mod search;
 mod series;
 mod series_versions;
 mod sign;
+mod sizes;
 mod state;
 mod sync;
 mod tick;
