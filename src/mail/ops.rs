@@ -207,7 +207,6 @@ pub fn send(log: &Log<'_>, req: SendRequest, groups: &Groups) -> Result<Appended
 #[derive(Debug, Clone)]
 pub struct Message {
     pub id: EventId,
-    pub commit: ObjectId,
     pub lamport: u64,
     pub event: Event,
     pub data: SendData,
@@ -251,7 +250,6 @@ pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message>
     let data = SendData::deserialize(&event.data).map_err(|e| corrupt(e.to_string()))?;
     Ok(Message {
         id,
-        commit,
         lamport,
         event,
         data,
@@ -477,11 +475,6 @@ pub fn tally(log: &Log<'_>, now: DateTime<Utc>) -> Result<crate::mail::view::Tal
         }
     }
     Ok(tally)
-}
-
-/// `mail stats`: every persona's counts and the unanswered messages, in one pass ([`MailView::tally`]).
-pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
-    Ok(stats_of(&view.tally(now)?))
 }
 
 /// The `mail stats` document of a [`MailView::tally`].

@@ -33,6 +33,7 @@ mod sync;
 mod tick;
 mod usecases;
 mod verify;
+mod ways_in;
 mod weave;
 mod weave_mail;
 mod web;

@@ -4,8 +4,8 @@
 
 use std::sync::atomic::AtomicBool;
 
+use git_jules::mail::api::Mark;
 use git_jules::mail::api::{self, Attachment, Compose, ReplyInput, SendInput};
-use git_jules::mail::ops::Mark;
 use git_jules::mail::view::Filter;
 use git_jules::{Error, NameProblem, Workspace};
 
