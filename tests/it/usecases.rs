@@ -471,3 +471,40 @@ fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
     let lib = serde_json::to_value(api::thread(&ws, &tagged.id[..10], None).unwrap()).unwrap();
     assert_eq!(web, lib, "thread of a message id");
 }
+
+/// The status the web view answers `GET path` with (admitted with the probe's token).
+fn web_status(probe: &git_jules::web::Probe, path: &str) -> u16 {
+    let url = format!("{path}?token={}", probe.token());
+    let host = probe.host();
+    probe
+        .request("GET", &url, &[(b"Host", host.as_bytes())], b"")
+        .unwrap()
+        .status
+}
+
+/// Issue 42 (one way into mail): a thread or a message the web cannot find is answered as the use case
+/// (`mail thread`, `mail show`) answers it, whether or not any mail was ever sent. Before, the web's own
+/// path answered 404 for anything while the repository had no mail log, and 400 (a thread name that names
+/// no thread, an id that is not hexadecimal: usage errors, exit 2 in the CLI) once it had one.
+#[test]
+fn the_web_answers_a_missing_thread_alike_with_or_without_mail() {
+    let r = Repo::new();
+    let ws = workspace(&r);
+    let probe = git_jules::web::Probe::new(r.path().to_path_buf(), None).unwrap();
+    let paths = [
+        "/api/message/standup",
+        "/api/message/zz/raw",
+        "/api/message/abcdef12",
+    ];
+    let statuses = || paths.map(|p| web_status(&probe, p));
+    let without_mail = statuses();
+    send(&ws, "alice", &["bob"], "hello");
+    let with_mail = statuses();
+    assert_eq!(without_mail, with_mail);
+    // The use case's error kind decides it: a usage error is 400, an unknown id 404.
+    assert!(matches!(
+        api::thread(&ws, "standup", None),
+        Err(Error::Usage(_))
+    ));
+    assert_eq!(with_mail, [400, 400, 404]);
+}
