@@ -7,12 +7,13 @@
 //! stop a call (an unknown name, with the closest known one) comes back as data in the output's
 //! `warnings`, for the frontend to show in its own words. No message here names a command-line flag.
 //!
-//! This is mail's one way in: the CLI, the MCP server and the web view call these functions and nothing
-//! else of mail but its projection ([`super::view`]) and its search ([`super::search`]). What the calls
-//! are made of (`ops`: the log, the view's lock, sending and marking; `out`: the JSON shapes filled from the
-//! view) is private to `src/mail/`; the shapes a frontend names are re-exported here. Other capabilities
-//! (lease, weave, a series review, the fleet, prompts) mail as a tool, not as a persona, and read counts
-//! and headers: the crate-internal calls at the end of this file are theirs (`tests/it/ways_in.rs`).
+//! This is mail's one way in: the CLI, the MCP server and the web view call these functions, and beside
+//! them only mail's projection ([`super::view`]: its filters and types), its search ([`super::search`])
+//! and plain values and checks (`message`, `when`, `claim::Outcome`). What the calls are made of (`ops`:
+//! the log, the view's lock, sending and marking; `out`: the JSON shapes filled from the view) is private
+//! to `src/mail/`; the shapes a frontend names are re-exported here. Other capabilities (lease, weave, a
+//! series review, the fleet, prompts) mail as a tool, not as a persona, and read counts and headers: the
+//! crate-internal calls at the end of this file are theirs (`tests/it/ways_in.rs`).
 
 use std::collections::BTreeMap;
 use std::path::Path;

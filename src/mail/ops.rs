@@ -1,5 +1,8 @@
 //! Mail operations on a repository: send, mark, look up, read attachments, count.
 //!
+//! Private to `src/mail/`: frontends and other capabilities reach these through the use cases of
+//! [`super::api`], which add the persona checks and the documents.
+//!
 //! Every write is checked before anything is written; a rejected request leaves the log untouched.
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -72,7 +72,7 @@ pub struct MessageOut {
     pub claim: Option<Claim>,
     pub state: Option<StateOut>,
     /// The send event's signature under the trust roots; `null` where nothing is verified (no trust file
-    /// and no `jules.requireSigned`). Filled by [`sign_messages`].
+    /// and no `jules.requireSigned`). Filled by the use cases (`sign_messages`).
     pub signature: Option<crate::sign::State>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
