@@ -15,7 +15,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::eventlog::{Event, EventId, Log, NewEvent};
-use crate::mail::{recipients::Groups, SendRequest};
+use crate::mail::SendRequest;
 use crate::{refs, sync};
 
 const MAX_ROUNDS: u32 = 12;
@@ -229,10 +229,8 @@ fn notify(
     subject: String,
     body: String,
 ) -> Result<()> {
-    let log = crate::mail::ops::log(repo)?;
-    let groups = Groups::load(repo)?;
-    crate::mail::ops::send(
-        &log,
+    crate::mail::api::notice_in(
+        repo,
         SendRequest {
             from: from.to_owned(),
             to: vec![to.to_owned()],
@@ -243,7 +241,6 @@ fn notify(
             thread: None,
             ..SendRequest::default()
         },
-        &groups,
     )?;
     Ok(())
 }

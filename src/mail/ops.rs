@@ -1,5 +1,8 @@
 //! Mail operations on a repository: send, mark, look up, read attachments, count.
 //!
+//! Private to `src/mail/`: frontends and other capabilities reach these through the use cases of
+//! [`super::api`], which add the persona checks and the documents.
+//!
 //! Every write is checked before anything is written; a rejected request leaves the log untouched.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -207,7 +210,6 @@ pub fn send(log: &Log<'_>, req: SendRequest, groups: &Groups) -> Result<Appended
 #[derive(Debug, Clone)]
 pub struct Message {
     pub id: EventId,
-    pub commit: ObjectId,
     pub lamport: u64,
     pub event: Event,
     pub data: SendData,
@@ -251,7 +253,6 @@ pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message>
     let data = SendData::deserialize(&event.data).map_err(|e| corrupt(e.to_string()))?;
     Ok(Message {
         id,
-        commit,
         lamport,
         event,
         data,
@@ -477,11 +478,6 @@ pub fn tally(log: &Log<'_>, now: DateTime<Utc>) -> Result<crate::mail::view::Tal
         }
     }
     Ok(tally)
-}
-
-/// `mail stats`: every persona's counts and the unanswered messages, in one pass ([`MailView::tally`]).
-pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
-    Ok(stats_of(&view.tally(now)?))
 }
 
 /// The `mail stats` document of a [`MailView::tally`].

@@ -274,15 +274,7 @@ pub fn render_template(
 pub fn render(repo: &gix::Repository, persona: &str, o: &Options) -> Result<Rendered> {
     mail::message::validate_persona(persona)?;
     let now = o.now.unwrap_or_else(Utc::now);
-    let log = mail::ops::log(repo)?;
-    let unread: Vec<mail::view::Header> = if log.tips()?.is_empty() {
-        Vec::new()
-    } else {
-        mail::ops::with_view(&log, |view| mail::ops::unread(view, persona, now))?
-            .into_iter()
-            .map(|i| i.header)
-            .collect()
-    };
+    let unread = mail::api::unread_headers(repo, persona, now)?;
     let mut text = preamble(persona, &unread);
     let mut out = Rendered {
         persona: persona.to_string(),

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::mail::out::MessageOut;
+use crate::mail::api::{self, MessageOut};
 use crate::workspace::Workspace;
 
 /// Woven commits shown per integration branch.
@@ -89,25 +89,7 @@ pub fn read(ws: &Workspace, now: DateTime<Utc>) -> Result<Recent> {
             woven,
         });
     }
-    let log = crate::mail::ops::log(repo)?;
-    let mails = if log.tips()?.is_empty() {
-        Vec::new()
-    } else {
-        crate::mail::ops::with_view(&log, |view| {
-            let mut headers: Vec<_> = view
-                .all_headers()?
-                .into_iter()
-                .filter(|h| h.tags.iter().any(|t| t == "weave"))
-                .collect();
-            headers.reverse();
-            headers.truncate(MAILS);
-            let abbrev = view.abbrev()?;
-            Ok(headers
-                .iter()
-                .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
-                .collect())
-        })?
-    };
+    let mails = api::tagged(repo, "weave", MAILS, now)?;
     Ok(Recent {
         version: 1,
         reports: super::record::last(repo, REPORTS)?,

@@ -1,6 +1,6 @@
 //! `git jules web`: the operator's window on the fleet, over HTTP on loopback.
 //!
-//! Pages are rendered on the server from the library's typed reads (`fleet::read`, `mail::out`,
+//! Pages are rendered on the server from the library's typed reads (`fleet::read`, `mail::api`,
 //! `state::status`, `series`, `weave::recent`, `lease`), never from the CLI; each page's data is also served as
 //! JSON (`/api/…` or `Accept: application/json`) in the shapes of docs/json.md. `auth` admits requests,
 //! `render` makes untrusted text inert, `pages` answers the routes, `live` streams ref changes to open

@@ -9,10 +9,9 @@ use tiny_http::{Method, StatusCode};
 use super::render;
 use super::{Reply, Req, Shared};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mail::ops::{self, Mark};
-use crate::mail::out;
+use crate::mail::api::{self, Mark};
 use crate::mail::view::{Filter, Folder};
-use crate::mail::{api, Priority};
+use crate::mail::Priority;
 use crate::workspace::Workspace;
 
 pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
@@ -86,11 +85,13 @@ fn reply(r: &Req, template: &'static str, title: String, doc: &impl Serialize) -
     })
 }
 
-/// A listing with what its page adds to the document (the folder shown, the message selected).
+/// A listing of the mail use cases with what its page adds to the document (the folder shown, the message
+/// selected, what may be marked).
 #[derive(Serialize)]
 struct Listing<'a> {
+    /// The use case's document with its `warnings` (what the persona check said), as `mail inbox --json`.
     #[serde(flatten)]
-    doc: &'a out::ListOut,
+    doc: &'a api::Listing,
     #[serde(skip_serializing_if = "Option::is_none")]
     folder: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,9 +99,6 @@ struct Listing<'a> {
     /// The messages the `--as` persona may mark (it received them): the page offers marking on those only.
     #[serde(skip_serializing_if = "Option::is_none")]
     markable: Option<Vec<&'a str>>,
-    /// What the persona check said (`mail inbox --json`'s `warnings`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    warnings: Vec<api::UnknownName>,
 }
 
 fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
@@ -109,33 +107,13 @@ fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
     reply(r, "fleet.html", "fleet".into(), &f)
 }
 
-/// The mail log, or `None` when nothing was ever sent (no log to open a view of).
-fn with_mail<T>(
-    shared: &Shared,
-    repo: &gix::Repository,
-    f: impl FnMut(&crate::eventlog::Log<'_>, &mut crate::mail::MailView) -> Result<T>,
-) -> Result<Option<T>> {
-    let log = ops::log(repo)?.with_warm(Some(shared.warm.clone()));
-    if log.tips()?.is_empty() {
-        return Ok(None);
-    }
-    let mut f = f;
-    ops::with_view(&log, |view| f(&log, view)).map(Some)
-}
-
+/// A persona's folder: the mail use cases `mail inbox` and `mail sent` call, with their persona policy (a
+/// group has no mailbox: 400; an unknown name is shown with its warning, 400 when strict).
 fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    // The CLI's persona policy, as `mail inbox --persona` applies it: a group has no mailbox (400), an
-    // unknown name is shown with its warning (400 when strict).
-    let warnings = api::check_persona(&workspace(shared)?, &repo, persona)?;
-    let now = Utc::now();
+    let ws = workspace(shared)?;
     let folder = r.param("folder").unwrap_or("inbox");
     let doc = if folder == "sent" {
-        with_mail(shared, &repo, |log, view| {
-            let mut doc = out::sent(view, persona, None, now)?;
-            out::sign_listing(log.repo(), view, &mut doc.messages)?;
-            Ok(doc)
-        })?
+        api::sent(&ws, persona, None)?
     } else {
         let filter = Filter {
             folder: match folder {
@@ -153,51 +131,26 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
             since: None,
             limit: r.param("limit").and_then(|l| l.parse().ok()),
         };
-        with_mail(shared, &repo, |log, view| {
-            let mut doc = out::inbox(view, persona, &filter, now)?;
-            out::sign_listing(log.repo(), view, &mut doc.messages)?;
-            Ok(doc)
-        })?
+        api::inbox(&ws, persona, &filter)?
     };
-    let doc = doc.unwrap_or(out::ListOut {
-        version: out::JSON_VERSION,
-        persona: Some(persona.to_owned()),
-        messages: Vec::new(),
-    });
     let title = format!("mail of {}", render::visible(persona, render::MAX_NAME));
     let listing = Listing {
         doc: &doc,
         folder: Some(folder),
         selected: None,
         markable: None,
-        warnings,
     };
     reply(r, "mailbox.html", title, &listing)
 }
 
+/// A conversation: the use case `mail thread` calls.
 fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let persona = r.param("persona");
-    let warnings = match persona {
-        Some(p) => api::check_persona(&workspace(shared)?, &repo, p)?,
-        None => Vec::new(),
-    };
-    let now = Utc::now();
-    let messages = with_mail(shared, &repo, |log, view| {
-        let mut messages = out::thread(log, view, id, persona, now)?;
-        out::sign_messages(log.repo(), view, &mut messages)?;
-        Ok(messages)
-    })?
-    .ok_or_else(|| Error::not_found("message", id))?;
-    let doc = out::ListOut {
-        version: out::JSON_VERSION,
-        persona: persona.map(str::to_owned),
-        messages,
-    };
-    // Marking is the recipients' (`ops::set_mark` refuses anyone else): no button that can only fail.
+    let doc = api::thread(&workspace(shared)?, id, r.param("persona"))?;
+    // Marking is the recipients' (`api::mark` refuses anyone else): no button that can only fail.
     let markable = match (&shared.opts.as_persona, r.json) {
         (Some(p), false) if shared.can_write() => Some(
-            doc.messages
+            doc.list
+                .messages
                 .iter()
                 .filter(|m| m.reaches(p))
                 .map(|m| m.id.as_str())
@@ -210,31 +163,23 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         folder: None,
         selected: Some(id),
         markable,
-        warnings,
     };
     reply(r, "thread.html", "thread".into(), &listing)
 }
 
-fn find(shared: &Shared, repo: &gix::Repository, id: &str) -> Result<ops::Message> {
-    with_mail(shared, repo, |log, view| ops::find(log, view, id))?
-        .ok_or_else(|| Error::not_found("message", id))
-}
-
-/// The whole body as plain text: the browser shows it, never renders or sniffs it.
+/// The whole body as plain text (the use case `mail show` calls, with no persona): the browser shows it,
+/// never renders or sniffs it.
 fn raw(shared: &Shared, id: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let msg = find(shared, &repo, id)?;
+    let one = api::show(&workspace(shared)?, id, None)?;
     Ok(Reply::Bytes {
         content_type: "text/plain; charset=utf-8",
         disposition: "inline".into(),
-        bytes: msg.data.body.into_bytes(),
+        bytes: one.message.body.unwrap_or_default().into_bytes(),
     })
 }
 
 fn attachment(shared: &Shared, id: &str, name: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let msg = find(shared, &repo, id)?;
-    let bytes = ops::attachment(&repo, &msg, name)?;
+    let bytes = api::attachment(&workspace(shared)?, id, name)?;
     // The file name goes into a header: keep only characters that cannot end or bend it.
     let safe: String = name
         .chars()

@@ -34,6 +34,7 @@ mod sync;
 mod tick;
 mod usecases;
 mod verify;
+mod ways_in;
 mod weave;
 mod weave_mail;
 mod web;

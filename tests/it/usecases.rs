@@ -4,8 +4,8 @@
 
 use std::sync::atomic::AtomicBool;
 
+use git_jules::mail::api::Mark;
 use git_jules::mail::api::{self, Attachment, Compose, ReplyInput, SendInput};
-use git_jules::mail::ops::Mark;
 use git_jules::mail::view::Filter;
 use git_jules::{Error, NameProblem, Workspace};
 
@@ -653,4 +653,182 @@ fn series_version_use_cases_are_the_clis_documents() {
         versioned(&listed),
         cli_json(&r, &["series", "list", "--all"])
     );
+}
+
+/// The web view's JSON page at `path` (a `GET /api/…`, admitted with the probe's token), as a value.
+fn web_json(probe: &git_jules::web::Probe, path: &str) -> serde_json::Value {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let url = format!("{path}{sep}token={}", probe.token());
+    let host = probe.host();
+    let answer = probe
+        .request("GET", &url, &[(b"Host", host.as_bytes())], b"")
+        .unwrap();
+    let body = String::from_utf8_lossy(&answer.body).into_owned();
+    assert_eq!(answer.status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Issue 42 (one way into mail): the web's mailbox, sent and thread pages are the documents of the
+/// mail use cases the CLI and the MCP server call, for the same persona and filter, value for value (the
+/// page adds only what it shows around them: the folder, the message selected). Catches a web read that
+/// rebuilds a listing its own way (another filter, another persona check, signatures left out).
+#[test]
+fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[groups]\nreviewers = [\"alice\", \"bob\"]\n",
+    );
+    let ws = workspace(&r);
+    let a = send(&ws, "bob", &["alice"], "first");
+    send(&ws, "carol", &["reviewers"], "to the group");
+    let tagged = api::send(
+        &ws,
+        SendInput {
+            from: "bob".into(),
+            to: vec!["alice".into()],
+            subject: Some("tagged".into()),
+            thread: Some("standup".into()),
+            compose: Compose {
+                body: "b".into(),
+                msg_type: Some("task".into()),
+                priority: Some(git_jules::mail::Priority::Urgent),
+                tags: vec!["x".into()],
+                ..Compose::default()
+            },
+            ..SendInput::default()
+        },
+    )
+    .unwrap();
+    api::mark(&ws, &a.id, "alice", Mark::Read).unwrap();
+    api::mark(&ws, &a.id, "alice", Mark::Archive).unwrap();
+    send(&ws, "alice", &["dave"], "to an unknown name");
+
+    let probe = git_jules::web::Probe::new(r.path().to_path_buf(), None).unwrap();
+    let without = |mut page: serde_json::Value, keys: &[&str]| {
+        for k in keys {
+            page.as_object_mut().unwrap().remove(*k);
+        }
+        page
+    };
+    let cases: [(&str, Filter, &[&str]); 4] = [
+        ("", Filter::default(), &[]),
+        (
+            "?unread=1&type=task&priority=urgent&tag=x&from=bob&limit=5",
+            Filter {
+                unread: true,
+                msg_type: Some("task".into()),
+                priority: Some(git_jules::mail::Priority::Urgent),
+                tag: Some("x".into()),
+                from: Some("bob".into()),
+                limit: Some(5),
+                ..Filter::default()
+            },
+            &[
+                "--unread",
+                "--type",
+                "task",
+                "--priority",
+                "urgent",
+                "--tag",
+                "x",
+                "--from",
+                "bob",
+                "--limit",
+                "5",
+            ],
+        ),
+        (
+            "?folder=archive",
+            Filter {
+                folder: git_jules::mail::view::Folder::Archive,
+                ..Filter::default()
+            },
+            &["--archived"],
+        ),
+        (
+            "?folder=all",
+            Filter {
+                folder: git_jules::mail::view::Folder::All,
+                ..Filter::default()
+            },
+            &["--all"],
+        ),
+    ];
+    for persona in ["alice", "bob", "dave"] {
+        for (query, filter, flags) in &cases {
+            let web = without(
+                web_json(&probe, &format!("/api/mail/{persona}{query}")),
+                &["folder"],
+            );
+            let lib = serde_json::to_value(api::inbox(&ws, persona, filter).unwrap()).unwrap();
+            let mut args = vec!["--json", "mail", "inbox", "--persona", persona];
+            args.extend_from_slice(flags);
+            let cli: serde_json::Value = serde_json::from_str(&r.jules_ok(args)).unwrap();
+            assert_eq!(web, lib, "web and library, {persona}{query}");
+            assert_eq!(cli, lib, "CLI and library, {persona}{query}");
+        }
+        let web = without(
+            web_json(&probe, &format!("/api/mail/{persona}?folder=sent")),
+            &["folder"],
+        );
+        let lib = serde_json::to_value(api::sent(&ws, persona, None).unwrap()).unwrap();
+        assert_eq!(web, lib, "sent of {persona}");
+    }
+    // The unknown name is warned about on every way in, as data.
+    let dave = web_json(&probe, "/api/mail/dave");
+    assert_eq!(dave["warnings"][0]["name"], "dave");
+
+    // A thread, with and without a persona.
+    for (query, persona) in [("", None), ("?persona=alice", Some("alice"))] {
+        let web = without(
+            web_json(&probe, &format!("/api/message/standup{query}")),
+            &["selected"],
+        );
+        let lib = serde_json::to_value(api::thread(&ws, "standup", persona).unwrap()).unwrap();
+        assert_eq!(web, lib, "thread{query}");
+    }
+    let web = without(
+        web_json(&probe, &format!("/api/message/{}", &tagged.id[..10])),
+        &["selected"],
+    );
+    let lib = serde_json::to_value(api::thread(&ws, &tagged.id[..10], None).unwrap()).unwrap();
+    assert_eq!(web, lib, "thread of a message id");
+}
+
+/// The status the web view answers `GET path` with (admitted with the probe's token).
+fn web_status(probe: &git_jules::web::Probe, path: &str) -> u16 {
+    let url = format!("{path}?token={}", probe.token());
+    let host = probe.host();
+    probe
+        .request("GET", &url, &[(b"Host", host.as_bytes())], b"")
+        .unwrap()
+        .status
+}
+
+/// Issue 42 (one way into mail): a thread or a message the web cannot find is answered as the use case
+/// (`mail thread`, `mail show`) answers it, whether or not any mail was ever sent. Before, the web's own
+/// path answered 404 for anything while the repository had no mail log, and 400 (a thread name that names
+/// no thread, an id that is not hexadecimal: usage errors, exit 2 in the CLI) once it had one.
+#[test]
+fn the_web_answers_a_missing_thread_alike_with_or_without_mail() {
+    let r = Repo::new();
+    let ws = workspace(&r);
+    let probe = git_jules::web::Probe::new(r.path().to_path_buf(), None).unwrap();
+    let paths = [
+        "/api/message/standup",
+        "/api/message/zz/raw",
+        "/api/message/abcdef12",
+    ];
+    let statuses = || paths.map(|p| web_status(&probe, p));
+    let without_mail = statuses();
+    send(&ws, "alice", &["bob"], "hello");
+    let with_mail = statuses();
+    assert_eq!(without_mail, with_mail);
+    // The use case's error kind decides it: a usage error is 400, an unknown id 404.
+    assert!(matches!(
+        api::thread(&ws, "standup", None),
+        Err(Error::Usage(_))
+    ));
+    assert_eq!(with_mail, [400, 400, 404]);
 }

@@ -8,8 +8,7 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use git_jules::mail::api::{self as mail, Attachment, Compose, SendInput};
-use git_jules::mail::ops::Mark;
+use git_jules::mail::api::{self as mail, Attachment, Compose, Mark, SendInput};
 use git_jules::mail::view::{Filter, Folder};
 use git_jules::mail::{when, Priority};
 use git_jules::{series, tasks, Error};

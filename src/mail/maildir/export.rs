@@ -111,7 +111,6 @@ pub fn export_maildir(log: &Log<'_>, dir: &Path, force: bool) -> Result<ExportRe
                         .map_err(|err| Error::io(format!("creating {}", side.display()), err))?;
                     let msg = ops::Message {
                         id: e.id,
-                        commit: e.commit,
                         lamport: e.lamport,
                         event: e.event.clone(),
                         data: d.clone(),
