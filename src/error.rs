@@ -165,3 +165,16 @@ impl<T> ResultExt<T> for std::result::Result<T, std::io::Error> {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Whether an `E` is among the causes of `e` (its `source()` chain), for tests that a site keeps its source.
+#[cfg(test)]
+pub(crate) fn caused_by<E: std::error::Error + 'static>(e: &Error) -> bool {
+    let mut at = std::error::Error::source(e);
+    while let Some(c) = at {
+        if c.is::<E>() {
+            return true;
+        }
+        at = c.source();
+    }
+    false
+}

@@ -393,6 +393,26 @@ fn check_table(
 mod tests {
     use super::*;
 
+    /// A damaged lease line fails with serde_json's error as its cause, not flattened into the message.
+    #[test]
+    fn a_damaged_lease_keeps_the_parsers_error() {
+        let e = Held::lease(b"{ not json").unwrap_err();
+        assert!(crate::error::caused_by::<serde_json::Error>(&e), "{e:?}");
+        assert_eq!(e.kind(), crate::ErrorKind::Internal);
+    }
+
+    /// A damaged index fails with gix's decode error as its cause (`lease check --staged`, the hook).
+    #[test]
+    fn a_damaged_index_keeps_gixs_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        std::fs::write(repo.index_path(), b"DIRCnot an index").unwrap();
+        let e = crate::lease::staged::paths(&repo).unwrap_err();
+        assert_eq!(e.to_string(), "reading the index", "{e:?}");
+        assert!(std::error::Error::source(&e).is_some(), "{e:?}");
+        assert_eq!(e.kind(), crate::ErrorKind::Internal);
+    }
+
     fn held(paths: &[(&str, &str, bool)]) -> Held {
         let mut v = super::super::View::default();
         for (n, (persona, path, exclusive)) in paths.iter().enumerate() {

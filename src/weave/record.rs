@@ -115,3 +115,23 @@ fn load(repo: &gix::Repository, blob: &str) -> Result<serde_json::Value> {
     serde_json::from_slice(&object.data)
         .map_err(|e| Error::Other(format!("the weave report {blob} is not JSON: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored report that is not JSON fails with the parser's error as its cause, not as text.
+    #[test]
+    fn a_report_that_is_not_json_keeps_the_parsers_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path()).unwrap();
+        let blob = repo.write_blob(b"{ not json").unwrap().detach().to_hex().to_string();
+        let e = load(&repo, &blob).unwrap_err();
+        assert!(crate::error::caused_by::<serde_json::Error>(&e), "{e:?}");
+        assert_eq!(e.kind(), crate::ErrorKind::Internal);
+        // A blob that is not there: gix's own error is the cause.
+        let missing = "0123456789012345678901234567890123456789";
+        let e = load(&repo, missing).unwrap_err();
+        assert!(std::error::Error::source(&e).is_some(), "{e:?}");
+    }
+}
