@@ -74,8 +74,99 @@ pub enum Error {
         expected: &'static str,
         why: Option<String>,
     },
+    /// A failure below us (gix, the file system, serde, tantivy, ssh-key, …) with what we were doing: the
+    /// message is the context alone, and the failure below stays the `source()`, so every frontend can show
+    /// the causes (the CLI's numbered `caused by:` lines) and nothing is flattened into text. `{:#}` writes the
+    /// context and every cause on one line, for a message that must stay one string.
+    #[error(transparent)]
+    Source(Sourced),
+    /// A refusal the caller fixes by giving more: the message says what is wrong in the library's words, and
+    /// `remedy` says what would fix it, as data, which each frontend words in its own terms (the CLI as flags
+    /// in `src/cli/error.rs`, the MCP server as argument fields). The kind is the one the site always had.
+    #[error("{message}")]
+    Needs {
+        kind: ErrorKind,
+        message: String,
+        remedy: Remedy,
+    },
+    /// A failure with no error below it to keep (a bug, an invariant that did not hold). An error from below
+    /// is an [`Error::Source`] instead ([`Error::wrap`]).
     #[error("{0}")]
     Other(String),
+}
+
+/// What was being done, and the failure below it (see [`Error::Source`]).
+#[derive(Debug)]
+pub struct Sourced {
+    pub context: String,
+    pub source: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl std::fmt::Display for Sourced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.context)?;
+        if f.alternate() {
+            // One line for a frontend that has room for one string (a web page, a warning in data).
+            let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&*self.source);
+            while let Some(c) = at {
+                write!(f, ": {c}")?;
+                at = c.source();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Sourced {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// What would fix a refused operation, as data (see [`Error::Needs`]): each frontend words it, the CLI as
+/// flags, the MCP server as the tool's argument fields, so no library message names either.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Remedy {
+    /// Force it and say why (another persona's lease: the holder is mailed).
+    ForceWithReason,
+    /// A forced operation needs its reason.
+    Reason,
+    /// Replace what is there (a hook that is not ours, an earlier export).
+    Replace,
+    /// Name the base branch explicitly.
+    Base,
+    /// The series cannot fast-forward its base: land it by rebasing or by a merge.
+    RebaseOrMerge,
+    /// The series no longer applies on its base: land it by a merge (or reroll it first).
+    Merge,
+    /// Patch `patch` would become empty: drop it from the series.
+    Drop { patch: String },
+    /// Compare the versions as they are, without replaying the older onto the newer base.
+    NoRebase,
+    /// Say why the patch exists: give its rationale.
+    Rationale,
+    /// A whole new message replaces summary and rationale: give it alone.
+    MessageAlone,
+    /// Keep the `Rationale:` trailer in the new message, or change only the summary.
+    KeepRationale,
+    /// Nothing to fold: change files first, or reword patch `patch` (message, summary or rationale).
+    Reword { patch: String },
+    /// The key file exists: write the new key to another path.
+    OtherPath,
+    /// Name the persona (or role) it belongs to.
+    Persona,
+    /// Name the issue's label.
+    Label,
+    /// Name the issue the plan expands.
+    Issue,
+    /// `persona` has no signing key: make one and configure it.
+    SigningKey { persona: String },
+    /// A dry run cannot verify: verifying needs the woven commits on disk.
+    CheckWithoutVerify,
+    /// The integration branch is checked out here: pick another.
+    Into,
+    /// Nothing was named: give branches, ranges, patch files or a branch pattern.
+    Inputs,
 }
 
 /// Why a name is not a persona (see [`Error::Persona`]).
@@ -112,7 +203,38 @@ impl Error {
             | Error::Git { .. }
             | Error::GitCommand { .. }
             | Error::Corrupt { .. }
+            | Error::Source(_)
             | Error::Other(_) => ErrorKind::Internal,
+            Error::Needs { kind, .. } => *kind,
+        }
+    }
+
+    /// The error `source` with what we were doing when it happened (`reading commit 1234abc`): the message
+    /// is `context`, and `source` stays the cause (see [`Error::Source`]).
+    pub fn wrap(
+        context: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        Error::Source(Sourced {
+            context: context.into(),
+            source: source.into(),
+        })
+    }
+
+    /// A refusal of kind `kind` that `remedy` fixes (see [`Error::Needs`]).
+    pub fn needs(kind: ErrorKind, message: impl Into<String>, remedy: Remedy) -> Self {
+        Error::Needs {
+            kind,
+            message: message.into(),
+            remedy,
+        }
+    }
+
+    /// What would fix it, when the library knows.
+    pub fn remedy(&self) -> Option<&Remedy> {
+        match self {
+            Error::Needs { remedy, .. } => Some(remedy),
+            _ => None,
         }
     }
 

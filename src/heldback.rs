@@ -76,10 +76,10 @@ struct EventCommit {
 fn framed(repo: &gix::Repository, commit: ObjectId) -> Result<Option<EventCommit>> {
     let c = repo
         .find_commit(commit)
-        .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
     let msg = c
         .message_raw()
-        .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
     let Ok(Framed::Event {
         json,
         claimed_id,
@@ -375,10 +375,10 @@ fn rebuild(log: &Log<'_>, base: Option<ObjectId>, events: &[Rebuild]) -> Result<
     for e in events {
         let c = repo
             .find_commit(e.commit)
-            .map_err(|err| Error::Other(format!("reading commit {}: {err}", e.commit)))?;
+            .map_err(|err| Error::wrap(format!("reading commit {}", e.commit), err))?;
         let tree = c
             .tree_id()
-            .map_err(|err| Error::Other(format!("reading commit {}: {err}", e.commit)))?
+            .map_err(|err| Error::wrap(format!("reading commit {}", e.commit), err))?
             .detach();
         let Some(framed) = framed(repo, e.commit)? else {
             return Err(Error::Other(format!(
@@ -649,7 +649,7 @@ fn state_in(
         let c = log
             .repo()
             .find_commit(commit)
-            .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+            .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
         at = c.parent_ids().next().map(|p| p.detach());
     }
     Ok(None)

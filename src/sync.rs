@@ -501,7 +501,7 @@ fn remote_error(remote: &str, what: &str, stderr: &[u8]) -> Error {
 fn list(repo: &gix::Repository, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
     let mut out = Vec::new();
     for r in repo.references()?.prefixed(prefix)? {
-        let r = r.map_err(|e| Error::Other(format!("listing {prefix}: {e}")))?;
+        let r = r.map_err(|e| Error::wrap(format!("listing {prefix}"), e))?;
         if let Some(id) = r.target().try_id() {
             out.push((r.name().as_bstr().to_string(), id.to_owned()));
         }
@@ -513,7 +513,7 @@ fn list(repo: &gix::Repository, prefix: &str) -> Result<Vec<(String, ObjectId)>>
 /// fetches and repacks never exhausts the slots of a store sized when the process started.
 pub fn reopen(repo: &gix::Repository) -> Result<gix::Repository> {
     let mut fresh = gix::open_opts(repo.path(), repo.open_options().clone())
-        .map_err(|e| Error::Other(format!("reopening {}: {e}", repo.path().display())))?;
+        .map_err(|e| Error::wrap(format!("reopening {}", repo.path().display()), e))?;
     fresh.object_cache_size_if_unset(4 * 1024 * 1024);
     Ok(fresh)
 }

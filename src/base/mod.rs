@@ -160,7 +160,7 @@ pub fn set_configured(repo: &mut gix::Repository, branch: &str, base: Option<&st
     match base {
         Some(base) => {
             tx.set_raw_value_by("branch", Some(BStr::new(branch)), BASE_KEY, base)
-                .map_err(|e| Error::Other(format!("setting branch.{branch}.{BASE_KEY}: {e}")))?;
+                .map_err(|e| Error::wrap(format!("setting branch.{branch}.{BASE_KEY}"), e))?;
         }
         None => {
             let empty = match tx.section_mut("branch", Some(BStr::new(branch))) {

@@ -127,7 +127,7 @@ fn data<T: serde::de::DeserializeOwned>(d: &serde_json::Value) -> Option<T> {
 }
 
 fn to_data(v: &impl Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| Error::Other(format!("encoding exchange event data: {e}")))
+    serde_json::to_value(v).map_err(|e| Error::wrap("encoding exchange event data", e))
 }
 
 pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {

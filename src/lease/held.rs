@@ -65,7 +65,7 @@ impl Held {
                 expires: l.expires,
                 reminded: l.reminded,
             };
-            let json = |e: serde_json::Error| crate::Error::Other(format!("encoding a lease: {e}"));
+            let json = |e: serde_json::Error| crate::Error::wrap("encoding a lease", e);
             serde_json::to_writer(&mut bytes, &head).map_err(json)?;
             bytes.push(b'\t');
             serde_json::to_writer(&mut bytes, l).map_err(json)?;
@@ -91,7 +91,7 @@ impl Held {
     /// The whole lease of a line [`Held::heads`] returned.
     pub(crate) fn lease(raw: &[u8]) -> Result<Lease> {
         serde_json::from_slice::<Stored>(raw)
-            .map_err(|e| crate::Error::Other(format!("the held leases' file is damaged: {e}")))?
+            .map_err(|e| crate::Error::wrap("the held leases' file is damaged", e))?
             .into_lease()
     }
 }

@@ -188,7 +188,7 @@ pub fn build_send(req: SendRequest, groups: &Groups) -> Result<NewEvent> {
 }
 
 pub(crate) fn to_value<T: Serialize>(v: &T) -> Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| Error::Other(format!("encoding mail data: {e}")))
+    serde_json::to_value(v).map_err(|e| Error::wrap("encoding mail data", e))
 }
 
 /// Append to the mail log; the log joins everything this replica has seen (fetched copies included)
@@ -230,7 +230,7 @@ pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message>
     let c = repo
         .objects
         .find_commit(&commit, &mut buf)
-        .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
     let corrupt = |m: String| Error::Corrupt {
         path: format!("commit {commit}").into(),
         message: m,
@@ -329,7 +329,7 @@ pub fn attachment(repo: &gix::Repository, msg: &Message, name: &str) -> Result<V
     let blob: ObjectId = p
         .blob
         .parse()
-        .map_err(|_| Error::Other(format!("bad blob id {}", p.blob)))?;
+        .map_err(|e| Error::wrap(format!("bad blob id {}", p.blob), e))?;
     Ok(repo.find_object(blob)?.detach().data)
 }
 

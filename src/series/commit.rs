@@ -194,7 +194,7 @@ fn stage_all(workdir: &Path) -> Result<ObjectId> {
     let out = gitcli::run(workdir, ["write-tree"])?;
     let hex = out.stdout.trim();
     ObjectId::from_hex(hex)
-        .map_err(|e| Error::Other(format!("`git write-tree` printed {:?}: {e}", hex.as_bstr())))
+        .map_err(|e| Error::wrap(format!("`git write-tree` printed {:?}", hex.as_bstr()), e))
 }
 
 #[cfg(test)]

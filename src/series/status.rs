@@ -97,7 +97,7 @@ pub fn list(repo: &gix::Repository, command: Option<&str>) -> Result<Vec<SeriesS
     let current = current_branch(repo)?;
     let mut names = Vec::new();
     for r in repo.references()?.prefixed(STAGING_PREFIX)? {
-        let r = r.map_err(|e| Error::Other(format!("listing series branches: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing series branches", e))?;
         if let Some(n) = series_of_branch(&r.name().as_bstr().to_string()) {
             names.push(n.to_owned());
         }

@@ -166,7 +166,7 @@ impl Version {
 }
 
 fn oid(hex: &str) -> Result<ObjectId> {
-    ObjectId::from_hex(hex.as_bytes()).map_err(|_| Error::Other(format!("bad object id {hex:?}")))
+    ObjectId::from_hex(hex.as_bytes()).map_err(|e| Error::wrap(format!("bad object id {hex:?}"), e))
 }
 
 /// The version in commit `id`, judged by `judge`; an error says why it is not a version commit.
@@ -280,7 +280,7 @@ fn chain(
 fn candidate_refs(repo: &gix::Repository) -> Result<Vec<(SeriesId, String, ObjectId)>> {
     let mut out = Vec::new();
     for r in repo.references()?.all()? {
-        let r = r.map_err(|e| Error::Other(format!("listing refs: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing refs", e))?;
         let name = r.name().as_bstr().to_string();
         let rest = if let Some(rest) = name.strip_prefix(PREFIX) {
             rest.to_owned()
@@ -637,7 +637,7 @@ pub fn record(
         dropped,
     };
     let json = serde_json::to_string_pretty(&rec)
-        .map_err(|e| Error::Other(format!("encoding {RECORD_FILE}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("encoding {RECORD_FILE}"), e))?;
     let rec_bytes = format!("{json}\n");
     let rec_blob = repo.write_blob(rec_bytes.as_bytes())?.detach();
     let cover_blob = repo.write_blob(cover.as_bytes())?.detach();

@@ -129,7 +129,7 @@ pub fn expand_branches(repo: &gix::Repository, glob: &str, exclude: &str) -> Res
     let mut out = Vec::new();
     let refs = repo.references()?;
     for r in refs.local_branches()? {
-        let r = r.map_err(|e| Error::Other(format!("listing branches: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing branches", e))?;
         let full = r.name().as_bstr().to_string();
         let short = full.trim_start_matches("refs/heads/").to_owned();
         if full == exclude

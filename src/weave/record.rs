@@ -32,7 +32,7 @@ pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {
 /// Record `report` as a `weave.report` event by `actor`.
 pub fn record(repo: &gix::Repository, actor: &str, report: &Report) -> Result<Appended> {
     let bytes = serde_json::to_vec(report)
-        .map_err(|e| Error::Other(format!("serialising the weave report: {e}")))?;
+        .map_err(|e| Error::wrap("serialising the weave report", e))?;
     let data = json!({
         "v": DATA_VERSION,
         "into": report.into,
@@ -80,7 +80,7 @@ pub fn last(repo: &gix::Repository, n: usize) -> Result<Vec<Recorded>> {
             None => (None, Some(format!("no {FILE} on the event"))),
             Some(p) => match load(repo, &p.blob) {
                 Ok(v) => (Some(v), None),
-                Err(e) => (None, Some(e.to_string())),
+                Err(e) => (None, Some(format!("{e:#}"))),
             },
         };
         out.push(Recorded {
@@ -99,10 +99,10 @@ pub fn last(repo: &gix::Repository, n: usize) -> Result<Vec<Recorded>> {
 fn load(repo: &gix::Repository, blob: &str) -> Result<serde_json::Value> {
     let id: gix::ObjectId = blob
         .parse()
-        .map_err(|_| Error::Other(format!("bad blob id {blob}")))?;
+        .map_err(|e| Error::wrap(format!("bad blob id {blob}"), e))?;
     let size = repo
         .find_header(id)
-        .map_err(|e| Error::Other(format!("reading the weave report {blob}: {e}")))?
+        .map_err(|e| Error::wrap(format!("reading the weave report {blob}"), e))?
         .size();
     if size > MAX_READ {
         return Err(Error::Other(format!(
@@ -111,9 +111,9 @@ fn load(repo: &gix::Repository, blob: &str) -> Result<serde_json::Value> {
     }
     let object = repo
         .find_object(id)
-        .map_err(|e| Error::Other(format!("reading the weave report {blob}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading the weave report {blob}"), e))?;
     serde_json::from_slice(&object.data)
-        .map_err(|e| Error::Other(format!("the weave report {blob} is not JSON: {e}")))
+        .map_err(|e| Error::wrap(format!("the weave report {blob} is not JSON"), e))
 }
 
 #[cfg(test)]

@@ -230,7 +230,7 @@ fn f() -> Result<()> {
         .into_iter()
         .map(|(_, f)| f)
         .collect();
-    assert_eq!(flags, ["--reason", "--rebase", "--merge", "--base"]);
+    assert_eq!(flags, ["--reason", "--merge", "--rebase", "--base"]);
 
     let allowed = r#"
 fn g() -> Result<()> {

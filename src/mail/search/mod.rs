@@ -188,7 +188,7 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
     let reader = opened
         .index
         .reader()
-        .map_err(|e| Error::Other(format!("search index: reader: {e}")))?;
+        .map_err(|e| Error::wrap("search index: reader", e))?;
     let searcher = reader.searcher();
 
     // Under requireSigned the view holds only verified mail; the index holds every message.
@@ -250,12 +250,12 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
         );
         let (top, total) = searcher
             .search(&*q, &collector)
-            .map_err(|e| Error::Other(format!("search index: {e}")))?;
+            .map_err(|e| Error::wrap("search index", e))?;
         let mut hits = Vec::with_capacity(top.len());
         for ((score, lamport), addr) in top {
             let doc: TantivyDocument = searcher
                 .doc(addr)
-                .map_err(|e| Error::Other(format!("search index: {e}")))?;
+                .map_err(|e| Error::wrap("search index", e))?;
             let id = doc
                 .get_first(f.id)
                 .and_then(|v| v.as_str())
