@@ -167,6 +167,8 @@ pub enum Remedy {
     Into,
     /// Nothing was named: give branches, ranges, patch files or a branch pattern.
     Inputs,
+    /// No verify command: give one, or configure `jules.verify.cmd`.
+    VerifyCommand,
 }
 
 /// Why a name is not a persona (see [`Error::Persona`]).

@@ -28,7 +28,7 @@ use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::eventlog::event::{decode_event, event_message, parse_message, Framed};
 use crate::eventlog::{EventId, IdSet, Log, LoggedEvent};
 
@@ -591,12 +591,17 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
                 };
                 let signature = crate::sign::sign_event(repo, &e.event.actor, &c.json)?
                     .ok_or_else(|| {
-                        Error::Refused(format!(
-                            "{} has no signing key to sign event {} again (`git jules keys new {} --configure`)",
-                            e.event.actor,
-                            e.id.short(12),
-                            e.event.actor
-                        ))
+                        Error::needs(
+                            ErrorKind::Usage,
+                            format!(
+                                "{} has no signing key to sign event {} again",
+                                e.event.actor,
+                                e.id.short(12),
+                            ),
+                            Remedy::SigningKey {
+                                persona: e.event.actor.clone(),
+                            },
+                        )
                     })?;
                 chain.push(Rebuild {
                     commit: e.commit,

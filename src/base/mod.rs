@@ -14,7 +14,7 @@ use gix::bstr::BStr;
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::error::{Error, Result, ResultExt};
+use crate::error::{Error, ErrorKind, Remedy, Result, ResultExt};
 use crate::id::ser_oid as ser_id;
 
 /// The config key (in the branch's section) that stores a branch's base.
@@ -98,9 +98,10 @@ pub fn resolve(
     if let Some(branch) = branch {
         if let Some(name) = configured(repo, branch) {
             let commit = resolve_commit(repo, "base", &name).map_err(|_| {
-                Error::not_found(
-                    "base",
-                    format!("{name} (configured in branch.{branch}.{BASE_KEY}; fix it with `git config branch.{branch}.{BASE_KEY} BRANCH` or pass --base)"),
+                Error::needs(
+                    ErrorKind::NotFound,
+                    format!("base not found: {name} (configured in branch.{branch}.{BASE_KEY}; fix it with `git config branch.{branch}.{BASE_KEY} BRANCH`)"),
+                    Remedy::Base,
                 )
             })?;
             return Ok(Base {

@@ -312,8 +312,8 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
                 .expect("below root")
                 .to_string_lossy()
                 .replace('\\', "/");
-            let bytes = std::fs::read(&path)
-                .map_err(|e| Error::wrap(format!("{}", path.display()), e))?;
+            let bytes =
+                std::fs::read(&path).map_err(|e| Error::wrap(format!("{}", path.display()), e))?;
             out.push((rel, bytes));
         }
     }

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::eventlog::{Event, Log, NewEvent};
 use crate::{refs, sync};
 
@@ -334,10 +334,11 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
         "perspective" | "idea" | "comment" | "proposal" | "workstation"
     );
     if needs_persona && req.persona.is_none() {
-        return Err(Error::usage(format!(
-            "a {} belongs to a persona (or role): pass --persona",
-            req.kind
-        )));
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            format!("a {} belongs to a persona (or role)", req.kind),
+            Remedy::Persona,
+        ));
     }
     if let Some(p) = &req.persona {
         crate::mail::message::validate_persona(p)?;
@@ -368,7 +369,7 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
                 .or_else(|| field("label"))
                 .filter(|l| !l.is_empty())
                 .ok_or_else(|| {
-                    Error::usage("an issue needs a label (its label field or --label)")
+                    Error::needs(ErrorKind::Usage, "an issue needs a label", Remedy::Label)
                 })?;
             let sources: Vec<String> = fields
                 .get("source_events")
@@ -391,10 +392,13 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
             data.source_events = Some(sources);
         }
         "plan" => {
-            let issue = req
-                .issue
-                .clone()
-                .ok_or_else(|| Error::usage("a plan expands an issue: pass --issue"))?;
+            let issue = req.issue.clone().ok_or_else(|| {
+                Error::needs(
+                    ErrorKind::Usage,
+                    "a plan expands an issue: name it",
+                    Remedy::Issue,
+                )
+            })?;
             let Some(i) = current.find(&req.workstream, "issue", &issue) else {
                 return Err(Error::NotFound {
                     what: "issue",

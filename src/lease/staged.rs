@@ -86,9 +86,7 @@ pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
 
 /// `HEAD`'s tree; `None` when HEAD is unborn or its tree is empty.
 fn head_tree(repo: &gix::Repository) -> Result<Option<ObjectId>> {
-    let mut head = repo
-        .head()
-        .map_err(|e| Error::wrap("reading HEAD", e))?;
+    let mut head = repo.head().map_err(|e| Error::wrap("reading HEAD", e))?;
     if head.is_unborn() {
         return Ok(None);
     }

@@ -13,7 +13,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::{branch_name, ser_id};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::gitcli;
 
 /// The trailer key.
@@ -32,8 +32,10 @@ pub fn message(summary: &str, rationale: &str) -> Result<String> {
         ));
     }
     let Some(trailer) = crate::trailers::fold(RATIONALE, rationale) else {
-        return Err(Error::usage(
-            "the rationale is empty: say why this patch exists (--rationale TEXT or -F FILE)",
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            "the rationale is empty: say why this patch exists",
+            Remedy::Rationale,
         ));
     };
     let msg = format!("{summary}\n\n{trailer}");

@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::commit::rationale_of;
 use super::diff::{self, PatchDiff, ShortStat};
 use super::{base, branch_name, branch_ref, current_branch, ser_id, series_of_branch, Base};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 /// The version of the JSON shape.
 pub const VERSION: u32 = 1;
@@ -100,10 +100,14 @@ pub fn collect(
                     (b.to_owned(), b.to_owned(), tip)
                 }
                 other => {
-                    return Err(Error::usage(format!(
-                        "HEAD is not on a series branch but on {}; name a series, check one out, or pass --base BRANCH to use the current branch",
-                        other.unwrap_or("a detached commit")
-                    )))
+                    return Err(Error::needs(
+                        ErrorKind::Usage,
+                        format!(
+                            "HEAD is not on a series branch but on {}; name a series, check one out, or name a base to use the current branch",
+                            other.unwrap_or("a detached commit")
+                        ),
+                        Remedy::Base,
+                    ))
                 }
             }
         }

@@ -20,7 +20,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::rangediff;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 pub use super::commit::{change_id_of, keep_change_id, new_change_id, with_trailer, CHANGE_ID};
 pub use crate::series_refs::{
@@ -801,17 +801,25 @@ fn replay_onto(repo: &gix::Repository, old: &Version, onto: ObjectId) -> Result<
     let committer = crate::repo::committer(repo);
     match replay(repo, onto, onto_tree, &originals, &steps, &committer)? {
         Ok(picked) => Ok(picked.last().map_or(onto, |p| p.commit)),
-        Err(Stop::Conflict { from, paths, .. }) => Err(Error::Conflict(format!(
-            "{}@v{}: patch {from} conflicts when replayed onto the newer base ({}); compare without --rebase",
-            old.series(),
-            old.record.number,
-            paths.join(", ")
-        ))),
-        Err(Stop::Empty { from, .. }) => Err(Error::Conflict(format!(
-            "{}@v{}: patch {from} is already in the newer base; compare without --rebase",
-            old.series(),
-            old.record.number
-        ))),
+        Err(Stop::Conflict { from, paths, .. }) => Err(Error::needs(
+            ErrorKind::Conflict,
+            format!(
+                "{}@v{}: patch {from} conflicts when replayed onto the newer base ({})",
+                old.series(),
+                old.record.number,
+                paths.join(", ")
+            ),
+            Remedy::NoRebase,
+        )),
+        Err(Stop::Empty { from, .. }) => Err(Error::needs(
+            ErrorKind::Conflict,
+            format!(
+                "{}@v{}: patch {from} is already in the newer base",
+                old.series(),
+                old.record.number
+            ),
+            Remedy::NoRebase,
+        )),
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey};
 
 use super::{CHECKPOINT_NAMESPACE, NAMESPACE};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 /// Keys already read, by path: a long-running frontend signs many events with one key. A cache, not a
 /// switch: which key signs is decided per call by [`key_for`].
@@ -232,10 +232,11 @@ pub fn generate(persona: &str, path: &Path) -> Result<NewKey> {
         .mode(0o600)
         .open(path)
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Error::usage(format!(
-                "{} exists; not overwriting a key (remove it, or give --out another path)",
-                path.display()
-            )),
+            std::io::ErrorKind::AlreadyExists => Error::needs(
+                ErrorKind::Usage,
+                format!("{} exists; not overwriting a key", path.display()),
+                Remedy::OtherPath,
+            ),
             _ => Error::io(format!("writing {}", path.display()), e),
         })?;
     file.write_all(text.as_bytes())

@@ -31,8 +31,8 @@ pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {
 
 /// Record `report` as a `weave.report` event by `actor`.
 pub fn record(repo: &gix::Repository, actor: &str, report: &Report) -> Result<Appended> {
-    let bytes = serde_json::to_vec(report)
-        .map_err(|e| Error::wrap("serialising the weave report", e))?;
+    let bytes =
+        serde_json::to_vec(report).map_err(|e| Error::wrap("serialising the weave report", e))?;
     let data = json!({
         "v": DATA_VERSION,
         "into": report.into,
@@ -125,7 +125,12 @@ mod tests {
     fn a_report_that_is_not_json_keeps_the_parsers_error() {
         let dir = tempfile::tempdir().unwrap();
         let repo = gix::init_bare(dir.path()).unwrap();
-        let blob = repo.write_blob(b"{ not json").unwrap().detach().to_hex().to_string();
+        let blob = repo
+            .write_blob(b"{ not json")
+            .unwrap()
+            .detach()
+            .to_hex()
+            .to_string();
         let e = load(&repo, &blob).unwrap_err();
         assert!(crate::error::caused_by::<serde_json::Error>(&e), "{e:?}");
         assert_eq!(e.kind(), crate::ErrorKind::Internal);

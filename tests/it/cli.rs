@@ -703,5 +703,8 @@ fn an_error_from_below_prints_its_cause() {
     let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(doc["error"]["message"], "reading the index");
     assert_eq!(doc["error"]["kind"], "internal");
-    assert!(!doc["error"]["causes"].as_array().unwrap().is_empty(), "{doc}");
+    assert!(
+        !doc["error"]["causes"].as_array().unwrap().is_empty(),
+        "{doc}"
+    );
 }

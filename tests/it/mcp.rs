@@ -981,7 +981,12 @@ async fn a_needs_force_failure_names_the_tools_fields_not_cli_flags() {
     let r = Repo::new();
     let (alice, _) = connect(&r, "alice").await;
     let (bob, _) = connect(&r, "bob").await;
-    let got = ok(&call(&alice, "lease_acquire", json!({"paths": ["src/"], "ttl": "1h"})).await);
+    let got = ok(&call(
+        &alice,
+        "lease_acquire",
+        json!({"paths": ["src/"], "ttl": "1h"}),
+    )
+    .await);
     let id = got["lease"]["id"].as_str().unwrap().to_owned();
 
     let refused = call(&bob, "lease_release", json!({"ids": [&id[..8]]})).await;
@@ -990,11 +995,19 @@ async fn a_needs_force_failure_names_the_tools_fields_not_cli_flags() {
     assert_eq!(doc["exit"], 3, "{doc}");
     let hints = doc["error"]["hints"].to_string();
     for said in [&text, &hints] {
-        assert!(said.contains("`force`") && said.contains("`reason`"), "{said}");
+        assert!(
+            said.contains("`force`") && said.contains("`reason`"),
+            "{said}"
+        );
         assert!(!said.contains("--"), "a CLI flag in an MCP answer: {said}");
     }
 
-    let no_reason = call(&bob, "lease_release", json!({"ids": [&id[..8]], "force": true})).await;
+    let no_reason = call(
+        &bob,
+        "lease_release",
+        json!({"ids": [&id[..8]], "force": true}),
+    )
+    .await;
     let text = error_text(&no_reason);
     assert_eq!(no_reason.structured_content.clone().unwrap()["exit"], 2);
     assert!(text.contains("`reason`"), "{text}");

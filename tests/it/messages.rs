@@ -36,7 +36,11 @@ fn src_files() -> Vec<(String, String)> {
     paths
         .into_iter()
         .map(|p| {
-            let rel = p.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            let rel = p
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             (rel, std::fs::read_to_string(&p).unwrap())
         })
         .collect()

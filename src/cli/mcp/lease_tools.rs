@@ -7,7 +7,7 @@ use super::tools::Session;
 use std::sync::Arc;
 
 use git_jules::lease::{self, ops, Changes, Filter};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -116,17 +116,6 @@ pub fn tools() -> Vec<Tool> {
     ]
 }
 
-/// A failure as the CLI reports it: message and exit code.
-fn failure(e: anyhow::Error) -> CallToolResult {
-    let cli = crate::cli::error::CliError::from(&e);
-    let text = format!("error: {}", cli.message);
-    let mut r = CallToolResult::structured_error(
-        json!({"version": 1, "error": cli, "exit": cli.exit_code()}),
-    );
-    r.content = vec![ContentBlock::text(text)];
-    r
-}
-
 fn versioned(v: impl serde::Serialize) -> anyhow::Result<Value> {
     let mut v = serde_json::to_value(v)?;
     if let Value::Object(m) = &mut v {
@@ -145,7 +134,7 @@ pub fn call(session: &Session, name: &str, arguments: Value) -> CallToolResult {
     match run(session, name, arguments) {
         Ok((true, v)) => CallToolResult::structured(v),
         Ok((false, v)) => CallToolResult::structured_error(v),
-        Err(e) => failure(e),
+        Err(e) => super::failure(&e),
     }
 }
 

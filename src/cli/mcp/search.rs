@@ -99,21 +99,7 @@ pub fn call(session: &Session, arguments: Value) -> CallToolResult {
             }
             CallToolResult::structured(doc)
         }
-        Ok(Err(e)) => {
-            let err = crate::cli::error::CliError::from(&anyhow::Error::from(e));
-            let mut text = format!("error: {}", err.message);
-            for h in &err.hints {
-                text.push_str(&format!("\nhint: {h}"));
-            }
-            let doc = serde_json::json!({
-                "version": super::super::ui::JSON_VERSION,
-                "error": err,
-                "exit": err.exit_code(),
-            });
-            let mut result = CallToolResult::structured_error(doc);
-            result.content = vec![ContentBlock::text(text)];
-            result
-        }
+        Ok(Err(e)) => super::failure(&anyhow::Error::from(e)),
         Err(_) => CallToolResult::error(vec![ContentBlock::text(
             "error: internal error: mail_search panicked (a bug; please report it)",
         )]),
