@@ -28,10 +28,10 @@ pub enum Error {
     #[error("not a git repository (or any of the parent directories): {}", path.display())]
     NotRepository { path: PathBuf },
     #[error("{what} not found: {name}")]
-    NotFound { what: &'static str, name: String },
+    NotFound { what: Thing, name: String },
     #[error("ambiguous {what} prefix {prefix}: it matches {}", candidates.join(", "))]
     Ambiguous {
-        what: &'static str,
+        what: Thing,
         prefix: String,
         candidates: Vec<String>,
     },
@@ -171,6 +171,72 @@ pub enum Remedy {
     VerifyCommand,
 }
 
+/// What was not found, or is ambiguous ([`Error::NotFound`], [`Error::Ambiguous`]): a kind of thing, as data,
+/// so that a frontend can say where to look in its own terms (the CLI names a listing command).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Thing {
+    Attachment,
+    Backup,
+    Base,
+    BaseBranch,
+    Branch,
+    Event,
+    Issue,
+    Layer,
+    Lease,
+    Log,
+    Maildir,
+    Message,
+    Remote,
+    Revision,
+    RunOrSession,
+    Schema,
+    Series,
+    SeriesVersion,
+    SourceEvent,
+    Sprint,
+    Task,
+    Template,
+    Workstream,
+}
+
+impl Thing {
+    /// The thing's name in messages (`message not found: 3f2a`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Thing::Attachment => "attachment",
+            Thing::Backup => "backup",
+            Thing::Base => "base",
+            Thing::BaseBranch => "base branch",
+            Thing::Branch => "branch",
+            Thing::Event => "event",
+            Thing::Issue => "issue",
+            Thing::Layer => "layer",
+            Thing::Lease => "lease",
+            Thing::Log => "log",
+            Thing::Maildir => "maildir",
+            Thing::Message => "message",
+            Thing::Remote => "remote",
+            Thing::Revision => "revision",
+            Thing::RunOrSession => "run or session",
+            Thing::Schema => "schema",
+            Thing::Series => "series",
+            Thing::SeriesVersion => "series version",
+            Thing::SourceEvent => "source event",
+            Thing::Sprint => "sprint",
+            Thing::Task => "task",
+            Thing::Template => "template",
+            Thing::Workstream => "workstream",
+        }
+    }
+}
+
+impl std::fmt::Display for Thing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Why a name is not a persona (see [`Error::Persona`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NameProblem {
@@ -244,7 +310,7 @@ impl Error {
         Error::Usage(msg.into())
     }
 
-    pub fn not_found(what: &'static str, name: impl Into<String>) -> Self {
+    pub fn not_found(what: Thing, name: impl Into<String>) -> Self {
         Error::NotFound {
             what,
             name: name.into(),

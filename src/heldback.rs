@@ -555,7 +555,7 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
             }
             many => {
                 return Err(Error::Ambiguous {
-                    what: "event",
+                    what: crate::error::Thing::Event,
                     prefix: want.clone(),
                     candidates: many.iter().map(|(_, id)| id.to_hex()).collect(),
                 })

@@ -74,7 +74,7 @@ pub fn init(repo: &mut gix::Repository, remotes: &[String]) -> Result<Vec<InitRe
     let known: Vec<String> = repo.remote_names().iter().map(|n| n.to_string()).collect();
     for n in &names {
         if !known.contains(n) {
-            return Err(Error::not_found("remote", n.clone()));
+            return Err(Error::not_found(crate::error::Thing::Remote, n.clone()));
         }
     }
     let path = repo

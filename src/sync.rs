@@ -416,7 +416,7 @@ impl HeldMemo {
 /// [`crate::hygiene::drop_log_reflogs`] removes the log reflogs older builds forced.
 pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
     repo.find_remote(remote)
-        .map_err(|_| Error::not_found("remote", remote))?;
+        .map_err(|_| Error::not_found(crate::error::Thing::Remote, remote))?;
     let specs = [
         format!("+refs/jules/*:refs/remotes/{remote}/jules/*"),
         format!("+refs/notes/jules/*:refs/remotes/{remote}/notes/jules/*"),
@@ -559,7 +559,7 @@ pub fn sync_configured(
 pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Result<SyncReport> {
     // Before the name reaches a ref path (refs/remotes/<remote>/…), where gix refuses it as an internal error.
     if !repo.remote_names().iter().any(|n| *n == remote) {
-        return Err(Error::not_found("remote", remote));
+        return Err(Error::not_found(crate::error::Thing::Remote, remote));
     }
     let mut report = sync_logs(repo, remote, policy)?;
     crate::heldback::remember(repo, &report.held_back);

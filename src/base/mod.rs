@@ -91,13 +91,13 @@ pub fn resolve(
     if let Some(name) = explicit {
         return Ok(Base {
             name: name.to_owned(),
-            commit: resolve_commit(repo, "base", name)?,
+            commit: resolve_commit(repo, crate::error::Thing::Base, name)?,
             source: BaseSource::Explicit,
         });
     }
     if let Some(branch) = branch {
         if let Some(name) = configured(repo, branch) {
-            let commit = resolve_commit(repo, "base", &name).map_err(|_| {
+            let commit = resolve_commit(repo, crate::error::Thing::Base, &name).map_err(|_| {
                 Error::needs(
                     ErrorKind::NotFound,
                     format!("base not found: {name} (configured in branch.{branch}.{BASE_KEY}; fix it with `git config branch.{branch}.{BASE_KEY} BRANCH`)"),
@@ -113,7 +113,7 @@ pub fn resolve(
     }
     defaults(repo)?.ok_or_else(|| {
         Error::not_found(
-            "base branch",
+            crate::error::Thing::BaseBranch,
             "none of main, master, origin/main, origin/master exists",
         )
     })
@@ -183,7 +183,11 @@ pub fn set_configured(repo: &mut gix::Repository, branch: &str, base: Option<&st
 }
 
 /// Resolve a revision (branch, remote branch, tag, commit id, `HEAD~2`, …) to a commit.
-pub fn resolve_commit(repo: &gix::Repository, what: &'static str, rev: &str) -> Result<ObjectId> {
+pub fn resolve_commit(
+    repo: &gix::Repository,
+    what: crate::error::Thing,
+    rev: &str,
+) -> Result<ObjectId> {
     let id = repo
         .rev_parse_single(rev)
         .map_err(|_| Error::not_found(what, rev))?;

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use git_jules::{Error, ErrorKind, Remedy};
+use git_jules::{Error, ErrorKind, Remedy, Thing};
 
 /// What went wrong, from the user's point of view; decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,13 +195,13 @@ fn library_hints(e: &Error) -> Vec<String> {
         Error::NotRepository { .. } => {
             hint("run it inside a git repository, or name one with `git jules -C DIR ...`")
         }
-        Error::NotFound { what, .. } => match *what {
-            "message" => hint("list the ids with `git jules mail inbox --persona P`"),
-            "series" => hint("list the series with `git jules series list`"),
-            "remote" => hint("list the remotes with `git remote -v`"),
-            "task" => hint("list the tasks with `git jules task ls`"),
-            "base branch" => hint("name the base: pass --base BRANCH"),
-            "run or session" => hint("list the runs with `git jules state show`"),
+        Error::NotFound { what, .. } => match what {
+            Thing::Message => hint("list the ids with `git jules mail inbox --persona P`"),
+            Thing::Series => hint("list the series with `git jules series list`"),
+            Thing::Remote => hint("list the remotes with `git remote -v`"),
+            Thing::Task => hint("list the tasks with `git jules task ls`"),
+            Thing::BaseBranch => hint("name the base: pass --base BRANCH"),
+            Thing::RunOrSession => hint("list the runs with `git jules state show`"),
             _ => Vec::new(),
         },
         Error::Persona { problem, .. } => persona_hints(problem),

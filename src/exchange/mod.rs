@@ -323,7 +323,7 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
             .unwrap_or_default(),
         Err(_) => {
             return Err(Error::NotFound {
-                what: "schema",
+                what: crate::error::Thing::Schema,
                 name: schema_rel,
             })
         }
@@ -383,7 +383,7 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
             for e in &sources {
                 if current.find(&req.workstream, "event", e).is_none() {
                     return Err(Error::NotFound {
-                        what: "source event",
+                        what: crate::error::Thing::SourceEvent,
                         name: format!("{e} (in workstream {})", req.workstream),
                     });
                 }
@@ -401,7 +401,7 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
             })?;
             let Some(i) = current.find(&req.workstream, "issue", &issue) else {
                 return Err(Error::NotFound {
-                    what: "issue",
+                    what: crate::error::Thing::Issue,
                     name: issue,
                 });
             };
@@ -472,7 +472,7 @@ fn take_event(ws: &str, issue: &str, persona: &str, lock: bool) -> Result<NewEve
 fn taker(log: &Log<'_>, ws: &str, issue: &str) -> Result<(Option<String>, bool)> {
     let v = view(log)?;
     let a = v.find(ws, "issue", issue).ok_or_else(|| Error::NotFound {
-        what: "issue",
+        what: crate::error::Thing::Issue,
         name: format!("{issue} (in workstream {ws})"),
     })?;
     Ok((a.taken_by.clone(), a.lock))

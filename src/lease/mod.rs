@@ -174,9 +174,9 @@ impl View {
             .collect();
         match hits.as_slice() {
             [one] => Ok(one),
-            [] => Err(Error::not_found("lease", prefix)),
+            [] => Err(Error::not_found(crate::error::Thing::Lease, prefix)),
             many => Err(Error::Ambiguous {
-                what: "lease",
+                what: crate::error::Thing::Lease,
                 prefix: prefix.to_owned(),
                 candidates: many.iter().map(|l| l.short().to_owned()).collect(),
             }),

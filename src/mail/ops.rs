@@ -268,22 +268,25 @@ pub fn find(log: &Log<'_>, view: &mut MailView, prefix: &str) -> Result<Message>
         let n: i64 = n
             .parse()
             .map_err(|_| Error::usage(format!("{prefix:?}: #N wants an integer message_id")))?;
-        return find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix));
+        return find_alias(log, view, n)?
+            .ok_or_else(|| Error::not_found(crate::error::Thing::Message, prefix));
     }
     let digits = !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit());
     if digits && prefix.len() < crate::abbrev::MIN_ABBREV {
         let n: i64 = prefix
             .parse()
-            .map_err(|_| Error::not_found("message", prefix))?;
-        return find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix));
+            .map_err(|_| Error::not_found(crate::error::Thing::Message, prefix))?;
+        return find_alias(log, view, n)?
+            .ok_or_else(|| Error::not_found(crate::error::Thing::Message, prefix));
     }
     match view.resolve(prefix) {
         Ok((_, commit)) => load_message(log.repo(), commit),
         Err(Error::NotFound { .. }) if digits => {
             let n: i64 = prefix
                 .parse()
-                .map_err(|_| Error::not_found("message", prefix))?;
-            find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix))
+                .map_err(|_| Error::not_found(crate::error::Thing::Message, prefix))?;
+            find_alias(log, view, n)?
+                .ok_or_else(|| Error::not_found(crate::error::Thing::Message, prefix))
         }
         Err(e) => Err(e),
     }
@@ -318,7 +321,7 @@ pub fn attachment(repo: &gix::Repository, msg: &Message, name: &str) -> Result<V
         .ok_or_else(|| {
             let names: Vec<&str> = msg.event.payload.iter().map(|p| p.name.as_str()).collect();
             Error::not_found(
-                "attachment",
+                crate::error::Thing::Attachment,
                 if names.is_empty() {
                     format!("{name} (the message has no file attachments)")
                 } else {
@@ -404,7 +407,7 @@ pub fn set_mark(
     // every view then carries.
     let commit = view
         .commit_of(message)?
-        .ok_or_else(|| Error::not_found("message", message.to_hex()))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Message, message.to_hex()))?;
     let header = load_message(log.repo(), commit)?.header(view)?;
     if !header.reaches(persona) {
         return Err(Error::usage(format!(

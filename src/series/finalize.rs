@@ -476,7 +476,7 @@ pub fn abort(repo: &gix::Repository, name: Option<&str>) -> Result<Aborted> {
     let name = name.expect("not on it means named");
     let branch = super::branch_name(name);
     let tip = crate::refs::target(repo, &branch_ref(name))?
-        .ok_or_else(|| Error::not_found("series", name))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Series, name))?;
     let log = format!("jules series abort: {branch}");
     let moved = || Error::Conflict(format!("{branch} moved meanwhile; nothing was changed"));
     let backup = backup::transaction(

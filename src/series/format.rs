@@ -82,7 +82,7 @@ pub fn collect(
     let (series, branch, tip) = match name {
         Some(n) => {
             let tip = crate::refs::target(repo, &branch_ref(n))?
-                .ok_or_else(|| Error::not_found("series", n))?;
+                .ok_or_else(|| Error::not_found(crate::error::Thing::Series, n))?;
             (n.to_owned(), branch_name(n), tip)
         }
         None => {
@@ -91,12 +91,12 @@ pub fn collect(
                 Some(b) if series_of_branch(b).is_some() => {
                     let n = series_of_branch(b).unwrap_or_default().to_owned();
                     let tip = crate::refs::target(repo, &branch_ref(&n))?
-                        .ok_or_else(|| Error::not_found("series", &n))?;
+                        .ok_or_else(|| Error::not_found(crate::error::Thing::Series, &n))?;
                     (n.clone(), branch_name(&n), tip)
                 }
                 Some(b) if explicit_base.is_some() => {
                     let tip = crate::refs::target(repo, &format!("refs/heads/{b}"))?
-                        .ok_or_else(|| Error::not_found("branch", b))?;
+                        .ok_or_else(|| Error::not_found(crate::error::Thing::Branch, b))?;
                     (b.to_owned(), b.to_owned(), tip)
                 }
                 other => {

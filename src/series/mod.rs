@@ -210,7 +210,7 @@ pub fn resolve_tip(repo: &gix::Repository, rev: Option<&str>) -> Result<Tip> {
         .flatten()
         .map(|_| short.to_owned());
     Ok(Tip {
-        commit: resolve_commit(repo, "revision", rev)?,
+        commit: resolve_commit(repo, crate::error::Thing::Revision, rev)?,
         branch,
     })
 }

@@ -416,7 +416,12 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>, hook: Hook<'_>) -> Resu
             .iter()
             .find(|b| b.number == k)
             .cloned()
-            .ok_or_else(|| Error::not_found("backup", format!("{}{k}", cur.owner().prefix())))?,
+            .ok_or_else(|| {
+                Error::not_found(
+                    crate::error::Thing::Backup,
+                    format!("{}{k}", cur.owner().prefix()),
+                )
+            })?,
         None => backups.last().cloned().ok_or_else(|| {
             Error::usage(format!(
                 "series {} has no backup to restore ({}*)",

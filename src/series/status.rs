@@ -120,7 +120,7 @@ fn one(
 ) -> Result<SeriesStatus> {
     let branch = branch_name(name);
     let tip = crate::refs::target(repo, &branch_ref(name))?
-        .ok_or_else(|| Error::not_found("series", name))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Series, name))?;
     let base = base::resolve(repo, explicit_base, Some(&branch))?;
     let key = command.map(crate::verify::cache::command_key);
     let patches = patches(repo, base.commit, tip)?

@@ -374,7 +374,7 @@ pub fn versions(repo: &gix::Repository, series: &SeriesId) -> Result<Vec<Version
     match forged {
         Some(s) => Err(Error::usage(format!("{}: {}", s.name, s.reason))),
         None => Err(Error::not_found(
-            "series",
+            crate::error::Thing::Series,
             format!(
                 "{series} (no refs/jules/series/{series} here; `git jules sync` or `git fetch` brings other clones' series)"
             ),
@@ -434,7 +434,7 @@ pub fn find(repo: &gix::Repository, series: &SeriesId, n: Option<u32>) -> Result
     let n = n.unwrap_or(latest);
     if n == 0 || n > latest {
         return Err(Error::not_found(
-            "series version",
+            crate::error::Thing::SeriesVersion,
             format!("{series}@v{n} (it has v1 to v{latest})"),
         ));
     }

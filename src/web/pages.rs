@@ -189,7 +189,7 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         out::sign_messages(log.repo(), view, &mut messages)?;
         Ok(messages)
     })?
-    .ok_or_else(|| Error::not_found("message", id))?;
+    .ok_or_else(|| Error::not_found(crate::error::Thing::Message, id))?;
     let doc = out::ListOut {
         version: out::JSON_VERSION,
         persona: persona.map(str::to_owned),
@@ -218,7 +218,7 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
 
 fn find(shared: &Shared, repo: &gix::Repository, id: &str) -> Result<ops::Message> {
     with_mail(shared, repo, |log, view| ops::find(log, view, id))?
-        .ok_or_else(|| Error::not_found("message", id))
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Message, id))
 }
 
 /// The whole body as plain text: the browser shows it, never renders or sniffs it.

@@ -167,6 +167,12 @@ fn mcp_hints(e: &git_jules::Error) -> Vec<String> {
             vec!["another writer kept the ref busy; call the tool again".to_owned()]
         }
         Error::Ambiguous { .. } => vec!["give more hex digits of the id".to_owned()],
+        Error::NotFound { what, .. } => match what {
+            git_jules::Thing::Message => vec!["list the ids with `mail_list`".to_owned()],
+            git_jules::Thing::Task => vec!["list the tasks with `task_list`".to_owned()],
+            git_jules::Thing::BaseBranch => vec!["name the base branch in `base`".to_owned()],
+            _ => Vec::new(),
+        },
         Error::Persona {
             problem: git_jules::NameProblem::Group { members },
             ..
