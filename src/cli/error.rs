@@ -306,6 +306,31 @@ mod tests {
         assert_eq!(bad.exit_code(), 2);
     }
 
+    /// A remedy becomes the CLI's flags here, with the kind (and exit code) the library gave; a wrapped
+    /// error's source becomes a cause under the context, not part of the message.
+    #[test]
+    fn remedies_become_flag_hints_and_sources_become_causes() {
+        let needs = CliError::from(&anyhow::Error::new(Error::needs(
+            ErrorKind::Conflict,
+            "lease 1234 on src/ is held by alice",
+            Remedy::ForceWithReason,
+        )));
+        assert_eq!(needs.exit_code(), 3);
+        assert_eq!(needs.message, "lease 1234 on src/ is held by alice");
+        assert!(
+            needs.hints[0].contains("--force --reason TEXT"),
+            "{:?}",
+            needs.hints
+        );
+        let json = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let wrapped = CliError::from(&anyhow::Error::new(Error::wrap("reading x", json)));
+        assert_eq!(wrapped.exit_code(), 4);
+        assert_eq!(wrapped.message, "reading x");
+        assert_eq!(wrapped.causes.len(), 1, "{:?}", wrapped.causes);
+        let missing = CliError::from(&anyhow::Error::new(Error::not_found(Thing::Task, "ab12")));
+        assert_eq!(missing.hints, ["list the tasks with `git jules task ls`"]);
+    }
+
     #[test]
     fn causes_that_repeat_the_message_are_dropped() {
         let e = anyhow::Error::new(std::io::Error::other("Could not find it"))

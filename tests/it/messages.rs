@@ -157,9 +157,8 @@ fn constructor_spans(code: &str) -> Vec<(usize, usize)> {
 fn flags_in(message: &str) -> Vec<String> {
     // Blank out backticked git commands other than `git jules …`, and diff headers.
     let mut text = String::with_capacity(message.len());
-    let mut parts = message.split('`');
     let mut inside = false;
-    while let Some(part) = parts.next() {
+    for part in message.split('`') {
         if inside && part.starts_with("git ") && !part.starts_with("git jules") {
             text.push(' ');
         } else {
