@@ -269,7 +269,7 @@ fn chain(
                 ));
             }
         }
-        next = previous_id(repo, &v).map_err(|e| e.to_string())?;
+        next = previous_id(repo, &v).map_err(|e| format!("{e:#}"))?;
         out.push(v);
     }
     out.reverse();
