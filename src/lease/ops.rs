@@ -13,7 +13,7 @@ use super::pattern::Pattern;
 use super::{
     format_time, parse_patterns, view, Lease, State, View, ACQUIRE, RELEASE, REMIND, RENEW,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::eventlog::{Event, EventId, Log, NewEvent};
 use crate::mail::SendRequest;
 use crate::{refs, sync};
@@ -326,16 +326,24 @@ fn release_one(
 ) -> Result<bool> {
     let forced = l.persona != persona;
     if forced && !force {
-        return Err(Error::Conflict(format!(
-            "lease {} on {} is held by {} until {}; pass --force --reason TEXT to release it (the holder is mailed)",
-            l.short(),
-            l.paths.join(" "),
-            l.persona,
-            format_time(l.expires)
-        )));
+        return Err(Error::needs(
+            ErrorKind::Conflict,
+            format!(
+                "lease {} on {} is held by {} until {}",
+                l.short(),
+                l.paths.join(" "),
+                l.persona,
+                format_time(l.expires)
+            ),
+            Remedy::ForceWithReason,
+        ));
     }
     if forced && reason.is_none_or(|r| r.trim().is_empty()) {
-        return Err(Error::usage("a forced release needs --reason"));
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            "a forced release needs a reason",
+            Remedy::Reason,
+        ));
     }
     if l.state != State::Held {
         return Ok(false);

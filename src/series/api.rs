@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::version::{self as ver, parse_spec, parse_version, Version};
 use crate::verify::{self, CommitResult, Report};
 use crate::workspace::Workspace;
-use crate::{Error, Result};
+use crate::{Error, ErrorKind, Remedy, Result};
 
 /// What to verify and how; every field left out falls back to the configuration, as for the CLI.
 #[derive(Debug, Clone, Default)]
@@ -71,8 +71,10 @@ pub fn plan(ws: &Workspace, input: &VerifyInput) -> Result<VerifyPlan> {
         },
     )?;
     let Some(options) = settings.options(input.keep_going, input.force) else {
-        return Err(Error::usage(
-            "no verify command: give one, or set one with `git config jules.verify.cmd CMD`",
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            "no verify command",
+            Remedy::VerifyCommand,
         ));
     };
     let tip = super::resolve_tip(&repo, input.rev.as_deref())?;

@@ -315,7 +315,7 @@ pub fn store(repo: &gix::Repository, r: &Review) -> Result<()> {
             };
             serde_json::to_string(&line)
                 .map(|l| (p.commit, l))
-                .map_err(|e| Error::Other(format!("encoding a review note: {e}")))
+                .map_err(|e| Error::wrap("encoding a review note", e))
         })
         .collect::<Result<_>>()?;
     let objects: Vec<ObjectId> = lines.iter().map(|(o, _)| *o).collect();

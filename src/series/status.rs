@@ -167,7 +167,7 @@ pub fn list(repo: &gix::Repository, command: Option<&str>) -> Result<Vec<SeriesS
     let current = current_branch(repo)?;
     let mut names = Vec::new();
     for r in repo.references()?.prefixed(STAGING_PREFIX)? {
-        let r = r.map_err(|e| Error::Other(format!("listing series branches: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing series branches", e))?;
         if let Some(n) = series_of_branch(&r.name().as_bstr().to_string()) {
             names.push(n.to_owned());
         }
@@ -190,7 +190,7 @@ fn one(
 ) -> Result<SeriesStatus> {
     let branch = branch_name(name);
     let tip = crate::refs::target(repo, &branch_ref(name))?
-        .ok_or_else(|| Error::not_found("series", name))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Series, name))?;
     let base = base::resolve(repo, explicit_base, Some(&branch))?;
     let key = command.map(crate::verify::cache::command_key);
     let patches = patches(repo, base.commit, tip)?

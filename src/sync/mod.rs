@@ -122,7 +122,7 @@ pub fn sync_configured(
 pub fn sync_with(repo: &gix::Repository, remote: &str, policy: &PushPolicy) -> Result<SyncReport> {
     // Before the name reaches a ref path (refs/remotes/<remote>/…), where gix refuses it as an internal error.
     if !repo.remote_names().iter().any(|n| *n == remote) {
-        return Err(Error::not_found("remote", remote));
+        return Err(Error::not_found(crate::error::Thing::Remote, remote));
     }
     let mut report = rounds::sync_logs(repo, remote, policy)?;
     crate::heldback::remember(repo, &report.held_back);

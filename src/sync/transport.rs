@@ -23,7 +23,7 @@ pub(super) type Update = (String, Option<ObjectId>, Option<ObjectId>);
 /// [`crate::hygiene::drop_log_reflogs`] removes the log reflogs older builds forced.
 pub fn fetch(repo: &gix::Repository, remote: &str) -> Result<()> {
     repo.find_remote(remote)
-        .map_err(|_| Error::not_found("remote", remote))?;
+        .map_err(|_| Error::not_found(crate::error::Thing::Remote, remote))?;
     let specs = [
         format!("+refs/jules/*:refs/remotes/{remote}/jules/*"),
         format!("+refs/notes/jules/*:refs/remotes/{remote}/notes/jules/*"),
@@ -109,7 +109,7 @@ fn remote_error(remote: &str, what: &str, stderr: &[u8]) -> Error {
 /// fetches and repacks never exhausts the slots of a store sized when the process started.
 pub fn reopen(repo: &gix::Repository) -> Result<gix::Repository> {
     let mut fresh = gix::open_opts(repo.path(), repo.open_options().clone())
-        .map_err(|e| Error::Other(format!("reopening {}: {e}", repo.path().display())))?;
+        .map_err(|e| Error::wrap(format!("reopening {}", repo.path().display()), e))?;
     fresh.object_cache_size_if_unset(4 * 1024 * 1024);
     Ok(fresh)
 }

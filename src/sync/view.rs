@@ -44,7 +44,7 @@ pub(super) struct View {
 pub(super) fn list(repo: &gix::Repository, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
     let mut out = Vec::new();
     for r in repo.references()?.prefixed(prefix)? {
-        let r = r.map_err(|e| Error::Other(format!("listing {prefix}: {e}")))?;
+        let r = r.map_err(|e| Error::wrap(format!("listing {prefix}"), e))?;
         if let Some(id) = r.target().try_id() {
             out.push((r.name().as_bstr().to_string(), id.to_owned()));
         }

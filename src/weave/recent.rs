@@ -55,7 +55,7 @@ pub fn read(ws: &Workspace, now: DateTime<Utc>) -> Result<Recent> {
         .references()?
         .prefixed("refs/heads/jules/integration/")?
     {
-        let r = r.map_err(|e| Error::Other(format!("listing integration branches: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing integration branches", e))?;
         let name = r.name().as_bstr().to_string();
         if let Some(id) = r.try_id() {
             refs.push((name, id.detach()));
@@ -65,7 +65,7 @@ pub fn read(ws: &Workspace, now: DateTime<Utc>) -> Result<Recent> {
     for (name, tip) in refs {
         let mut woven = Vec::new();
         for info in repo.rev_walk([tip]).first_parent_only().all()?.take(WALK) {
-            let info = info.map_err(|e| Error::Other(format!("walking {name}: {e}")))?;
+            let info = info.map_err(|e| Error::wrap(format!("walking {name}"), e))?;
             let commit = repo.find_commit(info.id)?;
             let message = commit.message_raw_sloppy().to_string();
             let input = crate::trailers::parse(&message)

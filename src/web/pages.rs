@@ -48,7 +48,8 @@ pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
             ErrorKind::Conflict => 409,
             _ => 500,
         };
-        Reply::Error(StatusCode(status), e.to_string())
+        // The page has room for one line: the message and its causes.
+        Reply::Error(StatusCode(status), format!("{e:#}"))
     })
 }
 
@@ -64,7 +65,7 @@ fn repo(shared: &Shared) -> Result<gix::Repository> {
 }
 
 fn value(v: impl Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| Error::Other(format!("serialising: {e}")))
+    serde_json::to_value(v).map_err(|e| Error::wrap("serialising", e))
 }
 
 /// The page of `doc`: its JSON document when the request asks for JSON, else its template's data made

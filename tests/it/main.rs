@@ -18,6 +18,7 @@ mod layers;
 mod lease;
 mod mail;
 mod mcp;
+mod messages;
 mod names;
 mod prompt;
 mod remotes;

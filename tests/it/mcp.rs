@@ -1042,3 +1042,47 @@ async fn an_unknown_tool_is_the_error_object_of_every_tool() {
         .contains("no tool named no_such_tool"));
     s.cancel().await.unwrap();
 }
+
+/// A failure that needs more input names the tool's argument fields, never a CLI flag: bob releasing
+/// alice's lease is told to set `force` and `reason` (and not "pass --force --reason TEXT"), and a forced
+/// release without a reason is told to set `reason`. Catches library messages that name CLI flags, and the
+/// lease tools' own error mapping that dropped the hints.
+#[tokio::test(flavor = "current_thread")]
+async fn a_needs_force_failure_names_the_tools_fields_not_cli_flags() {
+    let r = Repo::new();
+    let (alice, _) = connect(&r, "alice").await;
+    let (bob, _) = connect(&r, "bob").await;
+    let got = ok(&call(
+        &alice,
+        "lease_acquire",
+        json!({"paths": ["src/"], "ttl": "1h"}),
+    )
+    .await);
+    let id = got["lease"]["id"].as_str().unwrap().to_owned();
+
+    let refused = call(&bob, "lease_release", json!({"ids": [&id[..8]]})).await;
+    let text = error_text(&refused);
+    let doc = refused.structured_content.clone().unwrap();
+    assert_eq!(doc["exit"], 3, "{doc}");
+    let hints = doc["error"]["hints"].to_string();
+    for said in [&text, &hints] {
+        assert!(
+            said.contains("`force`") && said.contains("`reason`"),
+            "{said}"
+        );
+        assert!(!said.contains("--"), "a CLI flag in an MCP answer: {said}");
+    }
+
+    let no_reason = call(
+        &bob,
+        "lease_release",
+        json!({"ids": [&id[..8]], "force": true}),
+    )
+    .await;
+    let text = error_text(&no_reason);
+    assert_eq!(no_reason.structured_content.clone().unwrap()["exit"], 2);
+    assert!(text.contains("`reason`"), "{text}");
+    assert!(!text.contains("--"), "a CLI flag in an MCP answer: {text}");
+    alice.cancel().await.unwrap();
+    bob.cancel().await.unwrap();
+}

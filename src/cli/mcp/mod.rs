@@ -33,6 +33,8 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
+use git_jules::Remedy;
+
 use super::ui;
 use crate::cli::context::Context;
 
@@ -126,14 +128,17 @@ impl Server {
     }
 }
 
-/// The one mapping of a failed call to its result, in the CLI's words: `error: …` and `hint: …` lines as
-/// text, and the JSON error object that `--json` prints as structured content (`{"version", "error",
-/// "exit"}`). Every tool's failure comes here: bad arguments, an unknown tool, a panic and the library's
-/// errors alike. (The kind, the exit code and the hints are chosen by `CliError::from`, from the error's
-/// type, in one place for the CLI and the server.)
+/// The one mapping of a failed call to its result: `error: …`, `caused by: …` and `hint: …` lines as text,
+/// and the JSON error object the CLI's `--json` prints as structured content (`{"version", "error",
+/// "exit"}`), with the same kind, message, causes and exit code. Every tool's failure comes here: bad
+/// arguments, an unknown tool, a panic and the library's errors alike. The hints are the server's own
+/// ([`mcp_hints`]): they name the tools' argument fields, never a CLI flag.
 pub fn tool_error(e: &anyhow::Error) -> CallToolResult {
-    let err = super::error::CliError::from(e);
+    let err = super::error::CliError::with_hints(e, mcp_hints);
     let mut text = format!("error: {}", err.message);
+    for c in &err.causes {
+        text.push_str(&format!("\ncaused by: {c}"));
+    }
     for h in &err.hints {
         text.push_str(&format!("\nhint: {h}"));
     }
@@ -145,6 +150,76 @@ pub fn tool_error(e: &anyhow::Error) -> CallToolResult {
     let mut result = CallToolResult::structured_error(doc);
     result.content = vec![ContentBlock::text(text)];
     result
+}
+
+/// Hints for the library's errors in the server's words: the one place a [`Remedy`] becomes the tools'
+/// argument fields (the CLI words the same remedies as flags, in `cli::error::remedy_hint`).
+fn mcp_hints(e: &git_jules::Error) -> Vec<String> {
+    use git_jules::Error;
+    match e {
+        Error::Needs { remedy, .. } => vec![remedy_hint(remedy)],
+        Error::Race { .. } => {
+            vec!["another writer kept the ref busy; call the tool again".to_owned()]
+        }
+        Error::Ambiguous { .. } => vec!["give more hex digits of the id".to_owned()],
+        Error::NotFound { what, .. } => match what {
+            git_jules::Thing::Message => vec!["list the ids with `mail_list`".to_owned()],
+            git_jules::Thing::Task => vec!["list the tasks with `task_list`".to_owned()],
+            git_jules::Thing::BaseBranch => vec!["name the base branch in `base`".to_owned()],
+            _ => Vec::new(),
+        },
+        Error::Persona {
+            problem: git_jules::NameProblem::Group { members },
+            ..
+        } => vec![format!("name one of its members: {}", members.join(", "))],
+        Error::Persona {
+            problem:
+                git_jules::NameProblem::Unknown {
+                    suggestion: Some(s),
+                    ..
+                },
+            ..
+        } => vec![format!("did you mean {s}?")],
+        _ => Vec::new(),
+    }
+}
+
+/// What fixes a refusal, naming the tools' argument fields in backticks.
+fn remedy_hint(remedy: &Remedy) -> String {
+    let s = match remedy {
+        Remedy::ForceWithReason => {
+            "set `force` to true and say why in `reason` to release it (the holder is mailed)"
+        }
+        Remedy::Reason => "a forced release says why: give `reason`",
+        Remedy::Replace => "remove what is there first; this server does not replace it",
+        Remedy::Base => "name the base branch in `base`",
+        Remedy::RebaseOrMerge => "land the series by rebasing it onto its base, or by a merge",
+        Remedy::Merge => "reroll the series onto the new base, or land it by a merge",
+        Remedy::Drop { patch } => return format!("drop patch {patch} from the series"),
+        Remedy::NoRebase => "compare the versions without replaying onto the newer base",
+        Remedy::Rationale => "say why the patch exists: give its rationale",
+        Remedy::MessageAlone => "give the whole new message alone, without a summary or rationale",
+        Remedy::KeepRationale => {
+            "keep the `Rationale:` trailer in the new message, or change only the summary"
+        }
+        Remedy::Reword { patch } => return format!("change files first, or reword patch {patch}"),
+        Remedy::OtherPath => "remove it, or write the key to another path",
+        Remedy::Persona => "name the persona (or role) it belongs to",
+        Remedy::Label => "give the issue its label",
+        Remedy::Issue => "name the issue the plan expands",
+        Remedy::SigningKey { persona } => {
+            return format!("make a signing key for {persona} and configure it")
+        }
+        Remedy::CheckWithoutVerify => "a check does not verify; verify the woven branch instead",
+        Remedy::Into => "name another branch in `into`",
+        Remedy::Inputs => {
+            "name branches, ranges or patch files in `inputs`, or patterns in `branches`"
+        }
+        Remedy::VerifyCommand => {
+            "give the command in `cmd`, or set `jules.verify.cmd` in the repository's config"
+        }
+    };
+    s.to_owned()
 }
 
 /// The `warnings` of a use case's document (unknown persona names), in the words the CLI warns with.

@@ -129,7 +129,7 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
     let reader = opened
         .index
         .reader()
-        .map_err(|e| Error::Other(format!("search index: reader: {e}")))?;
+        .map_err(|e| Error::wrap("search index: reader", e))?;
     let searcher = reader.searcher();
 
     // Under requireSigned the view holds only verified mail; the index holds every message.
@@ -335,7 +335,7 @@ fn top_docs(
     );
     searcher
         .search(q, &collector)
-        .map_err(|e| Error::Other(format!("search index: {e}")))
+        .map_err(|e| Error::wrap("search index", e))
 }
 
 /// What reading the hits of one search needs.
@@ -364,7 +364,7 @@ impl Reading<'_> {
         let doc: TantivyDocument = self
             .searcher
             .doc(addr)
-            .map_err(|e| Error::Other(format!("search index: {e}")))?;
+            .map_err(|e| Error::wrap("search index", e))?;
         let id = doc
             .get_first(f.id)
             .and_then(|v| v.as_str())
