@@ -205,6 +205,9 @@ fn arrays_filled(path: &str, doc: &Value, got: &Value, filled: &mut BTreeMap<Str
     }
 }
 
+/// The docs whose examples another scenario runs (one scenario per doc, kept small).
+const OWN_SCENARIO: &[&str] = &["docs/series.md:", "docs/mcp.md:"];
+
 struct Scenario {
     r: Repo,
     outputs: Vec<(String, String)>,
@@ -237,6 +240,29 @@ impl Scenario {
 
     fn run(&mut self, name: &str, args: &[&str]) -> Value {
         self.run_code(name, args, 0, &[])
+    }
+
+    /// Keep `git ARGS`' output (a JSON document the tool stored: a note, a record) under `name`.
+    fn record_git(&mut self, name: &str, args: &[&str]) {
+        let text = self.r.git(args);
+        serde_json::from_str::<Value>(&text)
+            .unwrap_or_else(|e| panic!("{name}: not one JSON document ({e}): {text}"));
+        self.outputs.push((name.to_owned(), text));
+    }
+
+    /// With `JULES_JSON_DUMP=FILE`, write the outputs to FILE (a starting point for a new example).
+    fn dump(&self) {
+        let Some(f) = std::env::var_os("JULES_JSON_DUMP") else {
+            return;
+        };
+        let mut text = String::new();
+        for (name, out) in &self.outputs {
+            text.push_str(&format!(
+                "### `{name}`\n\n```json\n{}\n```\n\n",
+                out.trim_end()
+            ));
+        }
+        std::fs::write(f, text).unwrap();
     }
 }
 
@@ -702,35 +728,127 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "{caused}"
     );
 
-    if let Some(f) = std::env::var_os("JULES_JSON_DUMP") {
-        let mut text = String::new();
-        for (name, out) in &s.outputs {
-            text.push_str(&format!(
-                "### `{name}`\n\n```json\n{}\n```\n\n",
-                out.trim_end()
-            ));
-        }
-        std::fs::write(f, text).unwrap();
-    }
+    s.dump();
 
     let (blocks, mut problems) = crate::json_docs::blocks();
-    problems.extend(compare(&blocks, &s.outputs));
+    let mine: Vec<_> = blocks
+        .iter()
+        .filter(|b| !OWN_SCENARIO.iter().any(|f| b.at.starts_with(f)))
+        .collect();
+    problems.extend(compare(&mine, &s.outputs));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// docs/series.md's examples, each a run of this scenario: a series of three patches verified with `make
+/// check` (the second fails), the verify note, a fold and the failing patch dropped, the format, a review and its note, landing,
+/// and an aborted second series.
+#[test]
+fn the_series_docs_examples_are_real_runs() {
+    let r = Repo::new();
+    r.write("Makefile", "check:\n\t! grep -rq BROKEN src\n");
+    r.write("src/main.rs", "fn main() {}\n");
+    r.commit_all("build");
+    r.git(["config", "jules.verify.cmd", "make check"]);
+    let mut s = Scenario {
+        r,
+        outputs: Vec::new(),
+    };
+    s.run("series start", &["series", "start", "feat"]);
+    s.r.write("src/parse.rs", "fn parse() {}\n");
+    s.run(
+        "series commit",
+        &[
+            "series",
+            "commit",
+            "--summary",
+            "Add the parser",
+            "--rationale",
+            "line one\nline two",
+        ],
+    );
+    // Patch 1 verified now, so the next run finds it cached.
+    s.r.jules_ok(["verify", "--jobs", "1"]);
+    s.r.write("src/broken", "BROKEN\n");
+    s.r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        "Break the build",
+        "--rationale",
+        "r",
+    ]);
+    s.r.write("src/lex.rs", "fn lex() {}\n");
+    s.r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        "Add the lexer",
+        "--rationale",
+        "r",
+    ]);
+    s.run("series status", &["series", "status"]);
+    s.run_code("verify", &["verify", "--jobs", "1"], 1, &[]);
+    let broken = s.r.git(["rev-parse", "HEAD~1^{tree}"]);
+    s.record_git(
+        "verify note",
+        &["notes", "--ref=jules/verify", "show", broken.trim()],
+    );
+    s.run("hooks install", &["hooks", "install"]);
+    // A fold into patch 1, then the broken patch dropped.
+    s.r.write("src/parse.rs", "/// Parses.\nfn parse() {}\n");
+    s.run("series reroll", &["series", "reroll", "1"]);
+    s.run("series reroll", &["series", "reroll", "2", "--drop"]);
+    s.run("series format", &["series", "format"]);
+    let buffer = s.r.jules_ok(["series", "review", "--print"]).replace(
+        "> +fn parse() {}\n",
+        "> +fn parse() {}\nR: parse() needs a test.\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("review.txt");
+    std::fs::write(&file, buffer).unwrap();
+    s.run(
+        "series review",
+        &["series", "review", "--from-file", file.to_str().unwrap()],
+    );
+    let first = s.r.git(["rev-parse", "HEAD~1"]);
+    s.record_git(
+        "review note",
+        &["notes", "--ref=jules/review", "show", first.trim()],
+    );
+    s.run("series finalize", &["series", "finalize", "--jobs", "1"]);
+    s.r.jules_ok(["series", "start", "feat"]);
+    s.r.write("src/x.rs", "x\n");
+    s.r.jules_ok(["series", "commit", "--summary", "Add x", "--rationale", "r"]);
+    s.run("series abort", &["series", "abort", "--yes"]);
+    s.dump();
+
+    let (blocks, mut problems) = crate::json_docs::blocks();
+    let mine: Vec<_> = blocks
+        .iter()
+        .filter(|b| b.at.starts_with("docs/series.md:"))
+        .collect();
+    problems.extend(compare(&mine, &s.outputs));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// Every run against the doc blocks of its name, and every block against the runs: the problems found.
 ///
-/// A run has the shape of some block of its name (most names have one; a name whose runs differ in which
-/// arrays they fill may have more). A block has the shape of, and shows the values of, at least one run of its
-/// name. Every array a block shows with an element was printed with one in some run of that shape, and every
-/// documented name was run.
-fn compare(blocks: &[crate::json_docs::Block], outputs: &[(String, String)]) -> Vec<String> {
+/// A block's name is a run's, or a run's and a JSON pointer after `#` (`mail read#/message`: the block shows
+/// that part of the run). A run has the shape of some whole-document block of its name (most names have one; a name
+/// whose runs differ in which arrays they fill may have more), and is named by some block. A block has the
+/// shape of, and shows the values of, at least one run of its name. Every array a block shows with an element
+/// was printed with one in some run of that shape.
+fn compare(blocks: &[&crate::json_docs::Block], outputs: &[(String, String)]) -> Vec<String> {
     use crate::json_docs::Kind;
     let mut problems = Vec::new();
-    let documented: Vec<(&str, &crate::json_docs::Block)> = blocks
+    // (run name, pointer, block)
+    let documented: Vec<(&str, &str, &crate::json_docs::Block)> = blocks
         .iter()
         .filter_map(|b| match &b.kind {
-            Kind::Output(name) => Some((name.as_str(), b)),
+            Kind::Output(name) => Some(match name.split_once('#') {
+                Some((run, pointer)) => (run, pointer, *b),
+                None => (name.as_str(), "", *b),
+            }),
             _ => None,
         })
         .collect();
@@ -740,33 +858,40 @@ fn compare(blocks: &[crate::json_docs::Block], outputs: &[(String, String)]) -> 
         .collect();
     let mut filled: BTreeMap<String, bool> = BTreeMap::new();
     for (name, got) in &runs {
-        let mine: Vec<_> = documented.iter().filter(|(n, _)| n == name).collect();
-        if mine.is_empty() {
-            problems.push(format!("{name}: no `### {name}` example in docs/json.md"));
+        if !documented.iter().any(|(n, _, _)| n == name) {
+            problems.push(format!("{name}: no example in docs/ (`### {name}` in docs/json.md, or <!-- output: {name} -->)"));
             continue;
         }
+        let mine: Vec<_> = documented
+            .iter()
+            .filter(|(n, ptr, _)| n == name && ptr.is_empty())
+            .collect();
         let mut misfits = Vec::new();
-        for (_, block) in &mine {
+        for (_, _, block) in &mine {
             match conforms(name, &block.value, got) {
                 Ok(()) => arrays_filled(name, &block.value, got, &mut filled),
                 Err(e) => misfits.push(format!("{}: {e}", block.at)),
             }
         }
-        if misfits.len() == mine.len() {
+        if !mine.is_empty() && misfits.len() == mine.len() {
             problems.extend(misfits);
         }
     }
-    for (name, block) in &documented {
+    for (name, pointer, block) in &documented {
+        let label = match pointer.is_empty() {
+            true => name.to_string(),
+            false => format!("{name}#{pointer}"),
+        };
         let mine: Vec<&Value> = runs
             .iter()
             .filter(|(n, _)| n == name)
-            .map(|(_, v)| v)
+            .filter_map(|(_, v)| v.pointer(pointer))
             .collect();
         let mut best: Option<Vec<String>> = None;
         for got in &mine {
             let mut p = Vec::new();
-            check_shape(name, &block.value, got, &mut p);
-            let (values, deferred) = crate::json_docs::compare_values(name, &block.value, got);
+            check_shape(&label, &block.value, got, &mut p);
+            let (values, deferred) = crate::json_docs::compare_values(&label, &block.value, got);
             p.extend(values);
             for d in deferred {
                 if !shown_by_some_run(&d, &mine) {
@@ -781,9 +906,9 @@ fn compare(blocks: &[crate::json_docs::Block], outputs: &[(String, String)]) -> 
             }
         }
         match best {
-            None => problems.push(format!("{}: documented but not run: {name}", block.at)),
+            None => problems.push(format!("{}: documented but not run: {label}", block.at)),
             Some(p) if !p.is_empty() => problems.push(format!(
-                "{}: no run of {name} prints this example; the closest differs in:\n  {}",
+                "{}: no run of {label} prints this example; the closest differs in:\n  {}",
                 block.at,
                 p.join("\n  ")
             )),
