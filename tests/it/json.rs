@@ -349,6 +349,8 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         ],
     );
     let mid = sent["id"].as_str().unwrap().to_owned();
+    // The send event as stored (docs/format.md, *The event JSON*): a payload for the file.
+    s.run("log show mail", &["log", "show", "mail"]);
     let reply = s.run(
         "mail reply",
         &["mail", "reply", &mid, "--from", "bob", "--body", "ok"],
@@ -566,6 +568,11 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         &["series", "version", "--persona", "alice"],
     );
     s.run("series versions", &["series", "versions", "alice/feat"]);
+    // The record a version carries (docs/format.md, *Series versions*).
+    s.record_git(
+        "series.json",
+        &["show", "refs/jules/series/alice/feat:series.json"],
+    );
     // A review of v1 (one comment under its patch's added line), so `series show` has `reviews`.
     let buffer =
         s.r.jules_ok(["series", "review", "--version", "alice/feat@v1", "--print"])
@@ -663,6 +670,10 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         &["series", "version", "--persona", "alice"],
     );
     assert_eq!(v3["dropped"], serde_json::json!([2]), "{v3}");
+    s.record_git(
+        "series.json",
+        &["show", "refs/jules/series/alice/feat:series.json"],
+    );
     s.run("series show", &["series", "show", "alice/feat@v3"]);
     let deferred = s.run("sync", &["sync"]);
     assert!(
