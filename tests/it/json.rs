@@ -842,6 +842,133 @@ fn the_series_docs_examples_are_real_runs() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// One `git jules mcp` server spoken to as a client does on stdio: JSON-RPC messages, one a line.
+struct RawMcp {
+    _server: crate::harness::Guarded,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawMcp {
+    /// Start a server as `persona` in `r` and shake hands.
+    fn start(r: &Repo, persona: &str) -> RawMcp {
+        use std::io::BufRead;
+        let mut cmd = r.jules_cmd(["mcp", "--persona", persona]);
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut server = crate::harness::Guarded::spawn(&mut cmd);
+        let stdin = server.child.stdin.take().unwrap();
+        let stdout = server.child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut mcp = RawMcp {
+            _server: server,
+            stdin,
+            lines,
+        };
+        mcp.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                       "clientInfo": {"name": "docs", "version": "0"}}}),
+        );
+        mcp.answer(0);
+        mcp.send(&serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn send(&mut self, message: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next line that satisfies `want` (the bound only catches a hang).
+    fn next(&mut self, want: impl Fn(&Value) -> bool) -> String {
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .expect("the MCP server answered within the hang bound");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if want(&v) {
+                return line;
+            }
+        }
+    }
+
+    /// The response to request `id`.
+    fn answer(&mut self, id: i64) -> String {
+        self.next(|v| v["id"] == id && v.get("method").is_none())
+    }
+}
+
+/// docs/mcp.md's examples: each request block is sent as written to a server running as the persona its mark
+/// names, and each answer is the run `mcp response ID`; the inbox notification is `mcp notification`.
+#[test]
+fn the_mcp_docs_examples_are_real_runs() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[cycle]\norder = [\"curator\", \"refactor\"]\n",
+    );
+    r.commit_all("roster");
+    let (blocks, mut problems) = crate::json_docs::blocks();
+    let mine: Vec<_> = blocks
+        .iter()
+        .filter(|b| b.at.starts_with("docs/mcp.md:"))
+        .collect();
+    let mut servers: BTreeMap<String, RawMcp> = BTreeMap::new();
+    let mut outputs = Vec::new();
+    let mut subscribed = None;
+    for block in &mine {
+        let crate::json_docs::Kind::McpRequest(persona) = &block.kind else {
+            continue;
+        };
+        let server = servers
+            .entry(persona.clone())
+            .or_insert_with(|| RawMcp::start(&r, persona));
+        server.send(&block.value);
+        let id = block.value["id"].as_i64().expect("a request has an id");
+        outputs.push((format!("mcp response {id}"), server.answer(id)));
+        if block.value["method"] == "resources/subscribe" {
+            subscribed = Some(persona.clone());
+        }
+    }
+    // Mail for the subscribed persona, from another process: the server says so.
+    let persona = subscribed.expect("docs/mcp.md subscribes to the inbox");
+    r.jules_ok([
+        "mail",
+        "send",
+        "--from",
+        "curator",
+        "--to",
+        &persona,
+        "--subject",
+        "s",
+        "--body",
+        "b",
+    ]);
+    let note = servers
+        .get_mut(&persona)
+        .unwrap()
+        .next(|v| v["method"] == "notifications/resources/updated");
+    outputs.push(("mcp notification".to_owned(), note));
+    if let Some(f) = std::env::var_os("JULES_JSON_DUMP") {
+        let text: Vec<String> = outputs.iter().map(|(n, o)| format!("{n}: {o}")).collect();
+        std::fs::write(f, text.join("\n")).unwrap();
+    }
+    problems.extend(compare(&mine, &outputs));
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
 /// Every run against the doc blocks of its name, and every block against the runs: the problems found.
 ///
 /// A block's name is a run's, or a run's and a JSON pointer after `#` (`mail read#/message`: the block shows
