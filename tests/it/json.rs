@@ -133,6 +133,10 @@ const NOT_YET_FILLED: &[&str] = &[
     "web /api/weave.reports[].report.dropped",
     "web /api/weave.reports[].report.failed",
     "web /api/weave.reports[].report.skipped",
+    // The same gaps in docs/weave.md's `InputReport` example (a conflicted input of the same weave).
+    "weave#/conflicted/0.commits",
+    "weave#/conflicted/0.notes",
+    "weave#/conflicted/0.skipped",
 ];
 
 /// A doc array that one run printed empty is printed with the doc's elements by another run of the name
@@ -691,8 +695,13 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         s.r.git(["commit", "-qam", branch]);
         s.r.git(["switch", "-q", here.trim()]);
     }
-    let woven = s.r.jules(["weave", "jules/alice/one", "jules/bob/two"]);
-    assert_eq!(woven.status.code(), Some(1), "bob's input conflicts");
+    // bob's input conflicts (exit 1); the report is docs/weave.md's.
+    s.run_code(
+        "weave",
+        &["weave", "jules/alice/one", "jules/bob/two"],
+        1,
+        &[],
+    );
     // Alice claims bob's reply, so the fleet's alice has an open claim as well as a lease.
     s.r.jules_ok(["mail", "claim", &reply, "--persona", "alice"]);
     let server = crate::web::Server::start(&s.r, &[]);

@@ -27,13 +27,7 @@ pub(crate) enum Kind {
     McpRequest(String),
     /// Not output (arguments, configuration).
     NotOutput,
-    /// `<!-- not-yet-checked -->`: a block no run checks yet, counted per file by `NOT_YET_CHECKED` (a gap
-    /// still open; its text need not even be JSON).
-    NotYetChecked,
 }
-
-/// The blocks per doc not checked yet (issue 41): shrink these counts, never grow them.
-pub(crate) const NOT_YET_CHECKED: &[(&str, usize)] = &[("docs/weave.md", 2)];
 
 /// One ```json block of a doc.
 #[derive(Debug, Clone)]
@@ -60,20 +54,6 @@ pub(crate) fn blocks() -> (Vec<Block>, Vec<String>) {
         let name = format!("docs/{}", file.file_name().unwrap().to_string_lossy());
         let text = std::fs::read_to_string(&file).unwrap();
         blocks_of(&name, &text, &mut out, &mut problems);
-        let unchecked = out
-            .iter()
-            .filter(|b| b.kind == Kind::NotYetChecked && b.at.starts_with(&format!("{name}:")))
-            .count();
-        let allowed = NOT_YET_CHECKED
-            .iter()
-            .find(|(f, _)| *f == name)
-            .map_or(0, |(_, n)| *n);
-        if unchecked != allowed {
-            problems.push(format!(
-                "{name}: {unchecked} blocks marked not-yet-checked, NOT_YET_CHECKED says {allowed} \
-                 (check a block against a run, then lower the count)"
-            ));
-        }
     }
     (out, problems)
 }
@@ -88,21 +68,15 @@ pub(crate) fn blocks_of(name: &str, text: &str, out: &mut Vec<Block>, problems: 
         if let Some((start, kind, body)) = &mut block {
             if line.starts_with("```") {
                 let at = format!("{name}:{start}");
-                if *kind == Some(Kind::NotYetChecked) {
-                    out.push(Block {
-                        at,
-                        kind: Kind::NotYetChecked,
-                        value: Value::Null,
-                    });
-                    block = None;
-                    continue;
-                }
                 match (serde_json::from_str::<Value>(body), kind.take()) {
                     (Err(e), _) => problems.push(format!("{at}: not JSON ({e})")),
                     (Ok(_), None) => problems.push(format!(
                         "{at}: a JSON block without a mark (<!-- output: NAME -->, <!-- not-output -->, \
                          <!-- mcp-request: PERSONA -->)"
                     )),
+                    (Ok(_), Some(Kind::McpRequest(_))) if name != "docs/mcp.md" => problems.push(
+                        format!("{at}: MCP requests are sent by docs/mcp.md's scenario only"),
+                    ),
                     (Ok(value), Some(kind)) => out.push(Block { at, kind, value }),
                 }
                 block = None;
@@ -139,9 +113,6 @@ fn mark(line: &str) -> Option<Kind> {
         .trim();
     if inner == "not-output" {
         return Some(Kind::NotOutput);
-    }
-    if inner == "not-yet-checked" {
-        return Some(Kind::NotYetChecked);
     }
     if let Some(name) = inner.strip_prefix("output:") {
         return Some(Kind::Output(name.trim().to_owned()));
