@@ -117,7 +117,6 @@ pub(crate) fn check_shape(path: &str, doc: &Value, got: &Value, problems: &mut V
 /// Arrays the scenario does not fill yet: each is a gap still open (issue 41, finding 3), named here so the
 /// check holds for every other array and a new empty one fails. Shrink this list; never grow it.
 const NOT_YET_FILLED: &[&str] = &[
-    "sync.series_refused",
     "web /api/fleet.ticks",
     "web /api/weave.mails[].files",
     "web /api/weave.mails[].urls",
@@ -602,6 +601,22 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         !synced["series_pushed"].as_array().unwrap().is_empty(),
         "{synced}"
     );
+    // A remote whose guard stops a forged version (a plain commit under refs/jules/series/): once the logs
+    // are there, sync names the refused ref (`series_refused`) and exits 2.
+    let guarded = s.r.bare_sibling();
+    s.r.git(["push", "-q", guarded.path().to_str().unwrap(), "HEAD:main"]);
+    let installed = guarded.jules(["guard", "--install"]);
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    s.r.git(["remote", "add", "guarded", guarded.path().to_str().unwrap()]);
+    s.r.jules_ok(["sync", "guarded"]);
+    s.r.git(["update-ref", "refs/jules/series/mallory/feat", "HEAD"]);
+    let refused = s.run_code("sync", &["sync", "guarded"], 2, &[]);
+    assert_eq!(
+        refused["series_refused"][0]["name"], "refs/jules/series/mallory/feat",
+        "{refused}"
+    );
+    s.r.git(["update-ref", "-d", "refs/jules/series/mallory/feat"]);
+    s.r.git(["remote", "remove", "guarded"]);
     // Every persona's versions, with a ref under refs/jules/series/ that is not a version (`skipped`).
     s.r.git(["update-ref", "refs/jules/series/mallory/x", "HEAD"]);
     s.run("series list --all", &["series", "list", "--all"]);
