@@ -118,28 +118,20 @@ pub(crate) fn check_shape(path: &str, doc: &Value, got: &Value, problems: &mut V
 /// check holds for every other array and a new empty one fails. Shrink this list; never grow it.
 const NOT_YET_FILLED: &[&str] = &[
     "web /api/fleet.ticks",
-    "web /api/weave.mails[].files",
     "web /api/weave.mails[].urls",
-    "web /api/weave.reports[].report.already",
-    "web /api/weave.reports[].report.applied[].conflicts",
-    "web /api/weave.reports[].report.applied[].notes",
-    "web /api/weave.reports[].report.applied[].skipped",
     "web /api/weave.reports[].report.conflicted[].commits",
-    "web /api/weave.reports[].report.conflicted[].conflicts[].counterparts",
-    "web /api/weave.reports[].report.conflicted[].conflicts[].leases",
     "web /api/weave.reports[].report.conflicted[].notes",
     "web /api/weave.reports[].report.conflicted[].skipped",
     "web /api/weave.reports[].report.dropped",
-    "web /api/weave.reports[].report.failed",
-    "web /api/weave.reports[].report.skipped",
     // The same gaps in docs/weave.md's `InputReport` example (a conflicted input of the same weave).
     "weave#/conflicted/0.commits",
     "weave#/conflicted/0.notes",
     "weave#/conflicted/0.skipped",
 ];
 
-/// A doc array that one run printed empty is printed with the doc's elements by another run of the name
-/// (recursively: its own empty arrays by others still). An array still on `NOT_YET_FILLED` is a known gap.
+/// A doc array that one run printed empty is printed with the doc's elements by another run of the name, or
+/// by another element of the same list (`reports[3]` rather than `reports[0]`); recursively, its own empty
+/// arrays by others still. An array still on `NOT_YET_FILLED` is a known gap.
 fn shown_by_some_run(d: &crate::json_docs::Deferred, runs: &[&Value]) -> bool {
     let gap = d
         .path
@@ -150,23 +142,52 @@ fn shown_by_some_run(d: &crate::json_docs::Deferred, runs: &[&Value]) -> bool {
     if NOT_YET_FILLED.contains(&gap.as_str()) {
         return true;
     }
-    runs.iter().any(|run| {
-        let Some(got) = run.pointer(&d.pointer) else {
-            return false;
-        };
-        if got.as_array().is_none_or(Vec::is_empty) {
-            return false;
+    runs.iter()
+        .flat_map(|run| at_any_index(run, &d.pointer))
+        .any(|(pointer, got)| {
+            if got.as_array().is_none_or(Vec::is_empty) {
+                return false;
+            }
+            let d = crate::json_docs::Deferred {
+                pointer,
+                ..d.clone()
+            };
+            let (p, deferred) = crate::json_docs::compare_values(&d.path, &d.doc, got);
+            p.is_empty()
+                && deferred.iter().all(|inner| {
+                    let inner = crate::json_docs::Deferred {
+                        pointer: format!("{}{}", d.pointer, inner.pointer),
+                        ..inner.clone()
+                    };
+                    shown_by_some_run(&inner, runs)
+                })
+        })
+}
+
+/// The values at `pointer` in `run`, with every array index in it standing for any index: (the pointer
+/// with the indexes taken, the value).
+fn at_any_index<'v>(run: &'v Value, pointer: &str) -> Vec<(String, &'v Value)> {
+    let mut here = vec![(String::new(), run)];
+    for seg in pointer.split('/').skip(1) {
+        let mut next = Vec::new();
+        for (at, v) in here {
+            match v {
+                Value::Array(items) if seg.parse::<usize>().is_ok() => {
+                    for (i, item) in items.iter().enumerate() {
+                        next.push((format!("{at}/{i}"), item));
+                    }
+                }
+                _ => {
+                    let key = seg.replace("~1", "/").replace("~0", "~");
+                    if let Some(item) = v.get(&key) {
+                        next.push((format!("{at}/{seg}"), item));
+                    }
+                }
+            }
         }
-        let (p, deferred) = crate::json_docs::compare_values(&d.path, &d.doc, got);
-        p.is_empty()
-            && deferred.iter().all(|inner| {
-                let inner = crate::json_docs::Deferred {
-                    pointer: format!("{}{}", d.pointer, inner.pointer),
-                    ..inner.clone()
-                };
-                shown_by_some_run(&inner, runs)
-            })
-    })
+        here = next;
+    }
+    here
 }
 
 /// For every array under `doc` that the doc shows with an element (and that `got` prints), record under its
@@ -701,22 +722,95 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     );
     s.r.git(["config", "--unset", "jules.sync.minPushInterval"]);
 
-    // The web pages' JSON (docs/web.md) after a weave with one applied and one conflicting input: the fleet
-    // (alice holds the lease above) and the weave page with the recorded report.
+    // The web pages' JSON (docs/web.md) after weaves that fill every list of the weave page: the fleet (alice
+    // holds the lease above) and the weave page with the recorded reports.
     let here = s.r.git(["rev-parse", "--abbrev-ref", "HEAD"]);
-    for (branch, text) in [("jules/alice/one", "one\n"), ("jules/bob/two", "two\n")] {
+    // On main, a long file, and a patch of its line 30 made before main gains five lines at its top: the
+    // patch applies at an offset (a note).
+    s.r.git(["switch", "-q", "main"]);
+    let long: String = (1..=60).map(|i| format!("line {i}\n")).collect();
+    s.r.write("long.txt", &long);
+    s.r.commit_all("long");
+    s.r.git(["switch", "-q", "-c", "tmp"]);
+    s.r.write("long.txt", &long.replace("line 30\n", "line 30 patched\n"));
+    s.r.commit_all("patch line 30");
+    let patches = tempfile::tempdir().unwrap();
+    let offset = patches.path().join("offset.diff");
+    std::fs::write(&offset, s.r.git(["diff", "main", "tmp"]) + "\n").unwrap();
+    s.r.git(["switch", "-q", "main"]);
+    s.r.write("long.txt", &format!("top\ntop\ntop\ntop\ntop\n{long}"));
+    s.r.commit_all("main moves on");
+    for (branch, file, text, message) in [
+        ("jules/alice/one", "a.txt", "one\n", "jules/alice/one"),
+        ("jules/bob/two", "a.txt", "two\n", "jules/bob/two"),
+        ("jules/dave/four", "four.txt", "four\n", "Add four"),
+        ("jules/bob/five", "a.txt", "five\n", "five\n\nPersona: bob"),
+    ] {
         s.r.git(["switch", "-q", "-c", branch, "main"]);
-        s.r.write("a.txt", text);
-        s.r.git(["commit", "-qam", branch]);
-        s.r.git(["switch", "-q", here.trim()]);
+        s.r.write(file, text);
+        if branch == "jules/alice/one" {
+            s.r.write("new.txt", "A\n");
+        }
+        s.r.git(["add", "-A"]);
+        s.r.git(["commit", "-qm", message]);
     }
-    // bob's input conflicts (exit 1); the report is docs/weave.md's.
+    s.r.git(["switch", "-q", "-c", "jules/carol/three", "main"]);
+    s.r.write("new.txt", "C\n");
+    s.r.commit_all("jules/carol/three");
+    s.r.git(["switch", "-q", here.trim()]);
+    // A patch series with its cover letter, the cover letter alone, a file that is no patch (a NUL), and a
+    // patch of bob's that conflicts (its mail carries the patch file).
+    let mbox = s.r.git([
+        "format-patch",
+        "--cover-letter",
+        "--stdout",
+        "main..jules/dave/four",
+    ]);
+    let four = patches.path().join("four.mbox");
+    std::fs::write(&four, format!("{mbox}\n")).unwrap();
+    let cover_end = mbox[1..].find("\nFrom ").expect("two messages") + 1;
+    let cover = patches.path().join("cover.mbox");
+    std::fs::write(&cover, format!("{}\n", &mbox[..cover_end])).unwrap();
+    let nul = patches.path().join("nul.patch");
+    std::fs::write(&nul, b"diff\0\n").unwrap();
+    let five = patches.path().join("five.patch");
+    let five_text =
+        s.r.git(["format-patch", "--stdout", "main..jules/bob/five"]);
+    std::fs::write(&five, format!("{five_text}\n")).unwrap();
+    // a.txt is under curator's lease: a conflict there names it.
+    s.r.jules_ok([
+        "lease",
+        "acquire",
+        "a.txt",
+        "--persona",
+        "curator",
+        "--reason",
+        "tidying",
+    ]);
+    // bob's and carol's inputs conflict (exit 1; carol's adds a file alice's added too); the report is
+    // docs/weave.md's.
     s.run_code(
         "weave",
-        &["weave", "jules/alice/one", "jules/bob/two"],
+        &[
+            "weave",
+            "jules/alice/one",
+            "jules/bob/two",
+            "jules/carol/three",
+        ],
         1,
         &[],
     );
+    // alice's input again: already there.
+    s.r.jules_ok(["weave", "jules/alice/one"]);
+    let woven = s.r.jules([
+        "weave",
+        offset.to_str().unwrap(),
+        four.to_str().unwrap(),
+        cover.to_str().unwrap(),
+        nul.to_str().unwrap(),
+        five.to_str().unwrap(),
+    ]);
+    assert_eq!(woven.status.code(), Some(1), "{}", stderr(&woven));
     // Alice claims bob's reply, so the fleet's alice has an open claim as well as a lease.
     s.r.jules_ok(["mail", "claim", &reply, "--persona", "alice"]);
     let server = crate::web::Server::start(&s.r, &[]);
