@@ -1,12 +1,13 @@
 //! Every JSON example in `docs/*.md`, and how one is compared with a real run (issue 41, finding 3).
 //!
-//! Each ```json block is one of three kinds, said by the line above it:
+//! Each ```json block is one of these kinds, said by the line above it:
 //!
 //! * in docs/json.md, a block under `### NAME` is the output of the run `NAME` (the heading is the mark);
-//! * elsewhere, `<!-- output: NAME -->`: the output of the run `NAME` of `tests/it/json.rs`'s scenario (a
-//!   command, a web page, an MCP response, or a `git` read of what the tool stored);
-//! * `<!-- mcp-request: PERSONA -->`: a JSON-RPC message that the scenario sends, as written, to an MCP server
-//!   running as PERSONA (its answer is the run `mcp response ID`);
+//! * elsewhere, `<!-- output: NAME -->`: the output of the run `NAME` of one of `tests/it/json.rs`'s scenarios
+//!   (a command, a web page, an MCP response, or a `git` read of what the tool stored); `NAME#/a/0/b` is the
+//!   part of that run a JSON pointer names;
+//! * `<!-- mcp-request: PERSONA -->` (docs/mcp.md only): a JSON-RPC message that the scenario sends, as
+//!   written, to an MCP server running as PERSONA (its answer is the run `mcp response ID`);
 //! * `<!-- not-output -->`: not output at all (arguments, configuration); still parsed as JSON.
 //!
 //! An unmarked block, or one that does not parse, is an error: an example nothing checks would drift.
@@ -509,4 +510,34 @@ fn a_value_the_run_does_not_print_is_a_difference() {
         let (p, d) = compare_values("t", &doc, &got);
         assert!(!p.is_empty() || !d.is_empty(), "{got}");
     }
+}
+
+#[test]
+fn every_block_is_marked_and_parses() {
+    let text = "## A\n\n<!-- output: sync -->\n```json\n{\"a\": 1}\n```\n\n<!-- not-output -->\n```json\n[1]\n```\n\n\
+                ```json\n{}\n```\n\n<!-- output: x -->\n```json\n{\"a\": …}\n```\n\n\
+                <!-- mcp-request: alice -->\n```json\n{\"id\": 1}\n```\n";
+    let (mut out, mut problems) = (Vec::new(), Vec::new());
+    blocks_of("docs/x.md", text, &mut out, &mut problems);
+    let kinds: Vec<&Kind> = out.iter().map(|b| &b.kind).collect();
+    assert_eq!(
+        kinds,
+        [&Kind::Output("sync".into()), &Kind::NotOutput],
+        "{problems:?}"
+    );
+    // The unmarked block, the one that is not JSON, and an MCP request outside docs/mcp.md.
+    assert_eq!(problems.len(), 3, "{problems:?}");
+    assert!(problems[0].starts_with("docs/x.md:13: a JSON block without a mark"));
+    assert!(problems[1].starts_with("docs/x.md:18: not JSON"));
+    assert!(problems[2].contains("MCP requests are sent by docs/mcp.md's scenario only"));
+    // In docs/json.md a heading names the run.
+    let (mut out, mut problems) = (Vec::new(), Vec::new());
+    blocks_of(
+        "docs/json.md",
+        "### `log list`\n\n```json\n{}\n```\n",
+        &mut out,
+        &mut problems,
+    );
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(out[0].kind, Kind::Output("log list".into()));
 }
