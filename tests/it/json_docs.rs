@@ -127,7 +127,7 @@ fn mark(line: &str) -> Option<Kind> {
 /// replaced, the rest compared exactly. In this order:
 ///
 /// 1. an absolute path (a `/` at the start of the string or after a space, `(` or a quote, up to the next
-///    space, quote, `)`, `,` or `:`) becomes `<path>`: temporary directories;
+///    space, quote, `)`, `,` or `:`) becomes `<path>`: temporary directories (`/dev/null`, git's, stays);
 /// 2. an RFC 3339 time (`2026-11-28T09:39:20.123Z`, `…+00:00`) becomes `<time>`;
 /// 3. a run of 40 or more base64 characters with lower-case letters and four or more capitals becomes
 ///    `<base64>`: keys and key fingerprints (a change id, `I` and 40 hex digits, is not one);
@@ -154,13 +154,15 @@ fn paths(s: &str) -> String {
             None | Some(' ' | '\n' | '\t' | '(' | '"' | '\'' | '`')
         );
         if c == '/' && starts && chars.peek().is_some_and(|n| !n.is_whitespace()) {
-            while chars
-                .peek()
-                .is_some_and(|n| !n.is_whitespace() && !"\"'`),:".contains(*n))
-            {
-                chars.next();
+            let mut path = String::from('/');
+            while let Some(n) = chars.next_if(|n| !n.is_whitespace() && !"\"'`),:".contains(*n)) {
+                path.push(n);
             }
-            out.push_str("<path>");
+            // git's name for no file is part of a diff's text, the same in every run.
+            match path.as_str() {
+                "/dev/null" => out.push_str(&path),
+                _ => out.push_str("<path>"),
+            }
             prev = Some('>');
             continue;
         }
@@ -453,6 +455,10 @@ fn the_placeholder_rule_replaces_only_what_differs_between_runs() {
         "cannot read <path>: gone"
     );
     assert_eq!(normalise("refs/jules/mail"), "refs/jules/mail");
+    assert_eq!(
+        normalise("--- /dev/null\n+++ b/c.txt"),
+        "--- /dev/null\n+++ b/c.txt"
+    );
     assert_eq!(
         normalise("https://example.com/spec"),
         "https://example.com/spec"
