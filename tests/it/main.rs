@@ -13,6 +13,7 @@ mod finalize;
 mod format;
 mod held;
 mod json;
+mod json_docs;
 mod layering;
 mod layers;
 mod lease;
