@@ -36,7 +36,7 @@ impl Context {
     pub fn open(&self) -> git_jules::Result<gix::Repository> {
         let repo = git_jules::repo::open_with(&self.dir, &self.overrides)?;
         for w in git_jules::settings::warnings(&repo) {
-            ui::warn(w);
+            self.ui.warn(w);
         }
         Ok(repo)
     }

@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use git_jules::exchange::{self, AddRequest};
 use git_jules::Error;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -102,9 +101,9 @@ fn print_artifact(ctx: &Context, a: &exchange::Artifact) {
     if ctx.ui.json {
         let mut v = serde_json::to_value(a).unwrap_or_default();
         v["version"] = 1.into();
-        ui::json(&v);
+        ctx.ui.json(&v);
     } else {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{} {} {} {}",
             &a.id[..12],
             a.kind,
@@ -211,11 +210,11 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             if ctx.ui.json {
                 let mut v = serde_json::to_value(&r)?;
                 v["version"] = 1.into();
-                ui::json(&v);
+                ctx.ui.json(&v);
             } else if r.won {
-                ui::out(format!("took {issue}"));
+                ctx.ui.out(format!("took {issue}"));
             } else {
-                ui::out(format!("lost {issue}: taken by {}", r.winner));
+                ctx.ui.out(format!("lost {issue}: taken by {}", r.winner));
             }
             return Ok(if r.won {
                 0
@@ -231,9 +230,11 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
         } => {
             exchange::close(&log, &workstream, &issue, &persona, &commit)?;
             if !ctx.ui.json {
-                ui::out(format!("closed {issue} with {commit}"));
+                ctx.ui.out(format!("closed {issue} with {commit}"));
             } else {
-                ui::json(&serde_json::json!({"version": 1, "issue": issue, "closed_with": commit}));
+                ctx.ui.json(
+                    &serde_json::json!({"version": 1, "issue": issue, "closed_with": commit}),
+                );
             }
         }
         ExchangeCommand::List { workstream } => {
@@ -247,10 +248,11 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
                 .filter(|a| workstream.as_deref().is_none_or(|w| a.workstream == w))
                 .collect();
             if ctx.ui.json {
-                ui::json(&serde_json::json!({"version": 1, "artifacts": items}));
+                ctx.ui
+                    .json(&serde_json::json!({"version": 1, "artifacts": items}));
             } else {
                 for a in items {
-                    ui::out(format!(
+                    ctx.ui.out(format!(
                         "{} {:<10} {:<11} {:<24} {}{}",
                         &a.id[..12],
                         a.workstream,
@@ -268,9 +270,10 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
         ExchangeCommand::Export { dir } => {
             let files = exchange::export(&log, &dir)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({"version": 1, "files": files}));
+                ctx.ui
+                    .json(&serde_json::json!({"version": 1, "files": files}));
             } else {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "exported {} file(s) to {}",
                     files.len(),
                     dir.display()
@@ -280,9 +283,9 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
         ExchangeCommand::Import { dir, actor } => {
             let n = exchange::import(&log, &wd, &actor, &dir)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({"version": 1, "added": n}));
+                ctx.ui.json(&serde_json::json!({"version": 1, "added": n}));
             } else {
-                ui::out(format!("imported {n} artifact(s)"));
+                ctx.ui.out(format!("imported {n} artifact(s)"));
             }
         }
     }

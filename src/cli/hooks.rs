@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use git_jules::hooks::{self, Action};
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -58,14 +57,14 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
                 Hook::PreCommit => hooks::install_pre_commit(&repo, &hook_binary()?, a.force)?,
             };
             if ctx.ui.json {
-                ui::json(&done);
+                ctx.ui.json(&done);
             } else {
                 let path = done.path.display();
                 match done.action {
-                    Action::Installed => ui::status(format!("installed {path}")),
-                    Action::Unchanged => ui::status(format!("{path} is already installed")),
-                    Action::Updated => ui::status(format!("updated {path}")),
-                    Action::Replaced => ui::status(format!(
+                    Action::Installed => ctx.ui.status(format!("installed {path}")),
+                    Action::Unchanged => ctx.ui.status(format!("{path} is already installed")),
+                    Action::Updated => ctx.ui.status(format!("updated {path}")),
+                    Action::Replaced => ctx.ui.status(format!(
                         "installed {path}; the previous hook is {}",
                         done.backup
                             .as_ref()
@@ -76,7 +75,8 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
                 if matches!(a.hook, Hook::PrePush)
                     && repo.config_snapshot().string("jules.verify.cmd").is_none()
                 {
-                    ui::hint("set the command the hook runs: `git config jules.verify.cmd CMD`");
+                    ctx.ui
+                        .hint("set the command the hook runs: `git config jules.verify.cmd CMD`");
                 }
             }
             Ok(0)

@@ -2,7 +2,6 @@
 
 use git_jules::init;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -23,16 +22,18 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         None => init::init(&mut repo, &args.remotes)?,
     };
     if ctx.ui.json {
-        ui::json(&reports);
+        ctx.ui.json(&reports);
     } else if reports.is_empty() {
-        ui::status("no remote to configure: add one, then run `git jules init` again");
+        ctx.ui
+            .status("no remote to configure: add one, then run `git jules init` again");
     } else {
         for r in &reports {
             if r.added.is_empty() {
-                ui::status(format!("remote {}: already configured", r.remote));
+                ctx.ui
+                    .status(format!("remote {}: already configured", r.remote));
             } else {
                 for line in &r.added {
-                    ui::status(format!("remote {}: {line}", r.remote));
+                    ctx.ui.status(format!("remote {}: {line}", r.remote));
                 }
             }
         }

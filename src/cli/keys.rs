@@ -6,7 +6,6 @@ use clap::Subcommand;
 use git_jules::sign::{self, keys};
 use serde_json::json;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, Subcommand)]
@@ -60,10 +59,10 @@ fn new(ctx: &Context, a: NewArgs) -> anyhow::Result<i32> {
             git_jules::gitcli::dir_of(&repo),
             ["config", var.as_str(), value.as_str()],
         )?;
-        ui::status(format!("set {var}"));
+        ctx.ui.status(format!("set {var}"));
     }
     if ctx.ui.json {
-        ui::json(&json!({
+        ctx.ui.json(&json!({
             "persona": a.persona,
             "path": path,
             "public": made.public,
@@ -71,13 +70,13 @@ fn new(ctx: &Context, a: NewArgs) -> anyhow::Result<i32> {
             "fingerprint": made.fingerprint,
         }));
     } else {
-        ui::status(format!(
+        ctx.ui.status(format!(
             "wrote {} ({}); add this line to {} on the base branch:",
             path.display(),
             made.fingerprint,
             sign::TRUST_FILE
         ));
-        ui::out(&made.allowed_signers);
+        ctx.ui.out(&made.allowed_signers);
     }
     Ok(0)
 }
@@ -132,7 +131,7 @@ fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
         (Some(_), None) => false,
     };
     if ctx.ui.json {
-        ui::json(&json!({
+        ctx.ui.json(&json!({
             "persona": a.persona,
             "key": source.as_ref().map(|s| s.describe()),
             "fingerprint": fingerprint,
@@ -143,18 +142,18 @@ fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
         }));
     } else {
         if let Some(s) = &source {
-            ui::out(format!("key: {}", s.describe()));
+            ctx.ui.out(format!("key: {}", s.describe()));
         }
         if let Some(f) = &fingerprint {
-            ui::out(format!("fingerprint: {f}"));
+            ctx.ui.out(format!("fingerprint: {f}"));
         }
-        ui::out(format!(
+        ctx.ui.out(format!(
             "allowed by {trust_ref}:{}: {}",
             sign::TRUST_FILE,
             if allowed { "yes" } else { "no" }
         ));
         for p in &problems {
-            ui::warn(p);
+            ctx.ui.warn(p);
         }
     }
     // A failed check is an answer, not an error: the document above says why (exit 1).

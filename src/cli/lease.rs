@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use git_jules::lease::{self, ops, Changes, Filter, Lease};
 use git_jules::Error;
 
-use super::ui;
+use super::ui::Ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
 
 #[derive(Debug, clap::Subcommand)]
@@ -158,26 +158,26 @@ fn left(secs: i64) -> String {
 }
 
 /// The status lines of the reminders `sync` and `tick` sent.
-pub fn say_reminded(reminded: &[Lease]) {
+pub fn say_reminded(ui: &Ui, reminded: &[Lease]) {
     for l in reminded {
-        ui::status(format!(
+        ui.status(format!(
             "reminded {} that lease {} on {} expires at {}",
-            ui::text(&l.persona),
+            ui.text(&l.persona),
             l.short(),
-            ui::text(&l.paths.join(" ")),
+            ui.text(&l.paths.join(" ")),
             lease::format_time(l.expires)
         ));
     }
 }
 
 /// One line naming holder, paths, reason and expiry.
-fn describe(l: &Lease, now: i64) -> String {
+fn describe(ui: &Ui, l: &Lease, now: i64) -> String {
     format!(
         "{} {} {} on {} until {} ({}){}",
         l.short(),
-        ui::text(&l.persona),
+        ui.text(&l.persona),
         l.mode(),
-        ui::text(&l.paths.join(" ")),
+        ui.text(&l.paths.join(" ")),
         lease::format_time(l.expires),
         if l.expires > now {
             format!("{} left", left(l.expires.saturating_sub(now)))
@@ -186,7 +186,7 @@ fn describe(l: &Lease, now: i64) -> String {
         },
         l.reason
             .as_deref()
-            .map(|r| format!(": {}", ui::text(r)))
+            .map(|r| format!(": {}", ui.text(r)))
             .unwrap_or_default()
     )
 }
@@ -218,12 +218,12 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
             let remote = lease::sync_remote(repo, a.sync, a.remote)?;
             let r = ops::acquire(&log, now, &req, remote.as_deref())?;
             if ctx.ui.json {
-                ui::json(&r);
+                ctx.ui.json(&r);
             } else if let Some(l) = &r.lease {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "{} {}{}",
                     ctx.ui.green("held:"),
-                    describe(l, now),
+                    describe(&ctx.ui, l, now),
                     if r.is_final {
                         ""
                     } else {
@@ -231,14 +231,18 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
                     }
                 ));
                 for t in &r.took_over {
-                    ui::status(format!(
+                    ctx.ui.status(format!(
                         "took over {} (its holder was mailed)",
-                        describe(t, now)
+                        describe(&ctx.ui, t, now)
                     ));
                 }
             } else {
                 for h in &r.holders {
-                    ui::out(format!("{} {}", ctx.ui.red("held by:"), describe(h, now)));
+                    ctx.ui.out(format!(
+                        "{} {}",
+                        ctx.ui.red("held by:"),
+                        describe(&ctx.ui, h, now)
+                    ));
                 }
             }
             Ok(if r.held { 0 } else { EXIT_CONFLICT })
@@ -248,9 +252,10 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
             let remote = lease::sync_remote(repo, a.sync, a.remote)?;
             let l = ops::renew(&log, now, &who, &a.id, ttl(a.ttl)?, remote.as_deref())?;
             if ctx.ui.json {
-                ui::json(&l);
+                ctx.ui.json(&l);
             } else {
-                ui::out(format!("renewed: {}", describe(&l, now)));
+                ctx.ui
+                    .out(format!("renewed: {}", describe(&ctx.ui, &l, now)));
             }
             Ok(0)
         }
@@ -265,10 +270,11 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
                     .collect::<Result<_, _>>()?
             };
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "released": released }));
+                ctx.ui.json(&serde_json::json!({ "released": released }));
             } else {
                 for l in &released {
-                    ui::out(format!("released: {}", describe(l, now)));
+                    ctx.ui
+                        .out(format!("released: {}", describe(&ctx.ui, l, now)));
                 }
             }
             Ok(0)
@@ -286,7 +292,8 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
             )?;
             lease::sign_listed(&log, &mut items)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "now": lease::format_time(now), "leases": items }));
+                ctx.ui
+                    .json(&serde_json::json!({ "now": lease::format_time(now), "leases": items }));
             } else {
                 for i in &items {
                     let mut state = match i.lease.state {
@@ -297,7 +304,8 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
                     if let Some(s) = i.signature.as_ref().filter(|s| !s.is_verified()) {
                         state.push_str(&format!(" (NOT VERIFIED: {})", s.describe()));
                     }
-                    ui::out(format!("{}{state}", describe(&i.lease, now)));
+                    ctx.ui
+                        .out(format!("{}{state}", describe(&ctx.ui, &i.lease, now)));
                 }
             }
             Ok(0)
@@ -317,13 +325,14 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
             );
             let r = match r {
                 Err(e) if a.pre_commit => {
-                    ui::status("pre-commit: could not check leases; commit refused");
+                    ctx.ui
+                        .status("pre-commit: could not check leases; commit refused");
                     return Err(e.into());
                 }
                 r => r?,
             };
             if ctx.ui.json {
-                ui::json(&r);
+                ctx.ui.json(&r);
             } else if !r.conflicts.is_empty() {
                 // One write for them all: the hook runs on every commit, and a write per line showed.
                 // Many paths fall under one lease: describe each lease once.
@@ -332,23 +341,23 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
                 for c in &r.conflicts {
                     let lease = described
                         .entry(c.lease.id.as_str())
-                        .or_insert_with(|| describe(&c.lease, now));
+                        .or_insert_with(|| describe(&ctx.ui, &c.lease, now));
                     let _ = writeln!(text, "{}: under lease {lease}", c.path);
                 }
-                ui::out_raw(&text);
+                ctx.ui.out_raw(&text);
             }
             if r.conflicts.is_empty() {
                 return Ok(0);
             }
             if a.pre_commit {
                 if settings.pre_commit == lease::PreCommit::Warn {
-                    ui::status(
+                    ctx.ui.status(
                         "pre-commit: warning: the commit touches paths under another persona's lease \
                          (jules.lease.preCommit=warn)",
                     );
                     return Ok(0);
                 }
-                ui::status(
+                ctx.ui.status(
                     "pre-commit: commit refused: it touches paths under another persona's exclusive lease \
                      (git commit --no-verify skips this)",
                 );
@@ -363,10 +372,14 @@ fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::R
             let from = a.from.unwrap_or_else(|| "scheduler".into());
             let done = ops::remind(&log, now, lead, &from)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "reminded": done }));
+                ctx.ui.json(&serde_json::json!({ "reminded": done }));
             } else {
                 for l in &done {
-                    ui::out(format!("reminded {}: {}", l.persona, describe(l, now)));
+                    ctx.ui.out(format!(
+                        "reminded {}: {}",
+                        l.persona,
+                        describe(&ctx.ui, l, now)
+                    ));
                 }
             }
             Ok(0)

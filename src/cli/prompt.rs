@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use git_jules::prompt::{self, Options};
 use git_jules::Error;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -54,9 +53,9 @@ pub fn run(ctx: &Context, a: PromptArgs) -> anyhow::Result<i32> {
     if ctx.ui.json {
         let mut v = serde_json::to_value(&r)?;
         v["version"] = 1.into();
-        ui::json(&v);
+        ctx.ui.json(&v);
     } else {
-        ui::out(&r.text);
+        ctx.ui.out(&r.text);
     }
     Ok(0)
 }

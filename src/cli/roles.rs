@@ -3,7 +3,6 @@
 use git_jules::roles;
 use git_jules::Error;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -22,14 +21,14 @@ pub fn run(ctx: &Context, a: RolesArgs) -> anyhow::Result<i32> {
     if a.check {
         let problems = roles::check(&wd);
         if ctx.ui.json {
-            ui::json(
+            ctx.ui.json(
                 &serde_json::json!({"version": 1, "ok": problems.is_empty(), "problems": problems}),
             );
         } else if problems.is_empty() {
-            ui::out("scaffold ok");
+            ctx.ui.out("scaffold ok");
         } else {
             for p in &problems {
-                ui::out(format!("{}: {}", p.path, p.message));
+                ctx.ui.out(format!("{}: {}", p.path, p.message));
             }
         }
         return Ok(if problems.is_empty() { 0 } else { 1 });
@@ -38,11 +37,11 @@ pub fn run(ctx: &Context, a: RolesArgs) -> anyhow::Result<i32> {
     if ctx.ui.json {
         let mut v = serde_json::to_value(&s)?;
         v["version"] = 1.into();
-        ui::json(&v);
+        ctx.ui.json(&v);
         return Ok(0);
     }
     for l in &s.layers {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "layer {:<13} roles: {}",
             l.name,
             if l.roles.is_empty() {
@@ -53,10 +52,11 @@ pub fn run(ctx: &Context, a: RolesArgs) -> anyhow::Result<i32> {
         ));
     }
     if !s.personas.is_empty() {
-        ui::out(format!("personas: {}", s.personas.join(", ")));
+        ctx.ui.out(format!("personas: {}", s.personas.join(", ")));
     }
     if !s.workstreams.is_empty() {
-        ui::out(format!("workstreams: {}", s.workstreams.join(", ")));
+        ctx.ui
+            .out(format!("workstreams: {}", s.workstreams.join(", ")));
     }
     Ok(0)
 }

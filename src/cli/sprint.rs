@@ -6,7 +6,6 @@ use anyhow::Context as _;
 use git_jules::state::{stats::sprint_stats, State};
 
 use super::state::DEFAULT_ACTOR;
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -51,17 +50,19 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
         SprintCommand::Start { number, actor } => {
             let n = state.sprint_start(&actor, number)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "sprint": n, "action": "started" }));
+                ctx.ui
+                    .json(&serde_json::json!({ "sprint": n, "action": "started" }));
             } else {
-                ui::out(n.to_string());
+                ctx.ui.out(n.to_string());
             }
         }
         SprintCommand::Close { number, actor } => {
             let n = state.sprint_close(&actor, number)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "sprint": n, "action": "closed" }));
+                ctx.ui
+                    .json(&serde_json::json!({ "sprint": n, "action": "closed" }));
             } else {
-                ui::status(format!("sprint {n} closed"));
+                ctx.ui.status(format!("sprint {n} closed"));
             }
         }
         SprintCommand::Note {
@@ -79,21 +80,23 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
             };
             let n = state.sprint_note(&actor, &persona, &kind, &text)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "sprint": n, "persona": persona, "kind": kind }));
+                ctx.ui
+                    .json(&serde_json::json!({ "sprint": n, "persona": persona, "kind": kind }));
             } else {
-                ui::status(format!("{kind} note for {persona} added to sprint {n}"));
+                ctx.ui
+                    .status(format!("{kind} note for {persona} added to sprint {n}"));
             }
         }
         SprintCommand::Status => {
             let view = state.view()?.view;
             let current = view.current_sprint.and_then(|n| view.sprints.get(&n));
             if ctx.ui.json {
-                ui::json(&git_jules::state::status::sprint_status(&view));
+                ctx.ui.json(&git_jules::state::status::sprint_status(&view));
             } else {
                 match current {
-                    None => ui::out("no sprint started: `git jules sprint start`"),
+                    None => ctx.ui.out("no sprint started: `git jules sprint start`"),
                     Some(s) => {
-                        ui::out(format!(
+                        ctx.ui.out(format!(
                             "sprint {} started {}{}",
                             s.number,
                             s.started_at,
@@ -103,7 +106,7 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
                                 .unwrap_or_default()
                         ));
                         for r in view.runs.iter().filter(|r| r.sprint == Some(s.number)) {
-                            ui::out(format!(
+                            ctx.ui.out(format!(
                                 "  run {:>3} {:<12} {:<8} {}",
                                 r.index,
                                 r.persona_id,
@@ -112,10 +115,12 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
                             ));
                         }
                         for n in &s.notes {
-                            ui::out(format!("  {} ({}): {}", n.persona, n.kind, n.text.trim()));
+                            ctx.ui
+                                .out(format!("  {} ({}): {}", n.persona, n.kind, n.text.trim()));
                         }
                         for t in view.tasks.iter().filter(|t| t.sprint == Some(s.number)) {
-                            ui::out(format!("  task {} [{}] {}", &t.id[..7], t.state, t.title));
+                            ctx.ui
+                                .out(format!("  task {} [{}] {}", &t.id[..7], t.state, t.title));
                         }
                     }
                 }
@@ -125,13 +130,13 @@ pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
             let view = state.view()?.view;
             let stats = sprint_stats(&view);
             if ctx.ui.json {
-                ui::json(&stats);
+                ctx.ui.json(&stats);
             } else {
-                ui::out(
+                ctx.ui.out(
                     "sprint  ticks  runs  ok  failed  re-runs  weaves  conflict-rate  throughput",
                 );
                 for s in &stats {
-                    ui::out(format!(
+                    ctx.ui.out(format!(
                         "{:>6}  {:>5}  {:>4}  {:>2}  {:>6}  {:>7}  {:>6}  {:>13.2}  {:>10.2}",
                         s.sprint,
                         s.ticks_used,

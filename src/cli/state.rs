@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use git_jules::state::{RecordArgs, State};
 
-use super::ui;
 use crate::cli::context::Context;
 
 /// The actor of state changes when neither `--actor` nor `$JULES_PERSONA` names one.
@@ -55,10 +54,10 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
         StateCommand::Show => {
             let view = state.view()?.view;
             if ctx.ui.json {
-                ui::json(&view.cycle_state());
+                ctx.ui.json(&view.cycle_state());
             } else {
                 for r in &view.runs {
-                    ui::out(format!(
+                    ctx.ui.out(format!(
                         "{:>4} {:<12} {:<10} {:<9} {:<20} {} {}",
                         r.index,
                         r.persona_id,
@@ -72,7 +71,7 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
                     ));
                 }
                 for (name, t) in &view.tracks {
-                    ui::out(format!(
+                    ctx.ui.out(format!(
                         "track {name}: {} {} {}",
                         t.persona_id,
                         t.session_id.as_deref().unwrap_or("-"),
@@ -86,9 +85,9 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
                 .with_context(|| format!("reading {} (it must be UTF-8 JSON)", file.display()))?;
             let report = state.import_cycle_state(&actor, &text)?;
             if ctx.ui.json {
-                ui::json(&report);
+                ctx.ui.json(&report);
             } else {
-                ui::status(format!(
+                ctx.ui.status(format!(
                     "imported {} runs and {} tracks: {} events added, {} already present",
                     report.runs, report.tracks, report.added, report.already_present
                 ));
@@ -112,9 +111,9 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
                 },
             )?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "run": id.to_hex() }));
+                ctx.ui.json(&serde_json::json!({ "run": id.to_hex() }));
             } else {
-                ui::out(id.short(12));
+                ctx.ui.out(id.short(12));
             }
         }
         StateCommand::Done {
@@ -125,9 +124,10 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
         } => {
             let run = state.done(&actor, &session, &status, pr)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "run": run, "status": status }));
+                ctx.ui
+                    .json(&serde_json::json!({ "run": run, "status": status }));
             } else {
-                ui::status(format!("run {} is {status}", &run[..12]));
+                ctx.ui.status(format!("run {} is {status}", &run[..12]));
             }
         }
     }

@@ -4,7 +4,6 @@
 use git_jules::state::State;
 
 use super::state::DEFAULT_ACTOR;
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -58,33 +57,37 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
             }
             let id = state.task_add_paths(&actor, &title, persona.as_deref(), &paths)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "task": id.to_hex(), "state": "todo" }));
+                ctx.ui
+                    .json(&serde_json::json!({ "task": id.to_hex(), "state": "todo" }));
             } else {
-                ui::out(id.short(7));
+                ctx.ui.out(id.short(7));
             }
         }
         TaskCommand::Done { id, actor } => {
             let done = git_jules::tasks::done(&ctx.workspace_of(repo.clone()), &actor, &id)?;
             match &done.release_error {
-                Some(e) => ui::warn(format!("the task's leases were not released: {e}")),
-                None if !done.released.is_empty() => ui::status(format!(
+                Some(e) => ctx
+                    .ui
+                    .warn(format!("the task's leases were not released: {e}")),
+                None if !done.released.is_empty() => ctx.ui.status(format!(
                     "released {} lease(s) acquired for the task",
                     done.released.len()
                 )),
                 None => {}
             }
             if ctx.ui.json {
-                ui::json(&done);
+                ctx.ui.json(&done);
             } else {
-                ui::status(format!("task {} done", &done.task[..7]));
+                ctx.ui.status(format!("task {} done", &done.task[..7]));
             }
         }
         TaskCommand::Cancel { id, actor } => {
             let id = state.task_resolve(&actor, &id, false)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "task": id, "state": "canceled" }));
+                ctx.ui
+                    .json(&serde_json::json!({ "task": id, "state": "canceled" }));
             } else {
-                ui::status(format!("task {} canceled", &id[..7]));
+                ctx.ui.status(format!("task {} canceled", &id[..7]));
             }
         }
         TaskCommand::Ls {
@@ -97,10 +100,10 @@ pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
             };
             let tasks = git_jules::tasks::list(&ctx.workspace_of(repo.clone()), &query)?;
             if ctx.ui.json {
-                ui::json(&tasks);
+                ctx.ui.json(&tasks);
             } else {
                 for t in tasks {
-                    ui::out(format!(
+                    ctx.ui.out(format!(
                         "{} [{:<8}] {}{}",
                         &t.id[..7],
                         t.state,

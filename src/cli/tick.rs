@@ -14,7 +14,6 @@ use git_jules::state::tick::{self, Plan, TickInput};
 use git_jules::state::State;
 use serde::Serialize;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -175,7 +174,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
                     &groups,
                 )?;
             }
-            None => ui::warn(format!(
+            None => ctx.ui.warn(format!(
                 "{} exhausted its retries; set [alerts] group in the schedules to be mailed about it",
                 alert.persona
             )),
@@ -224,7 +223,8 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
                 .map(str::to_owned);
             if !status.success() {
                 state.done(&a.actor, &run, "failed", None)?;
-                ui::warn(format!("launching {} failed ({status})", d.persona));
+                ctx.ui
+                    .warn(format!("launching {} failed ({status})", d.persona));
             } else if let Some(s) = session {
                 state.set_session(&a.actor, &run, &s)?;
                 launch.session_id = Some(s);
@@ -238,7 +238,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
 
 fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, reminded: Vec<Lease>) {
     if ctx.ui.json {
-        ui::json(&TickReport {
+        ctx.ui.json(&TickReport {
             recorded,
             plan,
             runs,
@@ -246,12 +246,12 @@ fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, rem
         });
         return;
     }
-    super::lease::say_reminded(&reminded);
+    super::lease::say_reminded(&ctx.ui, &reminded);
     let sprint = plan
         .sprint
         .map(|s| format!("sprint {s}"))
         .unwrap_or_else(|| "no sprint".into());
-    ui::status(format!(
+    ctx.ui.status(format!(
         "tick ({sprint}, {}){}",
         plan.mode,
         if recorded {
@@ -262,7 +262,7 @@ fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, rem
     ));
     for d in &plan.decisions {
         let run = runs.iter().find(|r| r.persona == d.persona);
-        ui::out(format!(
+        ctx.ui.out(format!(
             "launch {:<12} {:<8} {:<8} {}{}",
             d.persona,
             d.track,
@@ -274,7 +274,7 @@ fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, rem
         ));
     }
     for w in &plan.waiting {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "wait   {:<12} {:<8} running {}",
             w.persona,
             w.track,
@@ -282,10 +282,11 @@ fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, rem
         ));
     }
     for s in &plan.skipped {
-        ui::out(format!("skip   {:<12} {}", s.persona, s.why));
+        ctx.ui.out(format!("skip   {:<12} {}", s.persona, s.why));
     }
     if plan.complete {
-        ui::out("sprint complete: every persona woven, no unread mail left");
+        ctx.ui
+            .out("sprint complete: every persona woven, no unread mail left");
     }
 }
 

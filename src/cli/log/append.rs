@@ -9,7 +9,6 @@ use git_jules::eventlog::{Event, Log, NewEvent};
 
 use serde::Serialize;
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -109,10 +108,10 @@ pub(super) fn append(ctx: &Context, repo: &gix::Repository, a: AppendArgs) -> an
                 lamport: a.lamport,
             })
             .collect();
-        ui::json(&rows);
+        ctx.ui.json(&rows);
     } else {
         for a in &appended {
-            ui::out(a.id.short(abbrev::DEFAULT_ABBREV + 5));
+            ctx.ui.out(a.id.short(abbrev::DEFAULT_ABBREV + 5));
         }
     }
     Ok(0)

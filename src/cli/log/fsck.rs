@@ -3,7 +3,6 @@
 use git_jules::eventlog::{self, Log};
 use serde::Serialize;
 
-use super::super::ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
@@ -46,12 +45,13 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
     let clean = reports.iter().all(|r| r.is_clean())
         && checkpoints.iter().all(|c| c.report.problems.is_empty());
     if ctx.ui.json && a.checkpoints {
-        ui::json(&serde_json::json!({"logs": reports, "checkpoints": checkpoints}));
+        ctx.ui
+            .json(&serde_json::json!({"logs": reports, "checkpoints": checkpoints}));
     } else if ctx.ui.json {
-        ui::json(&reports);
+        ctx.ui.json(&reports);
     } else {
         for r in &reports {
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "{}: {} commits, {} events, {} merges, {} duplicates, {} invalid",
                 r.log,
                 r.commits,
@@ -61,7 +61,7 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
                 r.invalid.len()
             ));
             for p in &r.invalid {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "  {} {}: {}",
                     ctx.ui.red("invalid"),
                     p.commit,
@@ -69,7 +69,7 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
                 ));
             }
             for u in &r.unverified {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "  {} event {} by {} (commit {}): {}; it carries no authority (jules.requireSigned)",
                     ctx.ui.red("unverified"),
                     &u.event[..12],
@@ -80,14 +80,14 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
             }
         }
         for c in &checkpoints {
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "{}: {} checkpoints, {} problems",
                 c.log,
                 c.report.checked,
                 c.report.problems.len()
             ));
             for p in &c.report.problems {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "  {} {}: {}",
                     ctx.ui.red("checkpoint"),
                     p.commit,
@@ -101,7 +101,7 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
                     (Some(why), false) => format!("not used under jules.requireSigned: {why}"),
                     (None, false) => "not used under jules.requireSigned".to_owned(),
                 };
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "  {what} checkpoint {}: {}; {usable}",
                     s.commit,
                     describe_checkpoint_signature(&s.signature)
@@ -139,23 +139,23 @@ pub(super) fn checkpoint(
     let log = Log::open(repo, &a.log)?;
     let w = git_jules::checkpoints::write(&log, a.every)?;
     if let Some(s) = w.signed.as_ref().filter(|s| !s.allowed) {
-        ui::warn(format!(
+        ctx.ui.warn(format!(
             "the trust roots do not allow key {} to sign checkpoints (its line needs namespaces=\"{}\"): readers under jules.requireSigned will pass this checkpoint over",
             s.key,
             git_jules::sign::CHECKPOINT_NAMESPACE
         ));
     }
     if ctx.ui.json {
-        ui::json(&w);
+        ctx.ui.json(&w);
     } else if w.skipped {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{}: {} commits since the last checkpoint, under {}: nothing written",
             log.name(),
             w.since_previous.unwrap_or(0),
             a.every.unwrap_or(0)
         ));
     } else {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{}: checkpoint of {} events at {} (manifest {})",
             log.name(),
             w.events,
@@ -163,7 +163,7 @@ pub(super) fn checkpoint(
             w.manifest.as_deref().unwrap_or("-")
         ));
         if let Some(s) = &w.signed {
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "{}: signed checkpoint at {} for trust file {} by key {} (manifest {})",
                 log.name(),
                 w.commit,

@@ -3,7 +3,6 @@
 
 use git_jules::heldback::{self, Settle, Which};
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -38,12 +37,12 @@ pub(super) fn run(ctx: &Context, repo: &gix::Repository, a: HeldBackArgs) -> any
     let Some(action) = a.action else {
         let held = heldback::list(repo)?;
         if ctx.ui.json {
-            ui::json(&held);
+            ctx.ui.json(&held);
         } else if held.is_empty() {
-            ui::status("nothing held back");
+            ctx.ui.status("nothing held back");
         } else {
             for h in &held {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "{} {} {} {}: {}",
                     &h.id[..12],
                     h.log,
@@ -66,7 +65,7 @@ pub(super) fn run(ctx: &Context, repo: &gix::Repository, a: HeldBackArgs) -> any
     };
     let settled = heldback::settle(repo, &which, settle)?;
     if ctx.ui.json {
-        ui::json(&settled);
+        ctx.ui.json(&settled);
         return Ok(0);
     }
     for s in &settled {
@@ -79,7 +78,7 @@ pub(super) fn run(ctx: &Context, repo: &gix::Repository, a: HeldBackArgs) -> any
             .as_ref()
             .map(|st| format!(" ({})", st.describe()))
             .unwrap_or_default();
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{verb} {} ({} by {}) on {}{state}; backup: {}",
             &s.id[..12],
             s.kind,

@@ -49,10 +49,10 @@ pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
         LogCommand::List => {
             let logs = eventlog::list_logs(&repo)?;
             if ctx.ui.json {
-                ui::json(&logs);
+                ctx.ui.json(&logs);
             } else {
                 for l in logs {
-                    ui::out(l);
+                    ctx.ui.out(l);
                 }
             }
             Ok(0)
@@ -60,9 +60,9 @@ pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
     }
 }
 
-pub(super) fn warn_invalid(invalid: &[eventlog::InvalidCommit]) {
+pub(super) fn warn_invalid(ui: &ui::Ui, invalid: &[eventlog::InvalidCommit]) {
     for i in invalid {
-        ui::warn(format!("skipping commit {}: {}", i.commit, i.reason));
+        ui.warn(format!("skipping commit {}: {}", i.commit, i.reason));
     }
 }
 

@@ -5,7 +5,6 @@ use git_jules::eventlog::{cache::Refresh, stats::LogStats, Event, Log};
 
 use serde::Serialize;
 
-use super::super::ui;
 use super::{signature_states, warn_invalid};
 use crate::cli::context::Context;
 
@@ -36,7 +35,7 @@ pub struct GetArgs {
 pub(super) fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
     let (events, invalid) = log.read_all()?;
-    warn_invalid(&invalid);
+    warn_invalid(&ctx.ui, &invalid);
     let mut ids: Vec<String> = events.iter().map(|e| e.id.to_hex()).collect();
     ids.sort();
     let width = abbrev::unique_len(&ids);
@@ -69,14 +68,14 @@ pub(super) fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow
                 signature,
             })
             .collect();
-        ui::json(&rows);
+        ctx.ui.json(&rows);
     } else {
         for (e, sig) in selected[skip..].iter().zip(signatures) {
             let mark = match sig {
                 Some(s) if !s.is_verified() => format!("  (NOT VERIFIED: {})", s.describe()),
                 _ => String::new(),
             };
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "{} {:>6} {} {:<14} {} {}{mark}",
                 ctx.ui.yellow(&e.id.short(width)),
                 e.lamport,
@@ -93,7 +92,7 @@ pub(super) fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow
 pub(super) fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
     let (events, invalid) = log.read_all()?;
-    warn_invalid(&invalid);
+    warn_invalid(&ctx.ui, &invalid);
     let mut ids: Vec<String> = events.iter().map(|e| e.id.to_hex()).collect();
     ids.sort();
     let full = abbrev::resolve("event", &a.id, &ids)?;
@@ -103,7 +102,7 @@ pub(super) fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::
         .expect("resolved ids come from these events");
     let signature = signature_states(repo, std::slice::from_ref(&e))?.remove(0);
     if ctx.ui.json {
-        ui::json(&serde_json::json!({
+        ctx.ui.json(&serde_json::json!({
             "id": full,
             "lamport": e.lamport,
             "commit": e.commit.to_string(),
@@ -111,19 +110,20 @@ pub(super) fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::
             "signature": signature,
         }));
     } else {
-        ui::out(format!("event {}", ctx.ui.yellow(full)));
-        ui::out(format!("commit {}", e.commit));
+        ctx.ui.out(format!("event {}", ctx.ui.yellow(full)));
+        ctx.ui.out(format!("commit {}", e.commit));
         if let Some(s) = &signature {
-            ui::out(format!("signature {}", s.describe()));
+            ctx.ui.out(format!("signature {}", s.describe()));
         }
-        ui::out(format!("lamport {}", e.lamport));
-        ui::out(format!("kind {}", e.event.kind));
-        ui::out(format!("actor {}", e.event.actor));
-        ui::out(format!("time {}", e.event.time));
+        ctx.ui.out(format!("lamport {}", e.lamport));
+        ctx.ui.out(format!("kind {}", e.event.kind));
+        ctx.ui.out(format!("actor {}", e.event.actor));
+        ctx.ui.out(format!("time {}", e.event.time));
         for p in &e.event.payload {
-            ui::out(format!("payload {} {} ({} bytes)", p.name, p.blob, p.size));
+            ctx.ui
+                .out(format!("payload {} {} ({} bytes)", p.name, p.blob, p.size));
         }
-        ui::out(serde_json::to_string_pretty(&e.event.data)?);
+        ctx.ui.out(serde_json::to_string_pretty(&e.event.data)?);
     }
     Ok(0)
 }
@@ -131,7 +131,7 @@ pub(super) fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::
 pub(super) fn stats(ctx: &Context, repo: &gix::Repository, a: RefArg) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
     let loaded = log.project::<LogStats>()?;
-    warn_invalid(&loaded.invalid);
+    warn_invalid(&ctx.ui, &loaded.invalid);
     if ctx.ui.json {
         #[derive(Serialize)]
         struct Out<'a> {
@@ -140,24 +140,24 @@ pub(super) fn stats(ctx: &Context, repo: &gix::Repository, a: RefArg) -> anyhow:
             #[serde(flatten)]
             stats: &'a LogStats,
         }
-        ui::json(&Out {
+        ctx.ui.json(&Out {
             log: log.name(),
             refresh: loaded.refresh,
             stats: &loaded.view,
         });
     } else {
         let s = &loaded.view;
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{}: {} events, lamport {}",
             log.name(),
             s.events,
             s.max_lamport
         ));
         for (k, n) in &s.by_kind {
-            ui::out(format!("  kind  {k:<20} {n}"));
+            ctx.ui.out(format!("  kind  {k:<20} {n}"));
         }
         for (k, n) in &s.by_actor {
-            ui::out(format!("  actor {k:<20} {n}"));
+            ctx.ui.out(format!("  actor {k:<20} {n}"));
         }
     }
     Ok(0)

@@ -6,7 +6,6 @@ use git_jules::mail::claim::Outcome;
 use super::PersonaArg;
 use crate::cli::context::Context;
 use crate::cli::context::EXIT_CONFLICT;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct ClaimArgs {
@@ -32,9 +31,9 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: ClaimArgs) -> anyhow::Resul
         a.sync,
         a.remote.as_deref(),
     )?;
-    super::warn_unknown(&claimed.warnings);
+    super::warn_unknown(&ctx.ui, &claimed.warnings);
     if ctx.ui.json {
-        ui::json(&claimed);
+        ctx.ui.json(&claimed);
     }
     let report = &claimed.report;
     let short = &report.message[..12];
@@ -46,7 +45,7 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: ClaimArgs) -> anyhow::Resul
                     (true, None) => " (through the remote lock)".into(),
                     (false, _) => " (provisional: `claim --sync` makes it final)".into(),
                 };
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "{} {persona} holds {short}{how}",
                     ctx.ui.green("won:")
                 ));
@@ -55,7 +54,7 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: ClaimArgs) -> anyhow::Resul
         }
         Outcome::Lost { winner, lock } => {
             if !ctx.ui.json {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "{} {winner} holds {short}{}",
                     ctx.ui.red("lost:"),
                     if *lock { "" } else { " (provisional)" }

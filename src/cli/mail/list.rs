@@ -7,7 +7,6 @@ use git_jules::mail::{api, ops, out, when, Priority};
 
 use super::{short_time, PersonaArg};
 use crate::cli::context::Context;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct InboxArgs {
@@ -80,8 +79,8 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
     };
     if ctx.ui.json {
         let listing = api::inbox(&ctx.workspace_of(repo.clone()), &persona, &filter)?;
-        super::warn_unknown(&listing.warnings);
-        ui::json(&listing);
+        super::warn_unknown(&ctx.ui, &listing.warnings);
+        ctx.ui.json(&listing);
         return Ok(0);
     }
     // The human listing wants the items themselves (marks, via, expiry) and their signatures.
@@ -119,7 +118,7 @@ pub fn print_items(
     signatures: Option<&[Option<git_jules::sign::State>]>,
 ) {
     if ctx.ui.json {
-        ui::json(&out::listing(persona, items, abbrev, now));
+        ctx.ui.json(&out::listing(persona, items, abbrev, now));
         return;
     }
     // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.
@@ -168,7 +167,7 @@ pub fn print_items(
         );
     }
     if !text.is_empty() {
-        ui::out(text.trim_end_matches('\n'));
+        ctx.ui.out(text.trim_end_matches('\n'));
     }
 }
 
@@ -176,8 +175,8 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
     let persona = a.persona.required()?;
     if ctx.ui.json {
         let listing = api::sent(&ctx.workspace_of(repo.clone()), &persona, a.limit)?;
-        super::warn_unknown(&listing.warnings);
-        ui::json(&listing);
+        super::warn_unknown(&ctx.ui, &listing.warnings);
+        ctx.ui.json(&listing);
         return Ok(0);
     }
     let persona = a.persona.checked(ctx, repo)?;
@@ -227,7 +226,7 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
         );
     }
     if !text.is_empty() {
-        ui::out(text.trim_end_matches('\n'));
+        ctx.ui.out(text.trim_end_matches('\n'));
     }
     Ok(0)
 }

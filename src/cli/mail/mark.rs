@@ -5,7 +5,6 @@ use git_jules::mail::ops::Mark;
 
 use super::PersonaArg;
 use crate::cli::context::Context;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct MarkArgs {
@@ -53,11 +52,11 @@ fn apply(
 ) -> anyhow::Result<i32> {
     let persona = persona.required()?;
     let done = api::mark(&ctx.workspace_of(repo.clone()), id, &persona, mark.clone())?;
-    super::warn_unknown(&done.warnings);
+    super::warn_unknown(&ctx.ui, &done.warnings);
     if ctx.ui.json {
-        ui::json(&done);
+        ctx.ui.json(&done);
     } else if done.changed {
-        ui::status(format!(
+        ctx.ui.status(format!(
             "{}: {} for {persona}",
             done.action,
             &done.message[..12]
@@ -73,7 +72,7 @@ fn apply(
             Mark::Archive => "archived".to_owned(),
             Mark::Unarchive => "not archived".to_owned(),
         };
-        ui::status(format!(
+        ctx.ui.status(format!(
             "{} is already {state} for {persona}; nothing changed",
             &done.message[..12]
         ));
@@ -107,16 +106,16 @@ pub fn tag(ctx: &Context, repo: &gix::Repository, cmd: TagCommand) -> anyhow::Re
                 git_jules::mail::message::validate_persona(p)?;
             }
             let out = api::tags(&ctx.workspace_of(repo.clone()), &a.id, persona)?;
-            super::warn_unknown(&out.warnings);
+            super::warn_unknown(&ctx.ui, &out.warnings);
             if ctx.ui.json {
-                ui::json(&out);
+                ctx.ui.json(&out);
             } else {
                 for t in &out.tags {
-                    ui::out(t);
+                    ctx.ui.out(t);
                 }
                 for t in &out.sender {
                     if !out.tags.contains(t) {
-                        ui::out(format!("{t} {}", ctx.ui.dim("(sender)")));
+                        ctx.ui.out(format!("{t} {}", ctx.ui.dim("(sender)")));
                     }
                 }
             }

@@ -8,7 +8,6 @@ use git_jules::mail::{api, message, Priority};
 use git_jules::Error;
 
 use crate::cli::context::Context;
-use crate::cli::ui;
 
 // What every new message can carry besides its recipients and subject. (A plain comment, as on PersonaArg.)
 #[derive(Debug, clap::Args)]
@@ -132,11 +131,11 @@ fn compose(c: &Compose) -> anyhow::Result<api::Compose> {
 }
 
 fn finish(ctx: &Context, sent: api::Sent) -> anyhow::Result<i32> {
-    super::warn_unknown(&sent.warnings);
+    super::warn_unknown(&ctx.ui, &sent.warnings);
     if ctx.ui.json {
-        ui::json(&sent);
+        ctx.ui.json(&sent);
     } else {
-        ui::out(&sent.id);
+        ctx.ui.out(&sent.id);
     }
     Ok(0)
 }

@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use super::JSON_VERSION;
 use crate::cli::context::Context;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("source").required(true).args(["file", "maildir"]))]
@@ -61,22 +60,22 @@ fn versioned<T: Serialize>(inner: &T) -> Versioned<'_, T> {
 pub fn stats(ctx: &Context, repo: &gix::Repository) -> anyhow::Result<i32> {
     let s = git_jules::mail::api::stats(&ctx.workspace_of(repo.clone()))?;
     if ctx.ui.json {
-        ui::json(&versioned(&s));
+        ctx.ui.json(&versioned(&s));
         return Ok(0);
     }
-    ui::out(format!("{} messages", s.messages));
-    ui::out(format!(
+    ctx.ui.out(format!("{} messages", s.messages));
+    ctx.ui.out(format!(
         "{:<24} {:>8} {:>8} {:>8}",
         "persona", "received", "unread", "sent"
     ));
     for (p, c) in &s.personas {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{p:<24} {:>8} {:>8} {:>8}",
             c.received, c.unread, c.sent
         ));
     }
     match &s.oldest_unanswered {
-        Some(u) => ui::out(format!(
+        Some(u) => ctx.ui.out(format!(
             "{} unanswered; oldest: {} {} from {} to {}: {}",
             s.unanswered,
             &u.id[..12],
@@ -85,7 +84,7 @@ pub fn stats(ctx: &Context, repo: &gix::Repository) -> anyhow::Result<i32> {
             u.to.join(","),
             u.subject
         )),
-        None => ui::out("no unanswered messages"),
+        None => ctx.ui.out("no unanswered messages"),
     }
     Ok(0)
 }
@@ -111,12 +110,12 @@ pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::R
         (None, None) => unreachable!("clap requires a source"),
     };
     for s in &report.skipped {
-        ui::warn(format!("skipped {s}"));
+        ctx.ui.warn(format!("skipped {s}"));
     }
     if ctx.ui.json {
-        ui::json(&versioned(&report));
+        ctx.ui.json(&versioned(&report));
     } else {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "imported {} records ({} messages): {} events appended, {} already present, {} skipped",
             report.records,
             report.messages,
@@ -132,9 +131,9 @@ pub fn export(ctx: &Context, repo: &gix::Repository, a: ExportArgs) -> anyhow::R
     let log = ops::log(repo)?;
     let report = export::export_maildir(&log, &a.maildir, a.force)?;
     if ctx.ui.json {
-        ui::json(&versioned(&report));
+        ctx.ui.json(&versioned(&report));
     } else {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "exported {} messages as {} files ({} attachments) to {}",
             report.messages,
             report.files,
@@ -152,7 +151,7 @@ pub fn attachment(ctx: &Context, repo: &gix::Repository, a: AttachmentArgs) -> a
     match &a.output {
         Some(p) => std::fs::write(p, &bytes).with_context(|| format!("writing {}", p.display()))?,
         // On a terminal the file is shown as text, escaped: its bytes are someone else's.
-        None if ctx.ui.escape => ui::out_raw(&String::from_utf8_lossy(&bytes)),
+        None if ctx.ui.escape => ctx.ui.out_raw(&String::from_utf8_lossy(&bytes)),
         None => {
             let mut out = std::io::stdout().lock();
             if let Err(e) = out.write_all(&bytes).and_then(|_| out.flush()) {

@@ -11,7 +11,6 @@ use super::list::print_items;
 use super::PersonaArg;
 use crate::cli::context::Context;
 use crate::cli::context::EXIT_CHECK_FAILED;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct WaitArgs {
@@ -56,7 +55,7 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
     loop {
         if let Some(r) = &remote {
             if let Err(e) = git_jules::sync::fetch(repo, r) {
-                ui::warn(format!("fetching from {r}: {e}"));
+                ctx.ui.warn(format!("fetching from {r}: {e}"));
             }
             fresh = Some(git_jules::sync::reopen(repo)?);
         }
@@ -73,12 +72,12 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
                 return Ok(0);
             }
             if seen.is_none() && ctx.ui.interactive {
-                ui::status(format!("waiting for mail to {persona}…"));
+                ctx.ui.status(format!("waiting for mail to {persona}…"));
             }
             seen = Some(tips);
         }
         if timeout.is_some_and(|t| started.elapsed() >= t) {
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "no unread mail for {persona} after {:.1} s",
                 started.elapsed().as_secs_f64()
             ));

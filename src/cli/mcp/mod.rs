@@ -60,7 +60,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // The persona policy of every frontend, once for the session: a group cannot act, an unknown name is
     // warned about (refused under --strict or jules.strictPersonas), before speaking the protocol.
     let warnings = git_jules::mail::api::check_persona(&ws, &ws.repo(), &persona)?;
-    super::mail::warn_unknown(&warnings);
+    super::mail::warn_unknown(&ctx.ui, &warnings);
     ws.keep_warm();
     // The configuration's warnings (a trust ref naming nothing: nothing is marked NOT VERIFIED), said on
     // stderr at start by the CLI's context and carried in every result, where an agent reads them.

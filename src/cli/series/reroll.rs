@@ -7,7 +7,6 @@ use git_jules::series::journal;
 use git_jules::series::reroll::{self, Action, ChangeKind, MessageEdit, Rerolled};
 use git_jules::Error;
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -139,7 +138,7 @@ pub fn reroll(ctx: &Context, a: RerollArgs) -> anyhow::Result<i32> {
                 Some(&done.series),
                 a.base.as_deref(),
             )?;
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "{}@v{} recorded ({})",
                 r.series, r.version.record.number, r.ref_name
             ));
@@ -153,7 +152,8 @@ pub fn undo(ctx: &Context, a: UndoArgs) -> anyhow::Result<i32> {
     // Undo after an interrupted rewrite finishes it first, then restores the backup it made: it reverts it.
     if let Some(r) = journal::recover(&repo)? {
         if !ctx.ui.json {
-            ui::status(format!("finished the interrupted `{}` first", r.operation));
+            ctx.ui
+                .status(format!("finished the interrupted `{}` first", r.operation));
         }
     }
     let done = reroll::undo(&repo, a.number, &crash_hook)?;
@@ -171,10 +171,11 @@ fn crash_hook(step: journal::Step) {
 
 fn print_recovered(ctx: &Context, r: &journal::Recovered) {
     if ctx.ui.json {
-        ui::json(&serde_json::json!({ "version": 1, "recovered": r }));
+        ctx.ui
+            .json(&serde_json::json!({ "version": 1, "recovered": r }));
         return;
     }
-    ui::out(format!(
+    ctx.ui.out(format!(
         "finished the interrupted `{}`: {} is at {} (was {}); run the command again if it was not this one, `git jules series undo` reverts it",
         r.operation,
         r.branch,
@@ -186,7 +187,7 @@ fn print_recovered(ctx: &Context, r: &journal::Recovered) {
 /// A range-diff-like summary: `old: id = new: id summary` (`=` same change, `!` changed, `<` dropped, `>` new).
 fn print(ctx: &Context, r: &Rerolled) {
     if ctx.ui.json {
-        ui::json(r);
+        ctx.ui.json(r);
         return;
     }
     let short = |id: gix::ObjectId| id.to_hex_with_len(7).to_string();
@@ -205,7 +206,7 @@ fn print(ctx: &Context, r: &Rerolled) {
             short(r.new_tip)
         ),
     };
-    ui::status(headline);
+    ctx.ui.status(headline);
     let width = r
         .patches
         .iter()
@@ -243,7 +244,7 @@ fn print(ctx: &Context, r: &Rerolled) {
             ">" => ctx.ui.green(sym),
             _ => ctx.ui.yellow(sym),
         };
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{old} {sym} {:>width$}: {} {} ({note}{moved})",
             p.index,
             short(p.commit),
@@ -251,7 +252,7 @@ fn print(ctx: &Context, r: &Rerolled) {
         ));
     }
     for d in &r.dropped {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{:>width$}: {} {} {:>width$}  {} {} (dropped)",
             d.old_index,
             short(d.old_commit),
@@ -261,7 +262,7 @@ fn print(ctx: &Context, r: &Rerolled) {
             d.summary
         ));
     }
-    ui::status(format!(
+    ctx.ui.status(format!(
         "backup: {} ({}); `git jules series undo` restores it",
         r.backup.name,
         short(r.backup.commit)

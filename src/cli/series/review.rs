@@ -8,7 +8,6 @@ use anyhow::{bail, Context as _};
 use git_jules::series::{format, review, version};
 use git_jules::Error;
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -120,7 +119,7 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
     };
     let buffer = review::buffer(&f);
     if a.print {
-        ui::out(buffer.trim_end());
+        ctx.ui.out(buffer.trim_end());
         return Ok(0);
     }
     let (text, source) = match &a.from_file {
@@ -176,15 +175,15 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
         None => None,
     };
     if ctx.ui.json {
-        ui::json(&Out { review: &r, mail });
+        ctx.ui.json(&Out { review: &r, mail });
         return Ok(0);
     }
     if r.patches.is_empty() {
-        ui::status("no R: comments: nothing stored");
+        ctx.ui.status("no R: comments: nothing stored");
         return Ok(0);
     }
     for p in &r.patches {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "### Patch [{}/{}] ### {} {}",
             p.index,
             p.total,
@@ -193,9 +192,10 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
         ));
         for c in &p.comments {
             let mut lines = c.text.lines();
-            ui::out(format!("R: {}", lines.next().unwrap_or_default()));
+            ctx.ui
+                .out(format!("R: {}", lines.next().unwrap_or_default()));
             for l in lines {
-                ui::out(format!("   {l}"));
+                ctx.ui.out(format!("   {l}"));
             }
             if let Some(path) = &c.path {
                 let at = c
@@ -203,14 +203,15 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
                     .as_deref()
                     .map(|l| format!(", after {:?}", l.chars().take(60).collect::<String>()))
                     .unwrap_or_default();
-                ui::out(ctx.ui.dim(&format!("   ({path}{at})")));
+                ctx.ui.out(ctx.ui.dim(&format!("   ({path}{at})")));
             }
         }
     }
     if let Some(id) = &mail {
-        ui::status(format!("mailed to {}: message {id}", a.mail_to.join(", ")));
+        ctx.ui
+            .status(format!("mailed to {}: message {id}", a.mail_to.join(", ")));
     }
-    ui::status(format!(
+    ctx.ui.status(format!(
         "stored {} comment{} on {} patch{} in {}",
         r.comment_count(),
         if r.comment_count() == 1 { "" } else { "s" },

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use git_jules::series;
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -40,14 +39,14 @@ pub fn start(ctx: &Context, a: StartArgs) -> anyhow::Result<i32> {
     let mut repo = ctx.open()?;
     let started = series::start::start(&mut repo, &a.name, a.base.as_deref())?;
     if ctx.ui.json {
-        ui::json(&started);
+        ctx.ui.json(&started);
     } else {
-        ui::status(format!("base: {}", started.base.describe()));
-        ui::status(format!(
+        ctx.ui.status(format!("base: {}", started.base.describe()));
+        ctx.ui.status(format!(
             "started series {}: HEAD is now on {}",
             started.series, started.branch
         ));
-        ui::out(&started.branch);
+        ctx.ui.out(&started.branch);
     }
     Ok(0)
 }
@@ -69,9 +68,9 @@ pub fn commit(ctx: &Context, a: CommitArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     let done = series::commit::commit(&repo, &a.summary, &rationale)?;
     if ctx.ui.json {
-        ui::json(&done);
+        ctx.ui.json(&done);
     } else {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "[{} {}] {}",
             done.branch,
             git_jules::verify::short_id(&repo, done.commit),

@@ -4,7 +4,6 @@
 use git_jules::series::rangediff;
 use git_jules::series::version::{self, parse_spec, parse_version, Version};
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -76,12 +75,12 @@ pub fn record(ctx: &Context, a: VersionArgs) -> anyhow::Result<i32> {
 /// The report of a recorded version (also after `series format`).
 pub fn print_recorded(ctx: &Context, r: &version::Recorded) {
     if ctx.ui.json {
-        ui::json(r);
+        ctx.ui.json(r);
         return;
     }
     let v = &r.version.record;
     if r.recorded {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{}@v{}: {} patches on {} ({})",
             r.series,
             v.number,
@@ -90,7 +89,7 @@ pub fn print_recorded(ctx: &Context, r: &version::Recorded) {
             r.ref_name
         ));
     } else {
-        ui::status(format!(
+        ctx.ui.status(format!(
             "{}@v{} unchanged: already recorded ({})",
             r.series, v.number, r.ref_name
         ));
@@ -107,7 +106,7 @@ pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
     }
     let all = version::versions(&repo, &id)?;
     if ctx.ui.json {
-        ui::json(&all);
+        ctx.ui.json(&all);
         return Ok(0);
     }
     for v in &all {
@@ -125,7 +124,7 @@ pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
             }
         };
         let mark = v.mark().map(|m| format!("  ({m})")).unwrap_or_default();
-        ui::out(format!(
+        ctx.ui.out(format!(
             "v{:<3} {}  {:>3} patches  base {} {}  {}{change}{}",
             r.number,
             &v.id.to_hex_with_len(7),
@@ -151,14 +150,14 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
             version: &'a Version,
             reviews: &'a [version::PatchReviews],
         }
-        ui::json(&Doc {
+        ctx.ui.json(&Doc {
             version: &v,
             reviews: &reviews,
         });
         return Ok(0);
     }
     let r = &v.record;
-    ui::out(format!(
+    ctx.ui.out(format!(
         "{}@v{} ({}), base {} {}, tip {}",
         id,
         r.number,
@@ -168,7 +167,7 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
         &r.tip[..7]
     ));
     if let Some(m) = v.mark() {
-        ui::out(ctx.ui.red(&format!("  {m}")));
+        ctx.ui.out(ctx.ui.red(&format!("  {m}")));
     }
     let total = r.patches.len();
     for p in &r.patches {
@@ -177,7 +176,7 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
             _ if r.number > 1 => "  (new)".to_owned(),
             _ => String::new(),
         };
-        ui::out(format!(
+        ctx.ui.out(format!(
             "  {:>2}/{total} {} {}{from}",
             p.index,
             ctx.ui.yellow(&p.commit[..7]),
@@ -190,7 +189,7 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
         {
             let about = note.series_version.as_deref().unwrap_or("this commit");
             for c in &note.comments {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "        R: {} ({}, about {about})",
                     c.text.lines().next().unwrap_or_default(),
                     note.reviewer
@@ -199,11 +198,12 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
         }
     }
     for d in &r.dropped {
-        ui::out(format!("  dropped: v{} patch {d}", r.number - 1));
+        ctx.ui
+            .out(format!("  dropped: v{} patch {d}", r.number - 1));
     }
     if !v.cover.trim().is_empty() {
-        ui::out("");
-        ui::out(ctx.ui.lines(v.cover.trim_end()));
+        ctx.ui.out("");
+        ctx.ui.out(ctx.ui.lines(v.cover.trim_end()));
     }
     Ok(0)
 }
@@ -238,18 +238,18 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
     // The range-diff's own lines are git's; what is not its persona's is said on stderr.
     for v in [&old, &new] {
         if let Some(m) = v.mark() {
-            ui::warn(format!("{}: {m}", version::label(v)));
+            ctx.ui.warn(format!("{}: {m}", version::label(v)));
         }
     }
     if ctx.ui.json {
-        ui::json(&rd);
+        ctx.ui.json(&rd);
         return Ok(0);
     }
     for (e, h) in rd.entries.iter().zip(&rd.headers) {
-        ui::out(h);
+        ctx.ui.out(h);
         if let Some(d) = &e.diff {
             for l in d.lines() {
-                ui::out(format!("    {l}"));
+                ctx.ui.out(format!("    {l}"));
             }
         }
     }
@@ -262,20 +262,20 @@ pub fn interdiff(ctx: &Context, a: InterdiffArgs) -> anyhow::Result<i32> {
     let d = version::interdiff(&repo, &old, &new)?;
     for v in [&old, &new] {
         if let Some(m) = v.mark() {
-            ui::warn(format!("{}: {m}", version::label(v)));
+            ctx.ui.warn(format!("{}: {m}", version::label(v)));
         }
     }
     if ctx.ui.json {
-        ui::json(&d);
+        ctx.ui.json(&d);
         return Ok(0);
     }
     if d.bases_differ {
-        ui::status(format!(
+        ctx.ui.status(format!(
             "note: v{} and v{} have different bases; the interdiff shows upstream changes too",
             d.old_version, d.new_version
         ));
     }
-    ui::out_raw(&d.diff);
+    ctx.ui.out_raw(&d.diff);
     Ok(0)
 }
 
@@ -284,7 +284,7 @@ pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     let (all, skipped) = version::list_all(&repo, cmd)?;
     for s in &skipped {
-        ui::warn(format!("skipped {}: {}", s.name, s.reason));
+        ctx.ui.warn(format!("skipped {}: {}", s.name, s.reason));
     }
     if ctx.ui.json {
         #[derive(serde::Serialize)]
@@ -292,14 +292,16 @@ pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
             series: &'a [version::Listed],
             skipped: &'a [version::Skipped],
         }
-        ui::json(&Doc {
+        ctx.ui.json(&Doc {
             series: &all,
             skipped: &skipped,
         });
         return Ok(0);
     }
     if all.is_empty() {
-        ui::status("no series versions: `git jules series format` or `series version` records one");
+        ctx.ui.status(
+            "no series versions: `git jules series format` or `series version` records one",
+        );
     }
     for l in &all {
         let r = &l.latest.record;
@@ -316,7 +318,7 @@ pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
             .mark()
             .map(|m| format!("  ({m})"))
             .unwrap_or_default();
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{:<32} v{:<3} {:>3} patches  base {:<16} {}{}",
             l.series,
             r.number,
