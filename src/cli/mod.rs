@@ -227,6 +227,7 @@ fn run_pre_commit_hook() -> i32 {
             git_c: context::git_c(),
             ..Default::default()
         },
+        passed_over: Default::default(),
     };
     let check = lease::CheckArgs {
         paths: Vec::new(),
@@ -291,6 +292,7 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
         dir,
         strict: cli.strict,
         overrides,
+        passed_over: Default::default(),
     };
     let result = dispatch(&ctx, cli);
     finish(&ctx, result)
@@ -299,7 +301,7 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
 /// A command's result as its exit code, with what every command reports on the way out.
 fn finish(ctx: &Context, result: anyhow::Result<i32>) -> i32 {
     // Reads under jules.requireSigned that passed over a checkpoint say so, once per log.
-    for ignored in git_jules::eventlog::checkpoint::take_ignored() {
+    for ignored in ctx.passed_over.take() {
         ctx.ui.warn(ignored.to_string());
     }
     let failure = match result {

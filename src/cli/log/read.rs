@@ -129,7 +129,7 @@ pub(super) fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::
 }
 
 pub(super) fn stats(ctx: &Context, repo: &gix::Repository, a: RefArg) -> anyhow::Result<i32> {
-    let log = Log::open(repo, &a.log)?;
+    let log = Log::open(repo, &a.log)?.with_passed_over(Some(ctx.passed_over.clone()));
     let loaded = log.project::<LogStats>()?;
     warn_invalid(&ctx.ui, &loaded.invalid);
     if ctx.ui.json {

@@ -114,12 +114,21 @@ pub struct Server {
 
 impl Server {
     /// `result` with the configuration's warnings appended as text, as the CLI says them on stderr: an
-    /// agent reading marks must know when they mean nothing (a trust ref that names no commit).
+    /// agent reading marks must know when they mean nothing (a trust ref that names no commit). So are
+    /// the checkpoints this call's reads passed over under `jules.requireSigned` (each log once a session).
     fn noted(&self, mut result: CallToolResult) -> CallToolResult {
         result.content.extend(
             self.config_warnings
                 .iter()
                 .map(|w| ContentBlock::text(format!("warning: {w}"))),
+        );
+        result.content.extend(
+            self.session
+                .ws
+                .passed_over()
+                .take()
+                .into_iter()
+                .map(|i| ContentBlock::text(format!("warning: {i}"))),
         );
         result
     }
