@@ -1,9 +1,13 @@
 //! `git jules exchange …`: workstreams' hand-offs (seed 001) on `refs/jules/exchange`.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use git_jules::exchange::{self, AddRequest};
 use git_jules::Error;
+use serde::Serialize;
+
+use super::ui::{Print, Style};
 
 use crate::cli::context::Context;
 
@@ -97,19 +101,130 @@ fn read(file: &PathBuf) -> anyhow::Result<String> {
         .map_err(|e| Error::io(format!("reading {}", file.display()), e).into())
 }
 
-fn print_artifact(ctx: &Context, a: &exchange::Artifact) {
-    if ctx.ui.json {
-        let mut v = serde_json::to_value(a).unwrap_or_default();
-        v["version"] = 1.into();
-        ctx.ui.json(&v);
-    } else {
-        ctx.ui.out(format!(
+/// An exchange document as it always was: the value's fields and `"version"` in one sorted object (the
+/// order docs/json.md shows), not `"version"` first.
+struct Versioned<T>(T);
+
+impl<T: Serialize> Serialize for Versioned<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v = serde_json::to_value(&self.0).map_err(serde::ser::Error::custom)?;
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("version".into(), git_jules::JSON_VERSION.into());
+        }
+        v.serialize(s)
+    }
+}
+
+/// An artifact added: `ID KIND NAME STATE`.
+impl Print for Versioned<exchange::Artifact> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let a = &self.0;
+        writeln!(
+            out,
             "{} {} {} {}",
             &a.id[..12],
             a.kind,
             a.name,
             a.state.as_deref().unwrap_or("")
-        ));
+        )
+    }
+}
+
+/// `exchange take`: won or lost, and to whom.
+struct Took {
+    issue: String,
+    result: Versioned<exchange::TakeReport>,
+}
+
+impl Serialize for Took {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.result.serialize(s)
+    }
+}
+
+impl Print for Took {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let r = &self.result.0;
+        if r.won {
+            writeln!(out, "took {}", self.issue)
+        } else {
+            writeln!(out, "lost {}: taken by {}", self.issue, r.winner)
+        }
+    }
+}
+
+/// `exchange close`.
+#[derive(Serialize)]
+struct Closed {
+    closed_with: String,
+    issue: String,
+    version: u32,
+}
+
+impl Print for Closed {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "closed {} with {}", self.issue, self.closed_with)
+    }
+}
+
+/// `exchange list`.
+#[derive(Serialize)]
+struct Listed<'a> {
+    artifacts: Vec<&'a exchange::Artifact>,
+    version: u32,
+}
+
+impl Print for Listed<'_> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        for a in &self.artifacts {
+            writeln!(
+                out,
+                "{} {:<10} {:<11} {:<24} {}{}",
+                &a.id[..12],
+                a.workstream,
+                a.kind,
+                a.name,
+                a.state.as_deref().unwrap_or(""),
+                a.taken_by
+                    .as_deref()
+                    .map(|t| format!(" by {t}"))
+                    .unwrap_or_default()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `exchange export`.
+#[derive(Serialize)]
+struct Exported {
+    files: Vec<String>,
+    version: u32,
+    #[serde(skip)]
+    dir: PathBuf,
+}
+
+impl Print for Exported {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "exported {} file(s) to {}",
+            self.files.len(),
+            self.dir.display()
+        )
+    }
+}
+
+/// `exchange import`.
+#[derive(Serialize)]
+struct Imported {
+    added: usize,
+    version: u32,
+}
+
+impl Print for Imported {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "imported {} artifact(s)", self.added)
     }
 }
 
@@ -127,7 +242,7 @@ fn add(
 ) -> anyhow::Result<()> {
     req.yaml = read(file)?;
     let a = exchange::add(log, wd, actor, req)?;
-    print_artifact(ctx, &a);
+    ctx.ui.print(&Versioned(a));
     Ok(())
 }
 
@@ -207,16 +322,12 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
         } => {
             git_jules::prompt::require_workstream(&wd, &workstream)?;
             let r = exchange::take(&log, &workstream, &issue, &persona, sync.as_deref())?;
-            if ctx.ui.json {
-                let mut v = serde_json::to_value(&r)?;
-                v["version"] = 1.into();
-                ctx.ui.json(&v);
-            } else if r.won {
-                ctx.ui.out(format!("took {issue}"));
-            } else {
-                ctx.ui.out(format!("lost {issue}: taken by {}", r.winner));
-            }
-            return Ok(if r.won {
+            let won = r.won;
+            ctx.ui.print(&Took {
+                issue,
+                result: Versioned(r),
+            });
+            return Ok(if won {
                 0
             } else {
                 crate::cli::context::EXIT_CONFLICT
@@ -229,13 +340,11 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             commit,
         } => {
             exchange::close(&log, &workstream, &issue, &persona, &commit)?;
-            if !ctx.ui.json {
-                ctx.ui.out(format!("closed {issue} with {commit}"));
-            } else {
-                ctx.ui.json(
-                    &serde_json::json!({"version": 1, "issue": issue, "closed_with": commit}),
-                );
-            }
+            ctx.ui.print(&Closed {
+                closed_with: commit,
+                issue,
+                version: git_jules::JSON_VERSION,
+            });
         }
         ExchangeCommand::List { workstream } => {
             if let Some(w) = &workstream {
@@ -247,46 +356,25 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
                 .iter()
                 .filter(|a| workstream.as_deref().is_none_or(|w| a.workstream == w))
                 .collect();
-            if ctx.ui.json {
-                ctx.ui
-                    .json(&serde_json::json!({"version": 1, "artifacts": items}));
-            } else {
-                for a in items {
-                    ctx.ui.out(format!(
-                        "{} {:<10} {:<11} {:<24} {}{}",
-                        &a.id[..12],
-                        a.workstream,
-                        a.kind,
-                        a.name,
-                        a.state.as_deref().unwrap_or(""),
-                        a.taken_by
-                            .as_deref()
-                            .map(|t| format!(" by {t}"))
-                            .unwrap_or_default()
-                    ));
-                }
-            }
+            ctx.ui.print(&Listed {
+                artifacts: items,
+                version: git_jules::JSON_VERSION,
+            });
         }
         ExchangeCommand::Export { dir } => {
             let files = exchange::export(&log, &dir)?;
-            if ctx.ui.json {
-                ctx.ui
-                    .json(&serde_json::json!({"version": 1, "files": files}));
-            } else {
-                ctx.ui.out(format!(
-                    "exported {} file(s) to {}",
-                    files.len(),
-                    dir.display()
-                ));
-            }
+            ctx.ui.print(&Exported {
+                files,
+                version: git_jules::JSON_VERSION,
+                dir,
+            });
         }
         ExchangeCommand::Import { dir, actor } => {
-            let n = exchange::import(&log, &wd, &actor, &dir)?;
-            if ctx.ui.json {
-                ctx.ui.json(&serde_json::json!({"version": 1, "added": n}));
-            } else {
-                ctx.ui.out(format!("imported {n} artifact(s)"));
-            }
+            let added = exchange::import(&log, &wd, &actor, &dir)?;
+            ctx.ui.print(&Imported {
+                added,
+                version: git_jules::JSON_VERSION,
+            });
         }
     }
     Ok(0)

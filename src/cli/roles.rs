@@ -1,8 +1,12 @@
 //! `git jules roles [--check]`: list the `.jules/` scaffold's layers, roles and personas, or validate it.
 
+use std::io::Write;
+
 use git_jules::roles;
 use git_jules::Error;
+use serde::Serialize;
 
+use super::ui::{Print, Style};
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -20,43 +24,73 @@ pub fn run(ctx: &Context, a: RolesArgs) -> anyhow::Result<i32> {
         .to_path_buf();
     if a.check {
         let problems = roles::check(&wd);
-        if ctx.ui.json {
-            ctx.ui.json(
-                &serde_json::json!({"version": 1, "ok": problems.is_empty(), "problems": problems}),
-            );
-        } else if problems.is_empty() {
-            ctx.ui.out("scaffold ok");
-        } else {
-            for p in &problems {
-                ctx.ui.out(format!("{}: {}", p.path, p.message));
-            }
-        }
-        return Ok(if problems.is_empty() { 0 } else { 1 });
+        let ok = problems.is_empty();
+        ctx.ui.print(&Checked {
+            ok,
+            problems,
+            version: git_jules::JSON_VERSION,
+        });
+        return Ok(if ok { 0 } else { 1 });
     }
-    let s = roles::scan(&wd);
-    if ctx.ui.json {
-        let mut v = serde_json::to_value(&s)?;
-        v["version"] = 1.into();
-        ctx.ui.json(&v);
-        return Ok(0);
-    }
-    for l in &s.layers {
-        ctx.ui.out(format!(
-            "layer {:<13} roles: {}",
-            l.name,
-            if l.roles.is_empty() {
-                "-".to_string()
-            } else {
-                l.roles.join(", ")
-            }
-        ));
-    }
-    if !s.personas.is_empty() {
-        ctx.ui.out(format!("personas: {}", s.personas.join(", ")));
-    }
-    if !s.workstreams.is_empty() {
-        ctx.ui
-            .out(format!("workstreams: {}", s.workstreams.join(", ")));
-    }
+    ctx.ui.print(&Scanned(roles::scan(&wd)));
     Ok(0)
+}
+
+/// `roles --check`: `scaffold ok` or one line a problem; `{"ok", "problems", "version"}` in JSON (sorted,
+/// as it always was).
+#[derive(Serialize)]
+struct Checked {
+    ok: bool,
+    problems: Vec<roles::Problem>,
+    version: u32,
+}
+
+impl Print for Checked {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        if self.problems.is_empty() {
+            return writeln!(out, "scaffold ok");
+        }
+        for p in &self.problems {
+            writeln!(out, "{}: {}", p.path, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// `roles`: layers, personas and workstreams; the scan with `"version"` among its sorted keys in JSON.
+struct Scanned(roles::Scaffold);
+
+impl Serialize for Scanned {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v = serde_json::to_value(&self.0).map_err(serde::ser::Error::custom)?;
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("version".into(), git_jules::JSON_VERSION.into());
+        }
+        v.serialize(s)
+    }
+}
+
+impl Print for Scanned {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let s = &self.0;
+        for l in &s.layers {
+            writeln!(
+                out,
+                "layer {:<13} roles: {}",
+                l.name,
+                if l.roles.is_empty() {
+                    "-".to_string()
+                } else {
+                    l.roles.join(", ")
+                }
+            )?;
+        }
+        if !s.personas.is_empty() {
+            writeln!(out, "personas: {}", s.personas.join(", "))?;
+        }
+        if !s.workstreams.is_empty() {
+            writeln!(out, "workstreams: {}", s.workstreams.join(", "))?;
+        }
+        Ok(())
+    }
 }

@@ -95,11 +95,27 @@ impl Style {
 pub trait Print: serde::Serialize {
     /// The lines a person reads, written to `out` (stdout, or a `Vec<u8>` in a test). Untrusted fields go
     /// through `style.text`/`style.lines`; [`Ui::print`] escapes the rest of each line on a terminal.
-    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()>;
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let _ = (out, style);
+        Ok(())
+    }
 
     /// What went wrong without stopping the command: shown on stderr as `warning: …` in both forms (a JSON
     /// document carries them only where docs/json.md says so, as a field of its own).
     fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Status lines for people on stderr in both forms (`-q` silences them): what was done on the way.
+    fn status(&self, style: &Style) -> Vec<String> {
+        let _ = style;
+        Vec::new()
+    }
+
+    /// Status lines on stderr in the human form only: what the JSON document says on stdout instead
+    /// (`task 1a2b3c4 done`).
+    fn human_status(&self, style: &Style) -> Vec<String> {
+        let _ = style;
         Vec::new()
     }
 }
@@ -227,23 +243,22 @@ impl Ui {
     }
 
     pub fn paint(&self, code: &str, text: &str) -> String {
-        paint(self.color, code, text)
+        self.style().paint(code, text)
     }
-
     pub fn bold(&self, text: &str) -> String {
-        self.paint("1", text)
+        self.style().bold(text)
     }
     pub fn yellow(&self, text: &str) -> String {
-        self.paint("33", text)
+        self.style().yellow(text)
     }
     pub fn green(&self, text: &str) -> String {
-        self.paint("32", text)
+        self.style().green(text)
     }
     pub fn dim(&self, text: &str) -> String {
-        self.paint("2", text)
+        self.style().dim(text)
     }
     pub fn red(&self, text: &str) -> String {
-        self.paint("31", text)
+        self.style().red(text)
     }
     /// A label for stderr (`error:`, `hint:`), coloured by stderr's own decision.
     pub fn err_label(&self, code: &str, text: &str) -> String {
@@ -253,17 +268,26 @@ impl Ui {
     /// A command's output value, in the form this command was asked for: the JSON document (with
     /// `"version"`) or the human lines, escaped on a terminal like [`Ui::out`]; its warnings on stderr.
     pub fn print<P: Print + ?Sized>(&self, value: &P) {
+        let style = self.style();
         for w in value.warnings() {
             self.warn(w);
+        }
+        for line in value.status(&style) {
+            self.status(line);
         }
         if self.json {
             self.json(value);
             return;
         }
+        for line in value.human_status(&style) {
+            self.status(line);
+        }
         let mut buf = Vec::new();
         // Writing into a Vec fails only if the printer itself fails; what it wrote so far is shown.
-        let done = value.human(&mut buf, &self.style());
-        self.out_raw(&String::from_utf8_lossy(&buf));
+        let done = value.human(&mut buf, &style);
+        if !buf.is_empty() {
+            self.out_raw(&String::from_utf8_lossy(&buf));
+        }
         if let Err(e) = done {
             self.err(format!("error: printing: {e}"));
         }
