@@ -86,6 +86,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             server.dir.clone(),
             server.persona.clone(),
             server.subscribers.clone(),
+            server.session.ws.passed_over(),
         )?;
         let service = match server.serve(rmcp::transport::stdio()).await {
             Ok(service) => service,
