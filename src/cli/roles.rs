@@ -94,3 +94,40 @@ impl Print for Scanned {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+
+    /// `roles --check` from one value: the lines a person reads and the document a program reads, byte for
+    /// byte as before printers (`"version"` among the sorted keys).
+    #[test]
+    fn roles_check_prints_the_same_value_two_ways() {
+        let checked = Checked {
+            ok: false,
+            problems: vec![roles::Problem {
+                path: ".jules/roles/x.md".into(),
+                message: "no layer".into(),
+            }],
+            version: 1,
+        };
+        let out = Buffer::default();
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(Buffer::default())).print(&checked);
+        assert_eq!(out.text(), ".jules/roles/x.md: no layer\n");
+        let out = Buffer::default();
+        Ui::with_writers(true, Box::new(out.clone()), Box::new(Buffer::default())).print(&checked);
+        assert_eq!(
+            out.text(),
+            "{\n  \"ok\": false,\n  \"problems\": [\n    {\n      \"path\": \".jules/roles/x.md\",\n      \"message\": \"no layer\"\n    }\n  ],\n  \"version\": 1\n}\n"
+        );
+        let out = Buffer::default();
+        let ok = Checked {
+            ok: true,
+            problems: Vec::new(),
+            version: 1,
+        };
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(Buffer::default())).print(&ok);
+        assert_eq!(out.text(), "scaffold ok\n");
+    }
+}

@@ -242,9 +242,6 @@ impl Ui {
         self.style().lines(s)
     }
 
-    pub fn paint(&self, code: &str, text: &str) -> String {
-        self.style().paint(code, text)
-    }
     pub fn bold(&self, text: &str) -> String {
         self.style().bold(text)
     }
@@ -571,6 +568,78 @@ mod tests {
         );
         assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
         assert_eq!(terminal_safe("a\r\nb\rc"), "a\r\nb^Mc");
+    }
+
+    /// A value with an untrusted field, as a printer writes it.
+    #[derive(serde::Serialize)]
+    struct Subject(&'static str);
+
+    impl Print for Subject {
+        fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+            writeln!(out, "{} {}", style.yellow("id"), style.text(self.0))?;
+            // A careless printer that forgets `style.text`: the Ui escapes the line all the same.
+            writeln!(out, "raw {}", self.0)
+        }
+        fn warnings(&self) -> Vec<String> {
+            vec![format!("about {}", self.0)]
+        }
+    }
+
+    /// On a terminal, untrusted text reaching a printer is escaped, whether the printer escaped the field
+    /// or not, our colour codes kept; the same on stderr for a warning. On a pipe and in JSON the bytes are
+    /// as they are (JSON escapes controls itself). (Catches a printer's output that skips the Ui's rule.)
+    #[test]
+    fn a_printer_on_a_terminal_escapes_untrusted_text() {
+        let hostile = Subject("t\x1b]0;owned\x07 \u{202e}x");
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut ui = Ui::with_writers(false, Box::new(out.clone()), Box::new(err.clone()));
+        (ui.color, ui.escape, ui.escape_err) = (true, true, true);
+        ui.print(&hostile);
+        assert_eq!(
+            out.text(),
+            "\x1b[33mid\x1b[0m t^[]0;owned^G <U+202E>x\nraw t^[]0;owned^G <U+202E>x\n"
+        );
+        assert_eq!(err.text(), "warning: about t^[]0;owned^G <U+202E>x\n");
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(err.clone())).print(&hostile);
+        assert_eq!(
+            out.text(),
+            "id t\x1b]0;owned\x07 \u{202e}x\nraw t\x1b]0;owned\x07 \u{202e}x\n"
+        );
+
+        let out = Buffer::default();
+        let mut ui = Ui::with_writers(true, Box::new(out.clone()), Box::new(err.clone()));
+        ui.escape_err = true;
+        ui.print(&hostile);
+        assert_eq!(
+            out.text(),
+            "{\n  \"version\": 1,\n  \"value\": \"t\\u001b]0;owned\\u0007 \u{202e}x\"\n}\n"
+        );
+    }
+
+    /// A closed stdout is recorded on this Ui, and only this one: later data is dropped, and a second Ui in
+    /// the same process is untouched. (Catches the process-wide BROKEN_PIPE switch.)
+    #[test]
+    fn a_broken_pipe_is_this_ui_s_alone() {
+        struct Closed;
+        impl Write for Closed {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let closed = Ui::with_writers(false, Box::new(Closed), Box::new(Buffer::default()));
+        closed.out("a");
+        assert!(closed.broken_pipe());
+        assert!(closed.try_out("b").is_err());
+        let out = Buffer::default();
+        let other = Ui::with_writers(false, Box::new(out.clone()), Box::new(Buffer::default()));
+        other.out("c");
+        assert!(!other.broken_pipe());
+        assert_eq!(out.text(), "c\n");
     }
 
     #[test]
