@@ -7,7 +7,7 @@ use git_jules::exchange::{self, AddRequest};
 use git_jules::Error;
 use serde::Serialize;
 
-use super::ui::{Print, Style};
+use super::ui::{Print, SortedDoc, Style};
 
 use crate::cli::context::Context;
 
@@ -101,22 +101,8 @@ fn read(file: &PathBuf) -> anyhow::Result<String> {
         .map_err(|e| Error::io(format!("reading {}", file.display()), e).into())
 }
 
-/// An exchange document as it always was: the value's fields and `"version"` in one sorted object (the
-/// order docs/json.md shows), not `"version"` first.
-struct Versioned<T>(T);
-
-impl<T: Serialize> Serialize for Versioned<T> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut v = serde_json::to_value(&self.0).map_err(serde::ser::Error::custom)?;
-        if let serde_json::Value::Object(m) = &mut v {
-            m.insert("version".into(), git_jules::JSON_VERSION.into());
-        }
-        v.serialize(s)
-    }
-}
-
 /// An artifact added: `ID KIND NAME STATE`.
-impl Print for Versioned<exchange::Artifact> {
+impl Print for SortedDoc<exchange::Artifact> {
     fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
         let a = &self.0;
         writeln!(
@@ -133,7 +119,7 @@ impl Print for Versioned<exchange::Artifact> {
 /// `exchange take`: won or lost, and to whom.
 struct Took {
     issue: String,
-    result: Versioned<exchange::TakeReport>,
+    result: SortedDoc<exchange::TakeReport>,
 }
 
 impl Serialize for Took {
@@ -242,7 +228,7 @@ fn add(
 ) -> anyhow::Result<()> {
     req.yaml = read(file)?;
     let a = exchange::add(log, wd, actor, req)?;
-    ctx.ui.print(&Versioned(a));
+    ctx.ui.print(&SortedDoc(a));
     Ok(())
 }
 
@@ -325,7 +311,7 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             let won = r.won;
             ctx.ui.print(&Took {
                 issue,
-                result: Versioned(r),
+                result: SortedDoc(r),
             });
             return Ok(if won {
                 0

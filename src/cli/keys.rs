@@ -7,6 +7,7 @@ use git_jules::sign::{self, keys};
 use serde_json::json;
 
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
@@ -61,24 +62,38 @@ fn new(ctx: &Context, a: NewArgs) -> anyhow::Result<i32> {
         )?;
         ctx.ui.status(format!("set {var}"));
     }
-    if ctx.ui.json {
-        ctx.ui.json(&json!({
-            "persona": a.persona,
-            "path": path,
-            "public": made.public,
-            "allowed_signers": made.allowed_signers,
-            "fingerprint": made.fingerprint,
-        }));
-    } else {
-        ctx.ui.status(format!(
-            "wrote {} ({}); add this line to {} on the base branch:",
-            path.display(),
-            made.fingerprint,
-            sign::TRUST_FILE
-        ));
-        ctx.ui.out(&made.allowed_signers);
-    }
+    ctx.ui.print(&Made {
+        allowed_signers: made.allowed_signers,
+        fingerprint: made.fingerprint,
+        path,
+        persona: a.persona,
+        public: made.public,
+    });
     Ok(0)
+}
+
+/// `keys new`: where the key went and the line for the trust file; in JSON the same, keys sorted.
+#[derive(serde::Serialize)]
+struct Made {
+    allowed_signers: String,
+    fingerprint: String,
+    path: PathBuf,
+    persona: String,
+    public: String,
+}
+
+impl Print for Made {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "{}", self.allowed_signers)
+    }
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        vec![format!(
+            "wrote {} ({}); add this line to {} on the base branch:",
+            self.path.display(),
+            self.fingerprint,
+            sign::TRUST_FILE
+        )]
+    }
 }
 
 fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {

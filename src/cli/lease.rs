@@ -159,15 +159,25 @@ fn left(secs: i64) -> String {
 
 /// The status lines of the reminders `sync` and `tick` sent.
 pub fn say_reminded(ui: &Ui, reminded: &[Lease]) {
-    for l in reminded {
-        ui.status(format!(
-            "reminded {} that lease {} on {} expires at {}",
-            ui.text(&l.persona),
-            l.short(),
-            ui.text(&l.paths.join(" ")),
-            lease::format_time(l.expires)
-        ));
+    for line in reminded_lines(&ui.style(), reminded) {
+        ui.status(line);
     }
+}
+
+/// [`say_reminded`]'s lines, for a printer.
+pub fn reminded_lines(style: &super::ui::Style, reminded: &[Lease]) -> Vec<String> {
+    reminded
+        .iter()
+        .map(|l| {
+            format!(
+                "reminded {} that lease {} on {} expires at {}",
+                style.text(&l.persona),
+                l.short(),
+                style.text(&l.paths.join(" ")),
+                lease::format_time(l.expires)
+            )
+        })
+        .collect()
 }
 
 /// One line naming holder, paths, reason and expiry.

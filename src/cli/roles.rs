@@ -6,7 +6,7 @@ use git_jules::roles;
 use git_jules::Error;
 use serde::Serialize;
 
-use super::ui::{Print, Style};
+use super::ui::{Print, SortedDoc, Style};
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, a: RolesArgs) -> anyhow::Result<i32> {
         });
         return Ok(if ok { 0 } else { 1 });
     }
-    ctx.ui.print(&Scanned(roles::scan(&wd)));
+    ctx.ui.print(&SortedDoc(roles::scan(&wd)));
     Ok(0)
 }
 
@@ -58,17 +58,7 @@ impl Print for Checked {
 }
 
 /// `roles`: layers, personas and workstreams; the scan with `"version"` among its sorted keys in JSON.
-struct Scanned(roles::Scaffold);
-
-impl Serialize for Scanned {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut v = serde_json::to_value(&self.0).map_err(serde::ser::Error::custom)?;
-        if let serde_json::Value::Object(m) = &mut v {
-            m.insert("version".into(), git_jules::JSON_VERSION.into());
-        }
-        v.serialize(s)
-    }
-}
+type Scanned = SortedDoc<roles::Scaffold>;
 
 impl Print for Scanned {
     fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {

@@ -15,6 +15,7 @@ use git_jules::state::State;
 use serde::Serialize;
 
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct TickArgs {
@@ -237,56 +238,69 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
 }
 
 fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, reminded: Vec<Lease>) {
-    if ctx.ui.json {
-        ctx.ui.json(&TickReport {
-            recorded,
-            plan,
-            runs,
-            reminded,
-        });
-        return;
+    ctx.ui.print(&TickReport {
+        recorded,
+        plan,
+        runs,
+        reminded,
+    });
+}
+
+/// A person reads the plan as one line a persona; the reminders and the tick itself on stderr.
+impl Print for TickReport<'_> {
+    fn human_status(&self, style: &Style) -> Vec<String> {
+        let plan = self.plan;
+        let mut lines = super::lease::reminded_lines(style, &self.reminded);
+        let sprint = plan
+            .sprint
+            .map(|s| format!("sprint {s}"))
+            .unwrap_or_else(|| "no sprint".into());
+        lines.push(format!(
+            "tick ({sprint}, {}){}",
+            plan.mode,
+            if self.recorded {
+                ""
+            } else {
+                ", dry run: nothing recorded"
+            }
+        ));
+        lines
     }
-    super::lease::say_reminded(&ctx.ui, &reminded);
-    let sprint = plan
-        .sprint
-        .map(|s| format!("sprint {s}"))
-        .unwrap_or_else(|| "no sprint".into());
-    ctx.ui.status(format!(
-        "tick ({sprint}, {}){}",
-        plan.mode,
-        if recorded {
-            ""
-        } else {
-            ", dry run: nothing recorded"
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        let plan = self.plan;
+        for d in &plan.decisions {
+            let run = self.runs.iter().find(|r| r.persona == d.persona);
+            writeln!(
+                out,
+                "launch {:<12} {:<8} {:<8} {}{}",
+                d.persona,
+                d.track,
+                d.reason,
+                d.context,
+                run.and_then(|r| r.session_id.as_ref())
+                    .map(|s| format!(" [session {s}]"))
+                    .unwrap_or_default()
+            )?;
         }
-    ));
-    for d in &plan.decisions {
-        let run = runs.iter().find(|r| r.persona == d.persona);
-        ctx.ui.out(format!(
-            "launch {:<12} {:<8} {:<8} {}{}",
-            d.persona,
-            d.track,
-            d.reason,
-            d.context,
-            run.and_then(|r| r.session_id.as_ref())
-                .map(|s| format!(" [session {s}]"))
-                .unwrap_or_default()
-        ));
-    }
-    for w in &plan.waiting {
-        ctx.ui.out(format!(
-            "wait   {:<12} {:<8} running {}",
-            w.persona,
-            w.track,
-            w.session_id.as_deref().unwrap_or(&w.run[..12])
-        ));
-    }
-    for s in &plan.skipped {
-        ctx.ui.out(format!("skip   {:<12} {}", s.persona, s.why));
-    }
-    if plan.complete {
-        ctx.ui
-            .out("sprint complete: every persona woven, no unread mail left");
+        for w in &plan.waiting {
+            writeln!(
+                out,
+                "wait   {:<12} {:<8} running {}",
+                w.persona,
+                w.track,
+                w.session_id.as_deref().unwrap_or(&w.run[..12])
+            )?;
+        }
+        for s in &plan.skipped {
+            writeln!(out, "skip   {:<12} {}", s.persona, s.why)?;
+        }
+        if plan.complete {
+            writeln!(
+                out,
+                "sprint complete: every persona woven, no unread mail left"
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -120,6 +120,21 @@ pub trait Print: serde::Serialize {
     }
 }
 
+/// A document as some commands always printed theirs: the value's fields and `"version"` in one object
+/// with its keys sorted (and its nested objects'), the bytes docs/json.md shows for them. A new document
+/// is the value itself, `"version"` first.
+pub struct SortedDoc<T>(pub T);
+
+impl<T: serde::Serialize> serde::Serialize for SortedDoc<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v = serde_json::to_value(&self.0).map_err(serde::ser::Error::custom)?;
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("version".into(), JSON_VERSION.into());
+        }
+        v.serialize(s)
+    }
+}
+
 /// A writer the [`Ui`] writes through: the process's stdout or stderr, or a buffer in a test.
 type Sink = Mutex<Box<dyn Write + Send>>;
 
