@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use git_jules::agent::{answer, guard, payload, session, setup, Harness};
 use git_jules::Error;
 
-use super::ui::Ui;
+use super::ui::{Print, Style, Ui};
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -519,6 +519,49 @@ fn diff(c: &setup::FileChange, workdir: Option<&Path>) -> String {
     format!("--- {from}\n+++ {to}\n{}", String::from_utf8_lossy(&hunks))
 }
 
+/// `agent status`: one line a harness and scope; `{"harnesses"}` in JSON (through a sorted map, as it
+/// always was).
+struct Statuses(Vec<setup::Status>);
+
+impl serde::Serialize for Statuses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({ "harnesses": self.0 }).serialize(s)
+    }
+}
+
+impl Print for Statuses {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        let word = |v: serde_json::Result<serde_json::Value>| -> std::io::Result<String> {
+            Ok(v.map_err(std::io::Error::other)?
+                .as_str()
+                .unwrap_or("")
+                .to_owned())
+        };
+        for s in &self.0 {
+            let mut line = format!(
+                "{} {}: {}",
+                s.harness,
+                word(serde_json::to_value(s.scope))?,
+                word(serde_json::to_value(s.state))?
+            );
+            if s.state != setup::State::Absent {
+                line.push_str(&format!(
+                    " (mcp: {}; hooks: {}; persona: {})",
+                    if s.mcp { "yes" } else { "no" },
+                    if s.hooks.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        s.hooks.join(", ")
+                    },
+                    s.persona.as_deref().unwrap_or("from JULES_PERSONA")
+                ));
+            }
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
 fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
     let places = places(ctx);
     let harnesses: Vec<Harness> = match a.harness {
@@ -540,31 +583,6 @@ fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    if ctx.ui.json {
-        ctx.ui.json(&serde_json::json!({ "harnesses": all }));
-        return Ok(0);
-    }
-    for s in &all {
-        let state = serde_json::to_value(s.state)?;
-        let mut line = format!(
-            "{} {}: {}",
-            s.harness,
-            serde_json::to_value(s.scope)?.as_str().unwrap_or(""),
-            state.as_str().unwrap_or("")
-        );
-        if s.state != setup::State::Absent {
-            line.push_str(&format!(
-                " (mcp: {}; hooks: {}; persona: {})",
-                if s.mcp { "yes" } else { "no" },
-                if s.hooks.is_empty() {
-                    "none".to_owned()
-                } else {
-                    s.hooks.join(", ")
-                },
-                s.persona.as_deref().unwrap_or("from JULES_PERSONA")
-            ));
-        }
-        ctx.ui.out(line);
-    }
+    ctx.ui.print(&Statuses(all));
     Ok(0)
 }

@@ -153,11 +153,17 @@ impl Print for Closed {
     }
 }
 
-/// `exchange list`.
-#[derive(Serialize)]
+/// `exchange list`: `{"artifacts", "version"}` in JSON, every key sorted (through a JSON map, as it always
+/// was).
 struct Listed<'a> {
     artifacts: Vec<&'a exchange::Artifact>,
     version: u32,
+}
+
+impl Serialize for Listed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({"version": self.version, "artifacts": self.artifacts}).serialize(s)
+    }
 }
 
 impl Print for Listed<'_> {

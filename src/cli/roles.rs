@@ -36,13 +36,19 @@ pub fn run(ctx: &Context, a: RolesArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `roles --check`: `scaffold ok` or one line a problem; `{"ok", "problems", "version"}` in JSON (sorted,
-/// as it always was).
-#[derive(Serialize)]
+/// `roles --check`: `scaffold ok` or one line a problem; `{"ok", "problems", "version"}` in JSON, every
+/// key sorted (through a JSON map, as it always was).
 struct Checked {
     ok: bool,
     problems: Vec<roles::Problem>,
     version: u32,
+}
+
+impl Serialize for Checked {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({"version": self.version, "ok": self.ok, "problems": self.problems})
+            .serialize(s)
+    }
 }
 
 impl Print for Checked {
@@ -109,7 +115,7 @@ mod tests {
         Ui::with_writers(true, Box::new(out.clone()), Box::new(Buffer::default())).print(&checked);
         assert_eq!(
             out.text(),
-            "{\n  \"ok\": false,\n  \"problems\": [\n    {\n      \"path\": \".jules/roles/x.md\",\n      \"message\": \"no layer\"\n    }\n  ],\n  \"version\": 1\n}\n"
+            "{\n  \"ok\": false,\n  \"problems\": [\n    {\n      \"message\": \"no layer\",\n      \"path\": \".jules/roles/x.md\"\n    }\n  ],\n  \"version\": 1\n}\n"
         );
         let out = Buffer::default();
         let ok = Checked {

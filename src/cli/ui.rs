@@ -118,6 +118,13 @@ pub trait Print: serde::Serialize {
         let _ = style;
         Vec::new()
     }
+
+    /// Status lines on stderr in the human form only, after the data (`backup: …` under a rewrite's
+    /// table): on a terminal a person reads them in that order.
+    fn human_status_after(&self, style: &Style) -> Vec<String> {
+        let _ = style;
+        Vec::new()
+    }
 }
 
 /// A document as some commands always printed theirs: the value's fields and `"version"` in one object
@@ -302,6 +309,9 @@ impl Ui {
         }
         if let Err(e) = done {
             self.err(format!("error: printing: {e}"));
+        }
+        for line in value.human_status_after(&style) {
+            self.status(line);
         }
     }
 
