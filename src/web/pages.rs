@@ -115,7 +115,9 @@ fn with_mail<T>(
     repo: &gix::Repository,
     f: impl FnMut(&crate::eventlog::Log<'_>, &mut crate::mail::MailView) -> Result<T>,
 ) -> Result<Option<T>> {
-    let log = ops::log(repo)?.with_warm(Some(shared.warm.clone()));
+    let log = ops::log(repo)?
+        .with_warm(Some(shared.warm.clone()))
+        .with_passed_over(Some(shared.passed_over.clone()));
     if log.tips()?.is_empty() {
         return Ok(None);
     }
@@ -381,6 +383,7 @@ fn same_origin_path(b: &str) -> bool {
 fn workspace(shared: &Shared) -> Result<Workspace> {
     let mut ws = Workspace::from_repo(&shared.dir, repo(shared)?);
     ws.share_warm(shared.warm.clone());
+    ws.share_passed_over(shared.passed_over.clone());
     ws.strict_personas = shared.opts.strict_personas;
     Ok(ws)
 }

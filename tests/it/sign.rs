@@ -571,6 +571,24 @@ fn stats_of(r: &Repo, full: bool) -> (serde_json::Value, String) {
 
 const PASSED_OVER: &str = "not used under jules.requireSigned";
 
+/// The web view shows a passed-over checkpoint on the page whose read passed over it, with the other
+/// warnings, once per log for the server's life. (Catches the process-wide queue the CLI alone emptied:
+/// the page said nothing, the server's stderr said it only when it exited.)
+fn passed_over_on_the_web_page(origin: &Repo, bare: &Repo, anchor: &str) {
+    let w = fresh(origin, bare, true);
+    w.git([
+        "update-ref",
+        "-d",
+        "refs/remotes/origin/notes/jules/checkpoints-signed",
+    ]);
+    let server = crate::web::Server::start(&w, &[]);
+    let page = server.get("/mail/bob").text();
+    assert_eq!(page.matches(PASSED_OVER).count(), 1, "said once: {page}");
+    assert!(page.contains(&anchor[..12]), "{page}");
+    let again = server.get("/mail/bob").text();
+    assert!(!again.contains(PASSED_OVER), "{again}");
+}
+
 /// The MCP server, one process for many calls, says a passed-over checkpoint in the result of the call
 /// whose read passed over it, once per log for the session: the agent reads it there. (Catches the
 /// process-wide queue the CLI alone emptied on exit: no tool result ever carried the warning.)
@@ -732,6 +750,7 @@ fn signed_checkpoints_count_under_require_signed_and_nothing_else_does() {
         assert!(s["refresh"].get("rebuilt").is_some(), "{why}: {s}");
         if manifest.is_none() {
             passed_over_in_mcp_results(&origin, &bare, &anchor);
+            passed_over_on_the_web_page(&origin, &bare, &anchor);
         }
         // fsck names a bad or foreign signature as a problem, and reports every signature state.
         let fsck = c.jules(["--json", "log", "fsck", "mail", "--checkpoints"]);
