@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use clap::ValueEnum;
 
@@ -146,9 +146,11 @@ impl<T: serde::Serialize> serde::Serialize for SortedDoc<T> {
 type Sink = Mutex<Box<dyn Write + Send>>;
 
 /// A buffer a test hands to [`Ui::with_writers`] and reads back after printing.
+#[cfg(test)]
 #[derive(Clone, Default)]
-pub struct Buffer(Arc<Mutex<Vec<u8>>>);
+pub struct Buffer(std::sync::Arc<Mutex<Vec<u8>>>);
 
+#[cfg(test)]
 impl Buffer {
     /// What was written so far, as text (printers write UTF-8).
     pub fn text(&self) -> String {
@@ -156,6 +158,7 @@ impl Buffer {
     }
 }
 
+#[cfg(test)]
 impl Write for Buffer {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.0
