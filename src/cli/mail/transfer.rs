@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use git_jules::mail::import::ImportReport;
 use git_jules::mail::maildir::{export, import};
 use git_jules::mail::recipients::Groups;
 use git_jules::mail::{jsonl, message, ops};
@@ -11,6 +12,7 @@ use serde::Serialize;
 
 use super::JSON_VERSION;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("source").required(true).args(["file", "maildir"]))]
@@ -59,34 +61,41 @@ fn versioned<T: Serialize>(inner: &T) -> Versioned<'_, T> {
 
 pub fn stats(ctx: &Context, repo: &gix::Repository) -> anyhow::Result<i32> {
     let s = git_jules::mail::api::stats(&ctx.workspace_of(repo.clone()))?;
-    if ctx.ui.json {
-        ctx.ui.json(&versioned(&s));
-        return Ok(0);
-    }
-    ctx.ui.out(format!("{} messages", s.messages));
-    ctx.ui.out(format!(
-        "{:<24} {:>8} {:>8} {:>8}",
-        "persona", "received", "unread", "sent"
-    ));
-    for (p, c) in &s.personas {
-        ctx.ui.out(format!(
-            "{p:<24} {:>8} {:>8} {:>8}",
-            c.received, c.unread, c.sent
-        ));
-    }
-    match &s.oldest_unanswered {
-        Some(u) => ctx.ui.out(format!(
-            "{} unanswered; oldest: {} {} from {} to {}: {}",
-            s.unanswered,
-            &u.id[..12],
-            u.time,
-            u.from,
-            u.to.join(","),
-            u.subject
-        )),
-        None => ctx.ui.out("no unanswered messages"),
-    }
+    ctx.ui.print(&versioned(&s));
     Ok(0)
+}
+
+/// `mail stats`: the counts per persona and the oldest unanswered message.
+impl Print for Versioned<'_, ops::Stats> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let s = self.inner;
+        writeln!(out, "{} messages", s.messages)?;
+        writeln!(
+            out,
+            "{:<24} {:>8} {:>8} {:>8}",
+            "persona", "received", "unread", "sent"
+        )?;
+        for (p, c) in &s.personas {
+            writeln!(
+                out,
+                "{p:<24} {:>8} {:>8} {:>8}",
+                c.received, c.unread, c.sent
+            )?;
+        }
+        match &s.oldest_unanswered {
+            Some(u) => writeln!(
+                out,
+                "{} unanswered; oldest: {} {} from {} to {}: {}",
+                s.unanswered,
+                &u.id[..12],
+                u.time,
+                u.from,
+                u.to.join(","),
+                u.subject
+            ),
+            None => writeln!(out, "no unanswered messages"),
+        }
+    }
 }
 
 pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::Result<i32> {
@@ -109,39 +118,67 @@ pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::R
         }
         (None, None) => unreachable!("clap requires a source"),
     };
-    for s in &report.skipped {
-        ctx.ui.warn(format!("skipped {s}"));
-    }
-    if ctx.ui.json {
-        ctx.ui.json(&versioned(&report));
-    } else {
-        ctx.ui.out(format!(
-            "imported {} records ({} messages): {} events appended, {} already present, {} skipped",
-            report.records,
-            report.messages,
-            report.appended,
-            report.duplicates,
-            report.skipped.len()
-        ));
-    }
+    ctx.ui.print(&versioned(&report));
     Ok(0)
+}
+
+/// `mail import`: one line of counts; what was skipped as warnings.
+impl Print for Versioned<'_, ImportReport> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let r = self.inner;
+        writeln!(
+            out,
+            "imported {} records ({} messages): {} events appended, {} already present, {} skipped",
+            r.records,
+            r.messages,
+            r.appended,
+            r.duplicates,
+            r.skipped.len()
+        )
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.inner
+            .skipped
+            .iter()
+            .map(|s| format!("skipped {s}"))
+            .collect()
+    }
 }
 
 pub fn export(ctx: &Context, repo: &gix::Repository, a: ExportArgs) -> anyhow::Result<i32> {
     let log = ops::log(repo)?;
     let report = export::export_maildir(&log, &a.maildir, a.force)?;
-    if ctx.ui.json {
-        ctx.ui.json(&versioned(&report));
-    } else {
-        ctx.ui.out(format!(
-            "exported {} messages as {} files ({} attachments) to {}",
-            report.messages,
-            report.files,
-            report.attachments,
-            a.maildir.display()
-        ));
-    }
+    ctx.ui.print(&Exported {
+        doc: versioned(&report),
+        dir: &a.maildir,
+    });
     Ok(0)
+}
+
+/// `mail export`: one line of counts and where they went.
+struct Exported<'a> {
+    doc: Versioned<'a, export::ExportReport>,
+    dir: &'a std::path::Path,
+}
+
+impl Serialize for Exported<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.doc.serialize(s)
+    }
+}
+
+impl Print for Exported<'_> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let r = self.doc.inner;
+        writeln!(
+            out,
+            "exported {} messages as {} files ({} attachments) to {}",
+            r.messages,
+            r.files,
+            r.attachments,
+            self.dir.display()
+        )
+    }
 }
 
 pub fn attachment(ctx: &Context, repo: &gix::Repository, a: AttachmentArgs) -> anyhow::Result<i32> {
