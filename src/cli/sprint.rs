@@ -51,7 +51,7 @@ pub enum SprintCommand {
 
 pub fn run_sprint(ctx: &Context, cmd: SprintCommand) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let state = State::open(&repo)?;
+    let state = State::open(&repo)?.with_passed_over(Some(ctx.passed_over.clone()));
     match cmd {
         SprintCommand::Start { number, actor } => {
             let sprint = state.sprint_start(&actor, number)?;

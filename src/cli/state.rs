@@ -54,7 +54,7 @@ pub enum StateCommand {
 
 pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let state = State::open(&repo)?;
+    let state = State::open(&repo)?.with_passed_over(Some(ctx.passed_over.clone()));
     match cmd {
         StateCommand::Show => {
             let view = state.view()?.view;

@@ -51,7 +51,7 @@ pub enum TaskCommand {
 
 pub fn run_task(ctx: &Context, cmd: TaskCommand) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let state = State::open(&repo)?;
+    let state = State::open(&repo)?.with_passed_over(Some(ctx.passed_over.clone()));
     match cmd {
         TaskCommand::Add {
             title,

@@ -120,7 +120,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
         None => Utc::now(),
     };
     let max_retries = tick::max_retries(&repo, a.max_retries)?;
-    let state = State::open(&repo)?;
+    let state = State::open(&repo)?.with_passed_over(Some(ctx.passed_over.clone()));
     // Plan, then record the plan only if the state is still the one it was made from; else plan again.
     let mut recorded = None;
     for _ in 0..50 {

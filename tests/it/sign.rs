@@ -670,6 +670,9 @@ fn signed_checkpoints_count_under_require_signed_and_nothing_else_does() {
     // The tail after the anchor.
     send_with_key(&a, Some(&alice_key), "alice", "bob", "after 1");
     send_with_key(&a, Some(&alice_key), "alice", "bob", "after 2");
+    // A state log with a plain checkpoint too (unsigned: a reader under requireSigned passes it over).
+    a.jules_ok(["task", "add", "a task"]);
+    a.jules_ok(["--json", "log", "checkpoint", "state"]);
     a.jules_ok(["sync"]);
 
     // A fresh clone under requireSigned reads the signed checkpoint and the two tail commits only.
@@ -749,6 +752,12 @@ fn signed_checkpoints_count_under_require_signed_and_nothing_else_does() {
         let (s, _) = stats_of(&c, false);
         assert!(s["refresh"].get("rebuilt").is_some(), "{why}: {s}");
         if manifest.is_none() {
+            // The sprint's reads say theirs too, once: the state log's checkpoint passed over.
+            let tasks = c.jules(["task", "ls"]);
+            assert!(tasks.status.success(), "{}", stderr(&tasks));
+            let err = stderr(&tasks);
+            assert_eq!(err.matches(PASSED_OVER).count(), 1, "said once: {err}");
+            assert!(err.contains("checkpoint of refs/jules/state"), "{err}");
             passed_over_in_mcp_results(&origin, &bare, &anchor);
             passed_over_on_the_web_page(&origin, &bare, &anchor);
         }
