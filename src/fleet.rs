@@ -17,8 +17,7 @@ use crate::state::status::{sprint_status, SprintStatus};
 use crate::state::view::{Run, TickRecord};
 use crate::state::State;
 
-/// The version of the fleet document (docs/json.md).
-pub const JSON_VERSION: u32 = 1;
+use crate::JSON_VERSION;
 
 /// How many of the last ticks and runs the fleet shows.
 const RECENT: usize = 10;

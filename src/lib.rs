@@ -56,5 +56,9 @@ pub mod weave;
 pub mod web;
 pub mod workspace;
 
+/// The version of every JSON document a frontend hands out (the CLI's `--json`, the MCP server's results,
+/// the web view's JSON pages): the contract in docs/json.md. Defined here once, for every frontend.
+pub const JSON_VERSION: u32 = 1;
+
 pub use error::{Error, ErrorKind, NameProblem, Remedy, Result, Thing};
 pub use workspace::Workspace;

@@ -20,7 +20,10 @@ pub struct TaskQuery {
 /// The tasks of every sprint that match `query`, in the log's order (`task ls --json`).
 pub fn list(ws: &Workspace, query: &TaskQuery) -> Result<Vec<Task>> {
     let repo = ws.repo();
-    let view = State::open(&repo)?.view()?.view;
+    let view = State::open(&repo)?
+        .with_passed_over(Some(ws.passed_over()))
+        .view()?
+        .view;
     Ok(view
         .tasks
         .into_iter()
@@ -48,7 +51,9 @@ pub struct Done {
 /// Mark the task `id` (or a unique prefix) done as `actor`, then release the leases `actor` took for it.
 pub fn done(ws: &Workspace, actor: &str, id: &str) -> Result<Done> {
     let repo = ws.repo();
-    let task = State::open(&repo)?.task_resolve(actor, id, true)?;
+    let task = State::open(&repo)?
+        .with_passed_over(Some(ws.passed_over()))
+        .task_resolve(actor, id, true)?;
     let (released, release_error) = match crate::lease::release_after_done(&repo, actor, &task) {
         Ok(leases) => (leases.into_iter().map(|l| l.id).collect(), None),
         // One string in the data: the message and its causes on one line.

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::eventlog::checkpoint::PassedOver;
 use crate::eventlog::warm::WarmViews;
 
 use crate::Result;
@@ -24,6 +25,9 @@ pub struct Workspace {
     pub temp_dir: Option<PathBuf>,
     /// The views kept in memory between calls, for a frontend that makes many (`keep_warm`).
     warm: Option<Arc<WarmViews>>,
+    /// The checkpoints this caller's reads passed over under `jules.requireSigned`, for its frontend to
+    /// say (each log once); handed to the logs a use case opens (`Log::with_passed_over`).
+    passed_over: Arc<PassedOver>,
 }
 
 impl Workspace {
@@ -41,6 +45,7 @@ impl Workspace {
             strict_personas: false,
             temp_dir: None,
             warm: None,
+            passed_over: Arc::default(),
         }
     }
 
@@ -58,6 +63,18 @@ impl Workspace {
     /// The warm views, when kept (hand them to the logs a use case opens: `Log::with_warm`).
     pub fn warm(&self) -> Option<Arc<WarmViews>> {
         self.warm.clone()
+    }
+
+    /// Record passed-over checkpoints in `record`, another owner's (the CLI's command makes several
+    /// workspaces and says each log once).
+    pub fn share_passed_over(&mut self, record: Arc<PassedOver>) {
+        self.passed_over = record;
+    }
+
+    /// Where this workspace's reads record the checkpoints they pass over: a frontend takes them
+    /// (`PassedOver::take`) after a call to say so.
+    pub fn passed_over(&self) -> Arc<PassedOver> {
+        self.passed_over.clone()
     }
 
     /// A handle on the repository for this thread (cheap: the object store and caches are shared).

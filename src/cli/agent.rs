@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use git_jules::agent::{answer, guard, payload, session, setup, Harness};
 use git_jules::Error;
 
-use super::ui;
+use super::ui::{Print, Style, Ui};
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -154,8 +154,8 @@ pub fn run(ctx: &Context, cmd: AgentCommand) -> anyhow::Result<i32> {
 // Hooks
 
 /// A line on stderr: the harnesses show it in their logs or transcripts, never to the model.
-fn note(line: impl AsRef<str>) {
-    ui::err(format!("git-jules agent: {}", line.as_ref()));
+fn note(ui: &Ui, line: impl AsRef<str>) {
+    ui.err(format!("git-jules agent: {}", line.as_ref()));
 }
 
 fn read_stdin() -> std::io::Result<Vec<u8>> {
@@ -168,7 +168,7 @@ fn read_stdin() -> std::io::Result<Vec<u8>> {
 fn hook(ctx: &Context, a: HookArgs) -> i32 {
     let h: Harness = a.harness.into();
     let input = read_stdin().unwrap_or_else(|e| {
-        note(format!("cannot read the hook's input: {e}"));
+        note(&ctx.ui, format!("cannot read the hook's input: {e}"));
         Vec::new()
     });
     let persona = a.persona.filter(|p| !p.is_empty());
@@ -181,7 +181,7 @@ fn hook(ctx: &Context, a: HookArgs) -> i32 {
         }
     };
     if !out.is_empty() {
-        ui::out(out);
+        ctx.ui.out(out);
     }
     0
 }
@@ -202,17 +202,20 @@ fn pre_edit(ctx: &Context, h: Harness, persona: Option<&str>, input: &[u8]) -> S
     let paths = match &p.target {
         payload::Target::Paths(paths) => paths,
         payload::Target::Shell => {
-            note(format!(
+            note(&ctx.ui, format!(
                 "{}: a shell command; no edit hook sees its paths (the pre-commit hook checks the commit)",
                 p.tool
             ));
             return answer::allow(h).to_owned();
         }
         payload::Target::Unknown => {
-            note(format!(
-                "{}: not an edit tool the guard knows; allowed",
-                git_jules::agent::clean(&p.tool, 64)
-            ));
+            note(
+                &ctx.ui,
+                format!(
+                    "{}: not an edit tool the guard knows; allowed",
+                    git_jules::agent::clean(&p.tool, 64)
+                ),
+            );
             return answer::allow(h).to_owned();
         }
     };
@@ -232,10 +235,13 @@ fn pre_edit(ctx: &Context, h: Harness, persona: Option<&str>, input: &[u8]) -> S
         Err(e) => return undecided(ctx, h, Some(&repo), &e.to_string()),
     };
     for o in &d.outside {
-        note(format!(
-            "{}: outside the work tree; allowed",
-            git_jules::agent::clean(o, 200)
-        ));
+        note(
+            &ctx.ui,
+            format!(
+                "{}: outside the work tree; allowed",
+                git_jules::agent::clean(o, 200)
+            ),
+        );
     }
     let out = if d.conflicts.is_empty() {
         answer::allow(h).to_owned()
@@ -256,15 +262,21 @@ fn undecided(ctx: &Context, h: Harness, repo: Option<&gix::Repository>, why: &st
     let why = git_jules::agent::clean(why, 300);
     match mode {
         guard::Mode::Open => {
-            note(format!(
-                "the lease guard cannot decide ({why}); allowed (jules.agent.guard = open)"
-            ));
+            note(
+                &ctx.ui,
+                format!(
+                    "the lease guard cannot decide ({why}); allowed (jules.agent.guard = open)"
+                ),
+            );
             answer::allow(h).to_owned()
         }
         guard::Mode::Closed => {
-            note(format!(
-                "the lease guard cannot decide ({why}); refused (jules.agent.guard = closed)"
-            ));
+            note(
+                &ctx.ui,
+                format!(
+                    "the lease guard cannot decide ({why}); refused (jules.agent.guard = closed)"
+                ),
+            );
             answer::deny(
                 h,
                 &format!(
@@ -301,20 +313,26 @@ fn mode_outside_repo(ctx: &Context) -> guard::Mode {
 
 fn session_start(ctx: &Context, h: Harness, persona: Option<&str>) -> String {
     let Some(persona) = persona else {
-        note("no persona (--persona or JULES_PERSONA): no mailbox to show");
+        note(
+            &ctx.ui,
+            "no persona (--persona or JULES_PERSONA): no mailbox to show",
+        );
         return answer::allow(h).to_owned();
     };
     let repo = match ctx.open() {
         Ok(r) => r,
         Err(e) => {
-            note(format!("no mailbox to show: {e}"));
+            note(&ctx.ui, format!("no mailbox to show: {e}"));
             return answer::allow(h).to_owned();
         }
     };
     match session::mailbox(&repo, persona, chrono::Utc::now()) {
         Ok(m) => answer::session_context(h, &session::context(&m)),
         Err(e) => {
-            note(format!("cannot read the mailbox of {persona}: {e}"));
+            note(
+                &ctx.ui,
+                format!("cannot read the mailbox of {persona}: {e}"),
+            );
             answer::allow(h).to_owned()
         }
     }
@@ -326,14 +344,17 @@ fn stop(ctx: &Context, timeout: &str) {
     let limit = match git_jules::lease::parse_ttl(timeout) {
         Ok(s) => Duration::from_secs(s.unsigned_abs()),
         Err(e) => {
-            note(format!("--timeout: {e}; using 20s"));
+            note(&ctx.ui, format!("--timeout: {e}; using 20s"));
             Duration::from_secs(20)
         }
     };
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => {
-            note(format!("cannot find the git-jules binary to sync: {e}"));
+            note(
+                &ctx.ui,
+                format!("cannot find the git-jules binary to sync: {e}"),
+            );
             return;
         }
     };
@@ -357,7 +378,7 @@ fn stop(ctx: &Context, timeout: &str) {
     let mut child = match child {
         Ok(c) => c,
         Err(e) => {
-            note(format!("cannot start sync: {e}"));
+            note(&ctx.ui, format!("cannot start sync: {e}"));
             return;
         }
     };
@@ -366,7 +387,10 @@ fn stop(ctx: &Context, timeout: &str) {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return,
             Ok(Some(status)) => {
-                note(format!("sync --now failed ({status}); the stop goes on"));
+                note(
+                    &ctx.ui,
+                    format!("sync --now failed ({status}); the stop goes on"),
+                );
                 return;
             }
             Ok(None) if start.elapsed() >= limit => {
@@ -374,14 +398,17 @@ fn stop(ctx: &Context, timeout: &str) {
                     let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
                 }
                 let _ = child.wait();
-                note(format!(
+                note(
+                    &ctx.ui,
+                    format!(
                     "sync --now took longer than {timeout}; stopped (run `git jules sync` later)"
-                ));
+                ),
+                );
                 return;
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => {
-                note(format!("waiting for sync: {e}"));
+                note(&ctx.ui, format!("waiting for sync: {e}"));
                 return;
             }
         }
@@ -427,7 +454,7 @@ fn change(
         setup::Action::Remove => "removed",
     };
     if changes.is_empty() {
-        ui::status(match action {
+        ctx.ui.status(match action {
             setup::Action::Setup => format!("{h}: already set up; nothing to change"),
             setup::Action::Remove => format!("{h}: nothing of git-jules to remove"),
         });
@@ -438,7 +465,7 @@ fn change(
         for c in &changes {
             text.push_str(&diff(c, places.workdir.as_deref()));
         }
-        ui::out_raw(&text);
+        ctx.ui.out_raw(&text);
         return Ok(0);
     }
     setup::apply(&changes)?;
@@ -448,11 +475,11 @@ fn change(
             (_, None) => "deleted",
             _ => "updated",
         };
-        ui::out(format!("{what} {}", c.path.display()));
+        ctx.ui.out(format!("{what} {}", c.path.display()));
     }
-    ui::status(format!("{h}: {verb}"));
+    ctx.ui.status(format!("{h}: {verb}"));
     if action == setup::Action::Setup && h == Harness::Codex {
-        ui::status(
+        ctx.ui.status(
             "codex: Codex runs new hooks only once they are trusted: review them in codex (/hooks) \
              before relying on the guard",
         );
@@ -492,6 +519,49 @@ fn diff(c: &setup::FileChange, workdir: Option<&Path>) -> String {
     format!("--- {from}\n+++ {to}\n{}", String::from_utf8_lossy(&hunks))
 }
 
+/// `agent status`: one line a harness and scope; `{"harnesses"}` in JSON (through a sorted map, as it
+/// always was).
+struct Statuses(Vec<setup::Status>);
+
+impl serde::Serialize for Statuses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({ "harnesses": self.0 }).serialize(s)
+    }
+}
+
+impl Print for Statuses {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        let word = |v: serde_json::Result<serde_json::Value>| -> std::io::Result<String> {
+            Ok(v.map_err(std::io::Error::other)?
+                .as_str()
+                .unwrap_or("")
+                .to_owned())
+        };
+        for s in &self.0 {
+            let mut line = format!(
+                "{} {}: {}",
+                s.harness,
+                word(serde_json::to_value(s.scope))?,
+                word(serde_json::to_value(s.state))?
+            );
+            if s.state != setup::State::Absent {
+                line.push_str(&format!(
+                    " (mcp: {}; hooks: {}; persona: {})",
+                    if s.mcp { "yes" } else { "no" },
+                    if s.hooks.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        s.hooks.join(", ")
+                    },
+                    s.persona.as_deref().unwrap_or("from JULES_PERSONA")
+                ));
+            }
+            writeln!(out, "{line}")?;
+        }
+        Ok(())
+    }
+}
+
 fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
     let places = places(ctx);
     let harnesses: Vec<Harness> = match a.harness {
@@ -513,31 +583,6 @@ fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
             }
         }
     }
-    if ctx.ui.json {
-        ui::json(&serde_json::json!({ "harnesses": all }));
-        return Ok(0);
-    }
-    for s in &all {
-        let state = serde_json::to_value(s.state)?;
-        let mut line = format!(
-            "{} {}: {}",
-            s.harness,
-            serde_json::to_value(s.scope)?.as_str().unwrap_or(""),
-            state.as_str().unwrap_or("")
-        );
-        if s.state != setup::State::Absent {
-            line.push_str(&format!(
-                " (mcp: {}; hooks: {}; persona: {})",
-                if s.mcp { "yes" } else { "no" },
-                if s.hooks.is_empty() {
-                    "none".to_owned()
-                } else {
-                    s.hooks.join(", ")
-                },
-                s.persona.as_deref().unwrap_or("from JULES_PERSONA")
-            ));
-        }
-        ui::out(line);
-    }
+    ctx.ui.print(&Statuses(all));
     Ok(0)
 }

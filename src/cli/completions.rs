@@ -34,9 +34,9 @@ _git_jules() {
 }
 "#;
 
-pub fn run(a: Args) -> anyhow::Result<i32> {
+pub fn run(ctx: &super::context::Context, a: Args) -> anyhow::Result<i32> {
     let text = script(&a.shell)?;
-    super::ui::out_raw(&text);
+    ctx.ui.out_raw(&text);
     Ok(0)
 }
 

@@ -27,6 +27,9 @@ pub struct Context {
     pub strict: bool,
     /// `--full` and `JULES_SIGNING_KEY`: carried by every repository handle this command opens.
     pub overrides: git_jules::repo::Overrides,
+    /// The checkpoints this command's reads passed over (every workspace it makes records here), said
+    /// once per log when it ends.
+    pub passed_over: std::sync::Arc<git_jules::eventlog::checkpoint::PassedOver>,
 }
 
 impl Context {
@@ -36,7 +39,7 @@ impl Context {
     pub fn open(&self) -> git_jules::Result<gix::Repository> {
         let repo = git_jules::repo::open_with(&self.dir, &self.overrides)?;
         for w in git_jules::settings::warnings(&repo) {
-            ui::warn(w);
+            self.ui.warn(w);
         }
         Ok(repo)
     }
@@ -68,6 +71,7 @@ impl Context {
         let mut ws = git_jules::Workspace::from_repo(&self.dir, repo);
         ws.strict_personas = self.strict;
         ws.temp_dir = Some(std::env::temp_dir());
+        ws.share_passed_over(self.passed_over.clone());
         ws
     }
 }

@@ -1,11 +1,14 @@
 //! `git jules exchange …`: workstreams' hand-offs (seed 001) on `refs/jules/exchange`.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use git_jules::exchange::{self, AddRequest};
 use git_jules::Error;
+use serde::Serialize;
 
-use super::ui;
+use super::ui::{Print, SortedDoc, Style};
+
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -98,19 +101,122 @@ fn read(file: &PathBuf) -> anyhow::Result<String> {
         .map_err(|e| Error::io(format!("reading {}", file.display()), e).into())
 }
 
-fn print_artifact(ctx: &Context, a: &exchange::Artifact) {
-    if ctx.ui.json {
-        let mut v = serde_json::to_value(a).unwrap_or_default();
-        v["version"] = 1.into();
-        ui::json(&v);
-    } else {
-        ui::out(format!(
+/// An artifact added: `ID KIND NAME STATE`.
+impl Print for SortedDoc<exchange::Artifact> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let a = &self.0;
+        writeln!(
+            out,
             "{} {} {} {}",
             &a.id[..12],
             a.kind,
             a.name,
             a.state.as_deref().unwrap_or("")
-        ));
+        )
+    }
+}
+
+/// `exchange take`: won or lost, and to whom.
+struct Took {
+    issue: String,
+    result: SortedDoc<exchange::TakeReport>,
+}
+
+impl Serialize for Took {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.result.serialize(s)
+    }
+}
+
+impl Print for Took {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let r = &self.result.0;
+        if r.won {
+            writeln!(out, "took {}", self.issue)
+        } else {
+            writeln!(out, "lost {}: taken by {}", self.issue, r.winner)
+        }
+    }
+}
+
+/// `exchange close`.
+#[derive(Serialize)]
+struct Closed {
+    closed_with: String,
+    issue: String,
+    version: u32,
+}
+
+impl Print for Closed {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "closed {} with {}", self.issue, self.closed_with)
+    }
+}
+
+/// `exchange list`: `{"artifacts", "version"}` in JSON, every key sorted (through a JSON map, as it always
+/// was).
+struct Listed<'a> {
+    artifacts: Vec<&'a exchange::Artifact>,
+    version: u32,
+}
+
+impl Serialize for Listed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({"version": self.version, "artifacts": self.artifacts}).serialize(s)
+    }
+}
+
+impl Print for Listed<'_> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        for a in &self.artifacts {
+            writeln!(
+                out,
+                "{} {:<10} {:<11} {:<24} {}{}",
+                &a.id[..12],
+                a.workstream,
+                a.kind,
+                a.name,
+                a.state.as_deref().unwrap_or(""),
+                a.taken_by
+                    .as_deref()
+                    .map(|t| format!(" by {t}"))
+                    .unwrap_or_default()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `exchange export`.
+#[derive(Serialize)]
+struct Exported {
+    files: Vec<String>,
+    version: u32,
+    #[serde(skip)]
+    dir: PathBuf,
+}
+
+impl Print for Exported {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "exported {} file(s) to {}",
+            self.files.len(),
+            self.dir.display()
+        )
+    }
+}
+
+/// `exchange import`.
+#[derive(Serialize)]
+struct Imported {
+    added: usize,
+    version: u32,
+}
+
+impl Print for Imported {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "imported {} artifact(s)", self.added)
     }
 }
 
@@ -128,7 +234,7 @@ fn add(
 ) -> anyhow::Result<()> {
     req.yaml = read(file)?;
     let a = exchange::add(log, wd, actor, req)?;
-    print_artifact(ctx, &a);
+    ctx.ui.print(&SortedDoc(a));
     Ok(())
 }
 
@@ -208,16 +314,12 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
         } => {
             git_jules::prompt::require_workstream(&wd, &workstream)?;
             let r = exchange::take(&log, &workstream, &issue, &persona, sync.as_deref())?;
-            if ctx.ui.json {
-                let mut v = serde_json::to_value(&r)?;
-                v["version"] = 1.into();
-                ui::json(&v);
-            } else if r.won {
-                ui::out(format!("took {issue}"));
-            } else {
-                ui::out(format!("lost {issue}: taken by {}", r.winner));
-            }
-            return Ok(if r.won {
+            let won = r.won;
+            ctx.ui.print(&Took {
+                issue,
+                result: SortedDoc(r),
+            });
+            return Ok(if won {
                 0
             } else {
                 crate::cli::context::EXIT_CONFLICT
@@ -230,11 +332,11 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
             commit,
         } => {
             exchange::close(&log, &workstream, &issue, &persona, &commit)?;
-            if !ctx.ui.json {
-                ui::out(format!("closed {issue} with {commit}"));
-            } else {
-                ui::json(&serde_json::json!({"version": 1, "issue": issue, "closed_with": commit}));
-            }
+            ctx.ui.print(&Closed {
+                closed_with: commit,
+                issue,
+                version: git_jules::JSON_VERSION,
+            });
         }
         ExchangeCommand::List { workstream } => {
             if let Some(w) = &workstream {
@@ -246,44 +348,25 @@ pub fn run(ctx: &Context, cmd: ExchangeCommand) -> anyhow::Result<i32> {
                 .iter()
                 .filter(|a| workstream.as_deref().is_none_or(|w| a.workstream == w))
                 .collect();
-            if ctx.ui.json {
-                ui::json(&serde_json::json!({"version": 1, "artifacts": items}));
-            } else {
-                for a in items {
-                    ui::out(format!(
-                        "{} {:<10} {:<11} {:<24} {}{}",
-                        &a.id[..12],
-                        a.workstream,
-                        a.kind,
-                        a.name,
-                        a.state.as_deref().unwrap_or(""),
-                        a.taken_by
-                            .as_deref()
-                            .map(|t| format!(" by {t}"))
-                            .unwrap_or_default()
-                    ));
-                }
-            }
+            ctx.ui.print(&Listed {
+                artifacts: items,
+                version: git_jules::JSON_VERSION,
+            });
         }
         ExchangeCommand::Export { dir } => {
             let files = exchange::export(&log, &dir)?;
-            if ctx.ui.json {
-                ui::json(&serde_json::json!({"version": 1, "files": files}));
-            } else {
-                ui::out(format!(
-                    "exported {} file(s) to {}",
-                    files.len(),
-                    dir.display()
-                ));
-            }
+            ctx.ui.print(&Exported {
+                files,
+                version: git_jules::JSON_VERSION,
+                dir,
+            });
         }
         ExchangeCommand::Import { dir, actor } => {
-            let n = exchange::import(&log, &wd, &actor, &dir)?;
-            if ctx.ui.json {
-                ui::json(&serde_json::json!({"version": 1, "added": n}));
-            } else {
-                ui::out(format!("imported {n} artifact(s)"));
-            }
+            let added = exchange::import(&log, &wd, &actor, &dir)?;
+            ctx.ui.print(&Imported {
+                added,
+                version: git_jules::JSON_VERSION,
+            });
         }
     }
     Ok(0)

@@ -4,7 +4,6 @@ use std::io::Read;
 
 use git_jules::guard;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -22,11 +21,11 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     if args.install {
         let path = guard::install(repo.git_dir())?;
-        ui::status(format!("installed {}", path.display()));
+        ctx.ui.status(format!("installed {}", path.display()));
         if args.require_signed {
             // The hook runs a plain `git jules guard`: the demand lives in the remote's config.
             git_jules::gitcli::run(repo.git_dir(), ["config", "jules.requireSigned", "true"])?;
-            ui::status("set jules.requireSigned = true");
+            ctx.ui.status("set jules.requireSigned = true");
         }
         return Ok(0);
     }
@@ -47,7 +46,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         return Ok(0);
     }
     for r in &refusals {
-        ui::warn(format!("git-jules guard refused {r}"));
+        ctx.ui.warn(format!("git-jules guard refused {r}"));
     }
     eprintln!(
         "error: push refused by git-jules guard ({} problem(s))",

@@ -2,9 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use git_jules::hooks::{self, Action};
+use git_jules::hooks::{self, Action, Installed};
+use serde::Serialize;
 
-use super::ui;
+use super::ui::{Print, Style};
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Subcommand)]
@@ -46,8 +47,9 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
     match cmd {
         HooksCommand::Show(a) => {
             match a.hook {
-                Hook::PrePush => print!("{}", hooks::PRE_PUSH),
-                Hook::PreCommit => print!("{}", hooks::pre_commit_hook(&hook_binary()?)),
+                // Through the Ui like all data: a closed pipe is the broken-pipe exit, not a panic.
+                Hook::PrePush => ctx.ui.out_raw(hooks::PRE_PUSH),
+                Hook::PreCommit => ctx.ui.out_raw(&hooks::pre_commit_hook(&hook_binary()?)),
             }
             Ok(0)
         }
@@ -57,28 +59,9 @@ pub fn run(ctx: &Context, cmd: HooksCommand) -> anyhow::Result<i32> {
                 Hook::PrePush => hooks::install_pre_push(&repo, a.force)?,
                 Hook::PreCommit => hooks::install_pre_commit(&repo, &hook_binary()?, a.force)?,
             };
-            if ctx.ui.json {
-                ui::json(&done);
-            } else {
-                let path = done.path.display();
-                match done.action {
-                    Action::Installed => ui::status(format!("installed {path}")),
-                    Action::Unchanged => ui::status(format!("{path} is already installed")),
-                    Action::Updated => ui::status(format!("updated {path}")),
-                    Action::Replaced => ui::status(format!(
-                        "installed {path}; the previous hook is {}",
-                        done.backup
-                            .as_ref()
-                            .map(|b| b.display().to_string())
-                            .unwrap_or_default()
-                    )),
-                }
-                if matches!(a.hook, Hook::PrePush)
-                    && repo.config_snapshot().string("jules.verify.cmd").is_none()
-                {
-                    ui::hint("set the command the hook runs: `git config jules.verify.cmd CMD`");
-                }
-            }
+            let hint = matches!(a.hook, Hook::PrePush)
+                && repo.config_snapshot().string("jules.verify.cmd").is_none();
+            ctx.ui.print(&Install { done, hint });
             Ok(0)
         }
     }
@@ -102,4 +85,42 @@ fn hook_binary() -> anyhow::Result<PathBuf> {
         Some(p) if same(&p) => p,
         _ => exe,
     })
+}
+
+/// `hooks install`: what happened to the hook, said on stderr; the library's `Installed` in JSON.
+struct Install {
+    done: Installed,
+    /// The pre-push hook has no command to run yet.
+    hint: bool,
+}
+
+impl Serialize for Install {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.done.serialize(s)
+    }
+}
+
+impl Print for Install {
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        let done = &self.done;
+        let path = done.path.display();
+        let mut lines = vec![match done.action {
+            Action::Installed => format!("installed {path}"),
+            Action::Unchanged => format!("{path} is already installed"),
+            Action::Updated => format!("updated {path}"),
+            Action::Replaced => format!(
+                "installed {path}; the previous hook is {}",
+                done.backup
+                    .as_ref()
+                    .map(|b| b.display().to_string())
+                    .unwrap_or_default()
+            ),
+        }];
+        if self.hint {
+            lines.push(
+                "hint: set the command the hook runs: `git config jules.verify.cmd CMD`".into(),
+            );
+        }
+        lines
+    }
 }

@@ -1,8 +1,9 @@
 //! `git jules init`
 
 use git_jules::init;
+use serde::Serialize;
 
-use super::ui;
+use super::ui::{Print, Style};
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -22,20 +23,30 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         Some(name) => init::init_coordination(&mut repo, name)?,
         None => init::init(&mut repo, &args.remotes)?,
     };
-    if ctx.ui.json {
-        ui::json(&reports);
-    } else if reports.is_empty() {
-        ui::status("no remote to configure: add one, then run `git jules init` again");
-    } else {
-        for r in &reports {
+    ctx.ui.print(&Configured(reports));
+    Ok(0)
+}
+
+/// What `init` configured, per remote: status lines for a person, the list in JSON.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Configured(Vec<init::InitReport>);
+
+impl Print for Configured {
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        if self.0.is_empty() {
+            return vec!["no remote to configure: add one, then run `git jules init` again".into()];
+        }
+        let mut lines = Vec::new();
+        for r in &self.0 {
             if r.added.is_empty() {
-                ui::status(format!("remote {}: already configured", r.remote));
+                lines.push(format!("remote {}: already configured", r.remote));
             } else {
                 for line in &r.added {
-                    ui::status(format!("remote {}: {line}", r.remote));
+                    lines.push(format!("remote {}: {line}", r.remote));
                 }
             }
         }
+        lines
     }
-    Ok(0)
 }

@@ -6,8 +6,8 @@ use clap::Subcommand;
 use git_jules::sign::{self, keys};
 use serde_json::json;
 
-use super::ui;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
@@ -60,26 +60,40 @@ fn new(ctx: &Context, a: NewArgs) -> anyhow::Result<i32> {
             git_jules::gitcli::dir_of(&repo),
             ["config", var.as_str(), value.as_str()],
         )?;
-        ui::status(format!("set {var}"));
+        ctx.ui.status(format!("set {var}"));
     }
-    if ctx.ui.json {
-        ui::json(&json!({
-            "persona": a.persona,
-            "path": path,
-            "public": made.public,
-            "allowed_signers": made.allowed_signers,
-            "fingerprint": made.fingerprint,
-        }));
-    } else {
-        ui::status(format!(
-            "wrote {} ({}); add this line to {} on the base branch:",
-            path.display(),
-            made.fingerprint,
-            sign::TRUST_FILE
-        ));
-        ui::out(&made.allowed_signers);
-    }
+    ctx.ui.print(&Made {
+        allowed_signers: made.allowed_signers,
+        fingerprint: made.fingerprint,
+        path,
+        persona: a.persona,
+        public: made.public,
+    });
     Ok(0)
+}
+
+/// `keys new`: where the key went and the line for the trust file; in JSON the same, keys sorted.
+#[derive(serde::Serialize)]
+struct Made {
+    allowed_signers: String,
+    fingerprint: String,
+    path: PathBuf,
+    persona: String,
+    public: String,
+}
+
+impl Print for Made {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "{}", self.allowed_signers)
+    }
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        vec![format!(
+            "wrote {} ({}); add this line to {} on the base branch:",
+            self.path.display(),
+            self.fingerprint,
+            sign::TRUST_FILE
+        )]
+    }
 }
 
 fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
@@ -132,7 +146,7 @@ fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
         (Some(_), None) => false,
     };
     if ctx.ui.json {
-        ui::json(&json!({
+        ctx.ui.json(&json!({
             "persona": a.persona,
             "key": source.as_ref().map(|s| s.describe()),
             "fingerprint": fingerprint,
@@ -143,18 +157,18 @@ fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
         }));
     } else {
         if let Some(s) = &source {
-            ui::out(format!("key: {}", s.describe()));
+            ctx.ui.out(format!("key: {}", s.describe()));
         }
         if let Some(f) = &fingerprint {
-            ui::out(format!("fingerprint: {f}"));
+            ctx.ui.out(format!("fingerprint: {f}"));
         }
-        ui::out(format!(
+        ctx.ui.out(format!(
             "allowed by {trust_ref}:{}: {}",
             sign::TRUST_FILE,
             if allowed { "yes" } else { "no" }
         ));
         for p in &problems {
-            ui::warn(p);
+            ctx.ui.warn(p);
         }
     }
     // A failed check is an answer, not an error: the document above says why (exit 1).

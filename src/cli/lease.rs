@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use git_jules::lease::{self, api, Changes, Filter, Lease};
 use git_jules::{Error, Workspace};
 
-use super::ui;
+use super::ui::Ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
 
 #[derive(Debug, clap::Subcommand)]
@@ -158,26 +158,36 @@ fn left(secs: i64) -> String {
 }
 
 /// The status lines of the reminders `sync` and `tick` sent.
-pub fn say_reminded(reminded: &[Lease]) {
-    for l in reminded {
-        ui::status(format!(
-            "reminded {} that lease {} on {} expires at {}",
-            ui::text(&l.persona),
-            l.short(),
-            ui::text(&l.paths.join(" ")),
-            lease::format_time(l.expires)
-        ));
+pub fn say_reminded(ui: &Ui, reminded: &[Lease]) {
+    for line in reminded_lines(&ui.style(), reminded) {
+        ui.status(line);
     }
 }
 
+/// The same lines, for a printer.
+pub fn reminded_lines(style: &super::ui::Style, reminded: &[Lease]) -> Vec<String> {
+    reminded
+        .iter()
+        .map(|l| {
+            format!(
+                "reminded {} that lease {} on {} expires at {}",
+                style.text(&l.persona),
+                l.short(),
+                style.text(&l.paths.join(" ")),
+                lease::format_time(l.expires)
+            )
+        })
+        .collect()
+}
+
 /// One line naming holder, paths, reason and expiry.
-fn describe(l: &Lease, now: i64) -> String {
+fn describe(ui: &Ui, l: &Lease, now: i64) -> String {
     format!(
         "{} {} {} on {} until {} ({}){}",
         l.short(),
-        ui::text(&l.persona),
+        ui.text(&l.persona),
         l.mode(),
-        ui::text(&l.paths.join(" ")),
+        ui.text(&l.paths.join(" ")),
         lease::format_time(l.expires),
         if l.expires > now {
             format!("{} left", left(l.expires.saturating_sub(now)))
@@ -186,7 +196,7 @@ fn describe(l: &Lease, now: i64) -> String {
         },
         l.reason
             .as_deref()
-            .map(|r| format!(": {}", ui::text(r)))
+            .map(|r| format!(": {}", ui.text(r)))
             .unwrap_or_default()
     )
 }
@@ -232,9 +242,10 @@ fn run_in(ctx: &Context, ws: &Workspace, cmd: LeaseCommand) -> anyhow::Result<i3
                 },
             )?;
             if ctx.ui.json {
-                ui::json(&r);
+                ctx.ui.json(&r);
             } else {
-                ui::out(format!("renewed: {}", describe(&r.lease, r.now)));
+                ctx.ui
+                    .out(format!("renewed: {}", describe(&ctx.ui, &r.lease, r.now)));
             }
             Ok(0)
         }
@@ -251,10 +262,11 @@ fn run_in(ctx: &Context, ws: &Workspace, cmd: LeaseCommand) -> anyhow::Result<i3
                 },
             )?;
             if ctx.ui.json {
-                ui::json(&r);
+                ctx.ui.json(&r);
             } else {
                 for l in &r.released {
-                    ui::out(format!("released: {}", describe(l, r.now)));
+                    ctx.ui
+                        .out(format!("released: {}", describe(&ctx.ui, l, r.now)));
                 }
             }
             Ok(0)
@@ -269,9 +281,9 @@ fn run_in(ctx: &Context, ws: &Workspace, cmd: LeaseCommand) -> anyhow::Result<i3
                 },
             )?;
             if ctx.ui.json {
-                ui::json(&r);
+                ctx.ui.json(&r);
             } else {
-                show_listing(&r)?;
+                show_listing(ctx, &r)?;
             }
             Ok(0)
         }
@@ -285,10 +297,14 @@ fn run_in(ctx: &Context, ws: &Workspace, cmd: LeaseCommand) -> anyhow::Result<i3
                 },
             )?;
             if ctx.ui.json {
-                ui::json(&r);
+                ctx.ui.json(&r);
             } else {
                 for l in &r.reminded {
-                    ui::out(format!("reminded {}: {}", l.persona, describe(l, r.now)));
+                    ctx.ui.out(format!(
+                        "reminded {}: {}",
+                        l.persona,
+                        describe(&ctx.ui, l, r.now)
+                    ));
                 }
             }
             Ok(0)
@@ -300,12 +316,12 @@ fn show_acquired(ctx: &Context, r: &api::Acquired) {
     let now = r.now;
     let r = &r.report;
     if ctx.ui.json {
-        ui::json(r);
+        ctx.ui.json(r);
     } else if let Some(l) = &r.lease {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{} {}{}",
             ctx.ui.green("held:"),
-            describe(l, now),
+            describe(&ctx.ui, l, now),
             if r.is_final {
                 ""
             } else {
@@ -313,19 +329,23 @@ fn show_acquired(ctx: &Context, r: &api::Acquired) {
             }
         ));
         for t in &r.took_over {
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "took over {} (its holder was mailed)",
-                describe(t, now)
+                describe(&ctx.ui, t, now)
             ));
         }
     } else {
         for h in &r.holders {
-            ui::out(format!("{} {}", ctx.ui.red("held by:"), describe(h, now)));
+            ctx.ui.out(format!(
+                "{} {}",
+                ctx.ui.red("held by:"),
+                describe(&ctx.ui, h, now)
+            ));
         }
     }
 }
 
-fn show_listing(r: &api::Listing) -> anyhow::Result<()> {
+fn show_listing(ctx: &Context, r: &api::Listing) -> anyhow::Result<()> {
     for i in &r.leases {
         let mut state = match i.lease.state {
             lease::State::Held if i.live => String::new(),
@@ -335,7 +355,8 @@ fn show_listing(r: &api::Listing) -> anyhow::Result<()> {
         if let Some(s) = i.signature.as_ref().filter(|s| !s.is_verified()) {
             state.push_str(&format!(" (NOT VERIFIED: {})", s.describe()));
         }
-        ui::out(format!("{}{state}", describe(&i.lease, r.now)));
+        ctx.ui
+            .out(format!("{}{state}", describe(&ctx.ui, &i.lease, r.now)));
     }
     Ok(())
 }
@@ -360,13 +381,14 @@ fn check(ctx: &Context, ws: &Workspace, a: CheckArgs) -> anyhow::Result<i32> {
     );
     let r = match r {
         Err(e) if a.pre_commit => {
-            ui::status("pre-commit: could not check leases; commit refused");
+            ctx.ui
+                .status("pre-commit: could not check leases; commit refused");
             return Err(e.into());
         }
         r => r?,
     };
     if ctx.ui.json {
-        ui::json(&r);
+        ctx.ui.json(&r);
     } else if !r.clean() {
         // One write for them all: the hook runs on every commit, and a write per line showed.
         // Many paths fall under one lease: describe each lease once.
@@ -375,23 +397,23 @@ fn check(ctx: &Context, ws: &Workspace, a: CheckArgs) -> anyhow::Result<i32> {
         for c in &r.report.conflicts {
             let lease = described
                 .entry(c.lease.id.as_str())
-                .or_insert_with(|| describe(&c.lease, r.now));
+                .or_insert_with(|| describe(&ctx.ui, &c.lease, r.now));
             let _ = writeln!(text, "{}: under lease {lease}", c.path);
         }
-        ui::out_raw(&text);
+        ctx.ui.out_raw(&text);
     }
     if r.clean() {
         return Ok(0);
     }
     match pre_commit {
         Some(lease::PreCommit::Warn) => {
-            ui::status(
+            ctx.ui.status(
                 "pre-commit: warning: the commit touches paths under another persona's lease \
                  (jules.lease.preCommit=warn)",
             );
             return Ok(0);
         }
-        Some(_) => ui::status(
+        Some(_) => ctx.ui.status(
             "pre-commit: commit refused: it touches paths under another persona's exclusive lease \
              (git commit --no-verify skips this)",
         ),

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -21,7 +20,7 @@ pub struct Args {
     pub dir: Option<PathBuf>,
 }
 
-pub fn run(_ctx: &Context, args: Args) -> anyhow::Result<i32> {
+pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let dir = match args.dir {
         Some(d) => d,
         None => {
@@ -36,7 +35,7 @@ pub fn run(_ctx: &Context, args: Args) -> anyhow::Result<i32> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let written = write_pages(&dir)?;
     for p in &written {
-        ui::out(p.display().to_string());
+        ctx.ui.out(p.display().to_string());
     }
     Ok(0)
 }

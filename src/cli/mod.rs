@@ -227,6 +227,7 @@ fn run_pre_commit_hook() -> i32 {
             git_c: context::git_c(),
             ..Default::default()
         },
+        passed_over: Default::default(),
     };
     let check = lease::CheckArgs {
         paths: Vec::new(),
@@ -265,7 +266,13 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
             }
             if wants_json {
                 let text = e.kind().as_str().unwrap_or("invalid arguments").to_owned();
-                print_json_error(&CliError::new(Kind::Usage, text));
+                // No `Context` yet: the error document goes to the process's stdout as it is.
+                let ui = ui::Ui::with_writers(
+                    true,
+                    Box::new(std::io::stdout()),
+                    Box::new(std::io::stderr()),
+                );
+                print_json_error(&ui, &CliError::new(Kind::Usage, text));
             }
             print(&e);
             return EXIT_USAGE;
@@ -285,6 +292,7 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
         dir,
         strict: cli.strict,
         overrides,
+        passed_over: Default::default(),
     };
     let result = dispatch(&ctx, cli);
     finish(&ctx, result)
@@ -293,11 +301,11 @@ pub fn run_from(args: Vec<std::ffi::OsString>) -> i32 {
 /// A command's result as its exit code, with what every command reports on the way out.
 fn finish(ctx: &Context, result: anyhow::Result<i32>) -> i32 {
     // Reads under jules.requireSigned that passed over a checkpoint say so, once per log.
-    for ignored in git_jules::eventlog::checkpoint::take_ignored() {
-        ui::warn(ignored.to_string());
+    for ignored in ctx.passed_over.take() {
+        ctx.ui.warn(ignored.to_string());
     }
     let failure = match result {
-        Ok(code) if !ui::broken_pipe() => return code,
+        Ok(code) if !ctx.ui.broken_pipe() => return code,
         Ok(_) => CliError::new(Kind::BrokenPipe, "stdout was closed"),
         Err(e) => CliError::from(&e),
     };
@@ -358,7 +366,7 @@ fn dispatch(ctx: &Context, cli: Cli) -> anyhow::Result<i32> {
         Command::Lease(Group { cmd }) => lease::run(ctx, cmd),
         Command::Keys(Group { cmd }) => keys::run(ctx, cmd),
         Command::Weave(args) => weave::run(ctx, args, cli.json),
-        Command::Completions(args) => completions::run(args),
+        Command::Completions(args) => completions::run(ctx, args),
         Command::Agent(Group { cmd }) => agent::run(ctx, cmd),
     }
 }
@@ -370,25 +378,25 @@ pub fn report(ui: &ui::Ui, e: &CliError) -> i32 {
         return e.exit_code();
     }
     if ui.json {
-        print_json_error(e);
+        print_json_error(ui, e);
     }
-    ui::err(format!("{} {}", ui.err_label("31", "error:"), e.message));
+    ui.err(format!("{} {}", ui.err_label("31", "error:"), e.message));
     if !e.causes.is_empty() {
-        ui::err("caused by:");
+        ui.err("caused by:");
         for (i, c) in e.causes.iter().enumerate() {
-            ui::err(format!("  {}: {c}", i + 1));
+            ui.err(format!("  {}: {c}", i + 1));
         }
     }
     for h in &e.hints {
-        ui::err(format!("{} {h}", ui.err_label("33", "hint:")));
+        ui.err(format!("{} {h}", ui.err_label("33", "hint:")));
     }
     e.exit_code()
 }
 
-fn print_json_error(e: &CliError) {
+fn print_json_error(ui: &ui::Ui, e: &CliError) {
     let doc = serde_json::json!({ "version": ui::JSON_VERSION, "error": e, "exit": e.exit_code() });
     if let Ok(s) = serde_json::to_string_pretty(&doc) {
-        ui::out(s);
+        ui.out(s);
     }
 }
 

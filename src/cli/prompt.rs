@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use git_jules::prompt::{self, Options};
 use git_jules::Error;
 
-use super::ui;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, SortedDoc, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct PromptArgs {
@@ -51,12 +51,13 @@ pub fn run(ctx: &Context, a: PromptArgs) -> anyhow::Result<i32> {
         now: None,
     };
     let r = prompt::render(&repo, &a.persona, &opts)?;
-    if ctx.ui.json {
-        let mut v = serde_json::to_value(&r)?;
-        v["version"] = 1.into();
-        ui::json(&v);
-    } else {
-        ui::out(&r.text);
-    }
+    ctx.ui.print(&SortedDoc(r));
     Ok(0)
+}
+
+/// `prompt`: the rendered text for a person; the rendering with `"version"` among its sorted keys in JSON.
+impl Print for SortedDoc<prompt::Rendered> {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "{}", self.0.text)
+    }
 }

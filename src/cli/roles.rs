@@ -1,9 +1,12 @@
 //! `git jules roles [--check]`: list the `.jules/` scaffold's layers, roles and personas, or validate it.
 
+use std::io::Write;
+
 use git_jules::roles;
 use git_jules::Error;
+use serde::Serialize;
 
-use super::ui;
+use super::ui::{Print, SortedDoc, Style};
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -21,42 +24,106 @@ pub fn run(ctx: &Context, a: RolesArgs) -> anyhow::Result<i32> {
         .to_path_buf();
     if a.check {
         let problems = roles::check(&wd);
-        if ctx.ui.json {
-            ui::json(
-                &serde_json::json!({"version": 1, "ok": problems.is_empty(), "problems": problems}),
-            );
-        } else if problems.is_empty() {
-            ui::out("scaffold ok");
-        } else {
-            for p in &problems {
-                ui::out(format!("{}: {}", p.path, p.message));
-            }
-        }
-        return Ok(if problems.is_empty() { 0 } else { 1 });
+        let ok = problems.is_empty();
+        ctx.ui.print(&Checked {
+            ok,
+            problems,
+            version: git_jules::JSON_VERSION,
+        });
+        return Ok(if ok { 0 } else { 1 });
     }
-    let s = roles::scan(&wd);
-    if ctx.ui.json {
-        let mut v = serde_json::to_value(&s)?;
-        v["version"] = 1.into();
-        ui::json(&v);
-        return Ok(0);
-    }
-    for l in &s.layers {
-        ui::out(format!(
-            "layer {:<13} roles: {}",
-            l.name,
-            if l.roles.is_empty() {
-                "-".to_string()
-            } else {
-                l.roles.join(", ")
-            }
-        ));
-    }
-    if !s.personas.is_empty() {
-        ui::out(format!("personas: {}", s.personas.join(", ")));
-    }
-    if !s.workstreams.is_empty() {
-        ui::out(format!("workstreams: {}", s.workstreams.join(", ")));
-    }
+    ctx.ui.print(&SortedDoc(roles::scan(&wd)));
     Ok(0)
+}
+
+/// `roles --check`: `scaffold ok` or one line a problem; `{"ok", "problems", "version"}` in JSON, every
+/// key sorted (through a JSON map, as it always was).
+struct Checked {
+    ok: bool,
+    problems: Vec<roles::Problem>,
+    version: u32,
+}
+
+impl Serialize for Checked {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({"version": self.version, "ok": self.ok, "problems": self.problems})
+            .serialize(s)
+    }
+}
+
+impl Print for Checked {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        if self.problems.is_empty() {
+            return writeln!(out, "scaffold ok");
+        }
+        for p in &self.problems {
+            writeln!(out, "{}: {}", p.path, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+/// `roles`: layers, personas and workstreams; the scan with `"version"` among its sorted keys in JSON.
+type Scanned = SortedDoc<roles::Scaffold>;
+
+impl Print for Scanned {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let s = &self.0;
+        for l in &s.layers {
+            writeln!(
+                out,
+                "layer {:<13} roles: {}",
+                l.name,
+                if l.roles.is_empty() {
+                    "-".to_string()
+                } else {
+                    l.roles.join(", ")
+                }
+            )?;
+        }
+        if !s.personas.is_empty() {
+            writeln!(out, "personas: {}", s.personas.join(", "))?;
+        }
+        if !s.workstreams.is_empty() {
+            writeln!(out, "workstreams: {}", s.workstreams.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+
+    /// `roles --check` from one value: the lines a person reads and the document a program reads, byte for
+    /// byte as before printers (`"version"` among the sorted keys).
+    #[test]
+    fn roles_check_prints_the_same_value_two_ways() {
+        let checked = Checked {
+            ok: false,
+            problems: vec![roles::Problem {
+                path: ".jules/roles/x.md".into(),
+                message: "no layer".into(),
+            }],
+            version: 1,
+        };
+        let out = Buffer::default();
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(Buffer::default())).print(&checked);
+        assert_eq!(out.text(), ".jules/roles/x.md: no layer\n");
+        let out = Buffer::default();
+        Ui::with_writers(true, Box::new(out.clone()), Box::new(Buffer::default())).print(&checked);
+        assert_eq!(
+            out.text(),
+            "{\n  \"ok\": false,\n  \"problems\": [\n    {\n      \"message\": \"no layer\",\n      \"path\": \".jules/roles/x.md\"\n    }\n  ],\n  \"version\": 1\n}\n"
+        );
+        let out = Buffer::default();
+        let ok = Checked {
+            ok: true,
+            problems: Vec::new(),
+            version: 1,
+        };
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(Buffer::default())).print(&ok);
+        assert_eq!(out.text(), "scaffold ok\n");
+    }
 }

@@ -2,10 +2,14 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
-use git_jules::state::{RecordArgs, State};
+use std::io::Write;
 
-use super::ui;
+use anyhow::Context as _;
+use git_jules::state::view::StateView;
+use git_jules::state::{ImportReport, RecordArgs, State};
+use serde::Serialize;
+
+use super::ui::{Print, Style};
 use crate::cli::context::Context;
 
 /// The actor of state changes when neither `--actor` nor `$JULES_PERSONA` names one.
@@ -50,49 +54,16 @@ pub enum StateCommand {
 
 pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
-    let state = State::open(&repo)?;
+    let state = State::open(&repo)?.with_passed_over(Some(ctx.passed_over.clone()));
     match cmd {
         StateCommand::Show => {
             let view = state.view()?.view;
-            if ctx.ui.json {
-                ui::json(&view.cycle_state());
-            } else {
-                for r in &view.runs {
-                    ui::out(format!(
-                        "{:>4} {:<12} {:<10} {:<9} {:<20} {} {}",
-                        r.index,
-                        r.persona_id,
-                        r.track,
-                        r.status.as_deref().unwrap_or("-"),
-                        r.session_id.as_deref().unwrap_or("-"),
-                        r.pr_number
-                            .map(|p| format!("#{p}"))
-                            .unwrap_or_else(|| "-".into()),
-                        ctx.ui.dim(&r.created_at)
-                    ));
-                }
-                for (name, t) in &view.tracks {
-                    ui::out(format!(
-                        "track {name}: {} {} {}",
-                        t.persona_id,
-                        t.session_id.as_deref().unwrap_or("-"),
-                        t.updated_at
-                    ));
-                }
-            }
+            ctx.ui.print(&Show(&view));
         }
         StateCommand::Import { file, actor } => {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("reading {} (it must be UTF-8 JSON)", file.display()))?;
-            let report = state.import_cycle_state(&actor, &text)?;
-            if ctx.ui.json {
-                ui::json(&report);
-            } else {
-                ui::status(format!(
-                    "imported {} runs and {} tracks: {} events added, {} already present",
-                    report.runs, report.tracks, report.added, report.already_present
-                ));
-            }
+            ctx.ui.print(&state.import_cycle_state(&actor, &text)?);
         }
         StateCommand::Record {
             persona,
@@ -111,11 +82,7 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
                     reason: "manual".into(),
                 },
             )?;
-            if ctx.ui.json {
-                ui::json(&serde_json::json!({ "run": id.to_hex() }));
-            } else {
-                ui::out(id.short(12));
-            }
+            ctx.ui.print(&Recorded { run: id.to_hex() });
         }
         StateCommand::Done {
             session,
@@ -124,12 +91,81 @@ pub fn run_state(ctx: &Context, cmd: StateCommand) -> anyhow::Result<i32> {
             actor,
         } => {
             let run = state.done(&actor, &session, &status, pr)?;
-            if ctx.ui.json {
-                ui::json(&serde_json::json!({ "run": run, "status": status }));
-            } else {
-                ui::status(format!("run {} is {status}", &run[..12]));
-            }
+            ctx.ui.print(&RunDone { run, status });
         }
     }
     Ok(0)
+}
+
+/// `state show`: a table of runs and tracks; seed 004's `cycle_state.json` in JSON.
+struct Show<'a>(&'a StateView);
+
+impl Serialize for Show<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.cycle_state().serialize(s)
+    }
+}
+
+impl Print for Show<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        for r in &self.0.runs {
+            writeln!(
+                out,
+                "{:>4} {:<12} {:<10} {:<9} {:<20} {} {}",
+                r.index,
+                r.persona_id,
+                r.track,
+                r.status.as_deref().unwrap_or("-"),
+                r.session_id.as_deref().unwrap_or("-"),
+                r.pr_number
+                    .map(|p| format!("#{p}"))
+                    .unwrap_or_else(|| "-".into()),
+                style.dim(&r.created_at)
+            )?;
+        }
+        for (name, t) in &self.0.tracks {
+            writeln!(
+                out,
+                "track {name}: {} {} {}",
+                t.persona_id,
+                t.session_id.as_deref().unwrap_or("-"),
+                t.updated_at
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Print for ImportReport {
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        vec![format!(
+            "imported {} runs and {} tracks: {} events added, {} already present",
+            self.runs, self.tracks, self.added, self.already_present
+        )]
+    }
+}
+
+/// `state record`: the run's short id on stdout; `{"run"}` in JSON.
+#[derive(Serialize)]
+struct Recorded {
+    run: String,
+}
+
+impl Print for Recorded {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "{}", &self.run[..12])
+    }
+}
+
+/// `state done`: `run 1a2b… is ok` on stderr; `{"run", "status"}` in JSON.
+#[derive(Serialize)]
+struct RunDone {
+    run: String,
+    status: String,
+}
+
+impl Print for RunDone {
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        vec![format!("run {} is {}", &self.run[..12], self.status)]
+    }
 }

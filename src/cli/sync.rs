@@ -2,7 +2,6 @@
 
 use git_jules::{lease, sync};
 
-use super::ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
@@ -23,21 +22,23 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     let from = args.remind_from.unwrap_or_else(|| "scheduler".into());
     let synced = lease::sync_and_remind(&repo, args.remote.as_deref(), args.now, &from)?;
     if let Some(e) = &synced.remind_error {
-        ui::warn(format!("lease reminders not sent: {e}"));
+        ctx.ui.warn(format!("lease reminders not sent: {e}"));
     }
     let report = &synced.report;
     let remote = report.remote.clone();
     for s in &report.skipped {
-        ui::warn(format!("skipped {}: {}", s.name, s.reason));
+        ctx.ui.warn(format!("skipped {}: {}", s.name, s.reason));
     }
     for i in &report.invalid {
-        ui::warn(format!("skipped commit {} on {}", i.name, i.reason));
+        ctx.ui
+            .warn(format!("skipped commit {} on {}", i.name, i.reason));
     }
     for r in &report.series_refused {
-        ui::err(format!("error: {remote} refused {}: {}", r.name, r.reason));
+        ctx.ui
+            .err(format!("error: {remote} refused {}: {}", r.name, r.reason));
     }
     for h in &report.held_back {
-        ui::err(format!(
+        ctx.ui.err(format!(
             "error: held back {} ({} by {}) on {}: {}",
             &h.id[..12],
             h.kind,
@@ -47,7 +48,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         ));
     }
     if !report.held_back.is_empty() {
-        ui::hint(
+        ctx.ui.hint(
             "everything else was pushed; `git jules log held-back drop --all` leaves these out of the local \
              log, `git jules log held-back resign --all` signs them again with their persona's key (a backup \
              ref keeps the old log either way)",
@@ -64,15 +65,15 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         0
     };
     if ctx.ui.json {
-        ui::json(&synced);
+        ctx.ui.json(&synced);
         return Ok(code);
     }
-    super::lease::say_reminded(&synced.reminded);
+    super::lease::say_reminded(&ctx.ui, &synced.reminded);
     if !ctx.ui.quiet {
         // Like `git push -q` and `git fetch -q`: with -q a successful sync prints nothing (warnings stay).
         for r in &report.refs {
             if r.action != sync::Action::UpToDate {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "{:<15} {} {}",
                     r.action.as_str(),
                     &r.tip[..12],
@@ -81,25 +82,26 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             }
         }
         for name in &report.series_pushed {
-            ui::out(format!("{:<15} {name}", "pushed"));
+            ctx.ui.out(format!("{:<15} {name}", "pushed"));
         }
         for p in &report.pruned {
-            ui::status(format!("pruned {p}: {remote} no longer has it"));
+            ctx.ui
+                .status(format!("pruned {p}: {remote} no longer has it"));
         }
         if let Some(secs) = report.push_deferred_secs {
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "push deferred: jules.sync.minPushInterval allows the next push in {secs} s; the news waits \
                  (`git jules sync --now` pushes now)"
             ));
             for name in &report.series_deferred {
-                ui::status(format!("waiting to push {name}"));
+                ctx.ui.status(format!("waiting to push {name}"));
             }
         } else if !report.changed()
             && report.series_pushed.is_empty()
             && report.series_refused.is_empty()
             && report.held_back.is_empty()
         {
-            ui::status(format!("up to date with {remote}"));
+            ctx.ui.status(format!("up to date with {remote}"));
         }
     }
     Ok(code)

@@ -14,8 +14,8 @@ use git_jules::state::tick::{self, Plan, TickInput};
 use git_jules::state::State;
 use serde::Serialize;
 
-use super::ui;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct TickArgs {
@@ -113,7 +113,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
         None => Utc::now(),
     };
     let max_retries = tick::max_retries(&repo, a.max_retries)?;
-    let state = State::open(&repo)?;
+    let state = State::open(&repo)?.with_passed_over(Some(ctx.passed_over.clone()));
     // Plan, then record the plan only if the state is still the one it was made from; else plan again.
     let mut recorded = None;
     for _ in 0..50 {
@@ -165,7 +165,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
                     },
                 )?;
             }
-            None => ui::warn(format!(
+            None => ctx.ui.warn(format!(
                 "{} exhausted its retries; set [alerts] group in the schedules to be mailed about it",
                 alert.persona
             )),
@@ -214,7 +214,8 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
                 .map(str::to_owned);
             if !status.success() {
                 state.done(&a.actor, &run, "failed", None)?;
-                ui::warn(format!("launching {} failed ({status})", d.persona));
+                ctx.ui
+                    .warn(format!("launching {} failed ({status})", d.persona));
             } else if let Some(s) = session {
                 state.set_session(&a.actor, &run, &s)?;
                 launch.session_id = Some(s);
@@ -227,55 +228,69 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
 }
 
 fn print_plan(ctx: &Context, plan: &Plan, recorded: bool, runs: Vec<Launch>, reminded: Vec<Lease>) {
-    if ctx.ui.json {
-        ui::json(&TickReport {
-            recorded,
-            plan,
-            runs,
-            reminded,
-        });
-        return;
+    ctx.ui.print(&TickReport {
+        recorded,
+        plan,
+        runs,
+        reminded,
+    });
+}
+
+/// A person reads the plan as one line a persona; the reminders and the tick itself on stderr.
+impl Print for TickReport<'_> {
+    fn human_status(&self, style: &Style) -> Vec<String> {
+        let plan = self.plan;
+        let mut lines = super::lease::reminded_lines(style, &self.reminded);
+        let sprint = plan
+            .sprint
+            .map(|s| format!("sprint {s}"))
+            .unwrap_or_else(|| "no sprint".into());
+        lines.push(format!(
+            "tick ({sprint}, {}){}",
+            plan.mode,
+            if self.recorded {
+                ""
+            } else {
+                ", dry run: nothing recorded"
+            }
+        ));
+        lines
     }
-    super::lease::say_reminded(&reminded);
-    let sprint = plan
-        .sprint
-        .map(|s| format!("sprint {s}"))
-        .unwrap_or_else(|| "no sprint".into());
-    ui::status(format!(
-        "tick ({sprint}, {}){}",
-        plan.mode,
-        if recorded {
-            ""
-        } else {
-            ", dry run: nothing recorded"
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        let plan = self.plan;
+        for d in &plan.decisions {
+            let run = self.runs.iter().find(|r| r.persona == d.persona);
+            writeln!(
+                out,
+                "launch {:<12} {:<8} {:<8} {}{}",
+                d.persona,
+                d.track,
+                d.reason,
+                d.context,
+                run.and_then(|r| r.session_id.as_ref())
+                    .map(|s| format!(" [session {s}]"))
+                    .unwrap_or_default()
+            )?;
         }
-    ));
-    for d in &plan.decisions {
-        let run = runs.iter().find(|r| r.persona == d.persona);
-        ui::out(format!(
-            "launch {:<12} {:<8} {:<8} {}{}",
-            d.persona,
-            d.track,
-            d.reason,
-            d.context,
-            run.and_then(|r| r.session_id.as_ref())
-                .map(|s| format!(" [session {s}]"))
-                .unwrap_or_default()
-        ));
-    }
-    for w in &plan.waiting {
-        ui::out(format!(
-            "wait   {:<12} {:<8} running {}",
-            w.persona,
-            w.track,
-            w.session_id.as_deref().unwrap_or(&w.run[..12])
-        ));
-    }
-    for s in &plan.skipped {
-        ui::out(format!("skip   {:<12} {}", s.persona, s.why));
-    }
-    if plan.complete {
-        ui::out("sprint complete: every persona woven, no unread mail left");
+        for w in &plan.waiting {
+            writeln!(
+                out,
+                "wait   {:<12} {:<8} running {}",
+                w.persona,
+                w.track,
+                w.session_id.as_deref().unwrap_or(&w.run[..12])
+            )?;
+        }
+        for s in &plan.skipped {
+            writeln!(out, "skip   {:<12} {}", s.persona, s.why)?;
+        }
+        if plan.complete {
+            writeln!(
+                out,
+                "sprint complete: every persona woven, no unread mail left"
+            )?;
+        }
+        Ok(())
     }
 }
 

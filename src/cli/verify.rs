@@ -62,7 +62,7 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     let plan = api::plan(&ws, &input)?;
     let quiet = json || a.markdown;
     if !quiet {
-        ui::status(format!("base: {}", plan.base.describe()));
+        ctx.ui.status(format!("base: {}", plan.base.describe()));
     }
     let jobs = plan.options.jobs;
 
@@ -95,9 +95,9 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     }
 
     if json {
-        ui::json(&report);
+        ctx.ui.json(&report);
     } else if a.markdown {
-        ui::out(report.to_markdown());
+        ctx.ui.out(report.to_markdown());
     } else {
         human(ctx, &report, &base_name, &a.rev, on_base);
     }
@@ -143,33 +143,36 @@ pub(super) fn line(ctx: &Context, r: &CommitResult) -> String {
 pub(super) fn human(ctx: &Context, report: &Report, base: &str, rev: &str, on_base: bool) {
     let n = report.commits.len();
     if n == 0 {
-        ui::status(format!("nothing to verify: {base}..{rev} is empty"));
+        ctx.ui
+            .status(format!("nothing to verify: {base}..{rev} is empty"));
         if on_base {
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "hint: {rev} is on the base {base} itself; start a series with `git jules series start NAME`"
             ));
         }
         return;
     }
     for r in &report.commits {
-        ui::out(line(ctx, r));
+        ctx.ui.out(line(ctx, r));
     }
     match report.first_failure() {
         Some(f) => {
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "patch {}/{n} {} fails: {}",
                 f.index, f.short, f.summary
             ));
             if let Some(tail) = f.tail.as_deref().filter(|t| !t.trim().is_empty()) {
-                ui::out(format!("--- output of patch {} (last lines) ---", f.index));
-                ui::out(tail);
+                ctx.ui
+                    .out(format!("--- output of patch {} (last lines) ---", f.index));
+                ctx.ui.out(tail);
             }
             if f.cached {
-                ui::status("hint: this failure is cached; `--force` runs it again");
+                ctx.ui
+                    .status("hint: this failure is cached; `--force` runs it again");
             }
         }
-        None if report.interrupted => ui::status("interrupted: not every patch was verified"),
-        None => ui::status(format!(
+        None if report.interrupted => ctx.ui.status("interrupted: not every patch was verified"),
+        None => ctx.ui.status(format!(
             "{} ({} ran, {} cached, {})",
             if n == 1 {
                 "the patch passes".to_owned()

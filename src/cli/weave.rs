@@ -6,7 +6,7 @@ use anyhow::bail;
 use git_jules::weave::{self, input::Spec, persona::PersonaMap, report, Report};
 use git_jules::Error;
 
-use super::{interrupt, ui};
+use super::interrupt;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_OK};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -148,15 +148,15 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     let report = match weave::weave(&repo, &opts, interrupt) {
         Ok(r) => r,
         Err(e) if interrupt.load(std::sync::atomic::Ordering::SeqCst) => {
-            ui::status(format!("{e}"));
+            ctx.ui.status(format!("{e}"));
             return Ok(interrupt::EXIT_INTERRUPTED);
         }
         Err(e) => return Err(e.into()),
     };
     if json {
-        ui::json(&report);
+        ctx.ui.json(&report);
     } else if a.markdown {
-        ui::out(report.to_markdown());
+        ctx.ui.out(report.to_markdown());
     } else {
         human(ctx, &report);
     }
@@ -170,7 +170,7 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
 fn human(ctx: &Context, r: &Report) {
     let u = &ctx.ui;
     if r.check {
-        ui::status(format!(
+        ctx.ui.status(format!(
             "check only: nothing is written (base {} at {}, onto {})",
             r.base.name,
             r.base.commit.to_hex_with_len(7),
@@ -197,10 +197,11 @@ fn human(ctx: &Context, r: &Report) {
         } else {
             String::new()
         };
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{colored}{pad}{} ({}){commits}",
-            ui::text(&i.input),
-            ui::text(i.persona.as_deref().unwrap_or("persona unknown"))
+            ctx.ui.text(&i.input),
+            ctx.ui
+                .text(i.persona.as_deref().unwrap_or("persona unknown"))
         ));
         if let Some(p) = &i.prediction {
             let what = if p.applies {
@@ -217,69 +218,73 @@ fn human(ctx: &Context, r: &Report) {
                         }
                     })
                     .collect();
-                format!("predicted to conflict with {}", ui::text(&with.join(", ")))
+                format!(
+                    "predicted to conflict with {}",
+                    ctx.ui.text(&with.join(", "))
+                )
             };
-            ui::out(format!("         {}", u.dim(&what)));
+            ctx.ui.out(format!("         {}", u.dim(&what)));
         }
         for n in &i.notes {
-            ui::out(format!("         {}", u.dim(&ui::text(n))));
+            ctx.ui.out(format!("         {}", u.dim(&ctx.ui.text(n))));
         }
         // Paths, reasons, lease holders and counterparts come from the woven inputs and the logs.
         for f in &i.conflicts {
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "         {}: {}",
-                ui::text(&f.path),
-                ui::text(&f.reason)
+                ctx.ui.text(&f.path),
+                ctx.ui.text(&f.reason)
             ));
             for l in &f.leases {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "           under lease {} of {} until {}{}",
                     &l.lease[..12],
-                    ui::text(&l.persona),
+                    ctx.ui.text(&l.persona),
                     l.expires_at,
                     l.reason
                         .as_deref()
-                        .map(|r| format!(": {}", ui::text(r)))
+                        .map(|r| format!(": {}", ctx.ui.text(r)))
                         .unwrap_or_default()
                 ));
             }
             for h in &f.hunks {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "           hunk {} (lines {}-{} of {})",
-                    ui::text(&h.header),
+                    ctx.ui.text(&h.header),
                     h.lines[0],
                     h.lines[1],
-                    ui::text(&r.into)
+                    ctx.ui.text(&r.into)
                 ));
                 for c in &h.counterparts {
-                    ui::out(format!(
+                    ctx.ui.out(format!(
                         "             {}",
-                        ui::text(&report::counterpart_line(c))
+                        ctx.ui.text(&report::counterpart_line(c))
                     ));
                 }
             }
             for c in &f.counterparts {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "           {}",
-                    ui::text(&report::counterpart_line(c))
+                    ctx.ui.text(&report::counterpart_line(c))
                 ));
             }
         }
         for sk in &i.skipped {
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "         {}",
                 u.dim(&format!(
                     "skipped: {}: {}",
                     sk.reason.as_str(),
-                    ui::text(&sk.name)
+                    ctx.ui.text(&sk.name)
                 ))
             ));
         }
         if let Some(e) = &i.error {
-            ui::out(format!("         {}", ui::text(&e.to_string())));
+            ctx.ui
+                .out(format!("         {}", ctx.ui.text(&e.to_string())));
         }
         if let Some(v) = &i.verify {
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "         `{}` fails on {} (exit {})",
                 v.command,
                 v.commit.to_hex_with_len(7),
@@ -287,7 +292,7 @@ fn human(ctx: &Context, r: &Report) {
             ));
             if let Some(t) = v.tail.as_deref().filter(|t| !t.trim().is_empty()) {
                 for l in t.lines() {
-                    ui::out(format!("           | {}", ui::text(l)));
+                    ctx.ui.out(format!("           | {}", ctx.ui.text(l)));
                 }
             }
         }
@@ -297,7 +302,7 @@ fn human(ctx: &Context, r: &Report) {
                 "already-sent" => format!("{} was mailed about this before", m.to),
                 _ => format!("would mail {} ({})", m.to, m.msg_type),
             };
-            ui::out(format!("         {}", u.dim(&what)));
+            ctx.ui.out(format!("         {}", u.dim(&what)));
         }
     }
     if let Some(v) = &r.verify {
@@ -314,13 +319,13 @@ fn human(ctx: &Context, r: &Report) {
         } else {
             format!("verify: `{}` fails", v.command)
         };
-        ui::status(line);
+        ctx.ui.status(line);
     }
     let from = r
         .previous
         .map(|p| p.to_hex_with_len(7).to_string())
         .unwrap_or_else(|| "(new)".into());
-    ui::status(format!(
+    ctx.ui.status(format!(
         "{}{}: {} -> {} ({} applied, {} already, {} conflicted, {} dropped, {} failed, {} skipped){}",
         if r.check { "would move " } else { "" },
         r.into,

@@ -2,7 +2,6 @@
 
 use std::net::SocketAddr;
 
-use super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -23,7 +22,7 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     if !args.listen.ip().is_loopback() {
-        ui::warn(format!(
+        ctx.ui.warn(format!(
             "listening on {}, not loopback: anyone who can reach it and learns the token can read the mail",
             args.listen
         ));
@@ -41,13 +40,13 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             overrides: ctx.overrides.clone(),
         },
     )?;
-    super::mail::warn_unknown(server.warnings());
+    super::mail::warn_unknown(&ctx.ui, server.warnings());
     let url = server.url();
     // The first line on stdout, like Jupyter's: scripts and tests read it.
-    ui::out(&url);
+    ctx.ui.out(&url);
     if args.open {
         if let Err(e) = std::process::Command::new("xdg-open").arg(&url).spawn() {
-            ui::warn(format!("could not start xdg-open: {e}"));
+            ctx.ui.warn(format!("could not start xdg-open: {e}"));
         }
     }
     server.run();

@@ -243,6 +243,9 @@ pub struct Loaded<P> {
     /// Invalid commits met while reading new commits (all of them on a rebuild).
     pub invalid: Vec<InvalidCommit>,
     pub events: u64,
+    /// Under `jules.requireSigned`, the checkpoint this read could not use, so it replayed instead:
+    /// a warning for the caller to pass on (empty otherwise, and on every warm or incremental read).
+    pub passed_over: Vec<super::checkpoint::Ignored>,
 }
 
 #[derive(Serialize, Deserialize)]

@@ -25,7 +25,8 @@
 //! verified under one trust file (named by its blob id), signed by a key that trust file allows for
 //! checkpoints (`crate::sign::CHECKPOINT_NAMESPACE`). A reader uses one only when the signature verifies
 //! under its own trust roots and the manifest was folded under that same trust file; otherwise it replays,
-//! and says why once per log ([`take_ignored`]).
+//! and says why: the checkpoint it passed over comes back with the projection ([`Ignored`] in
+//! `Loaded::passed_over`), and into the caller's [`PassedOver`] when its log carries one.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -551,32 +552,45 @@ impl std::fmt::Display for Ignored {
     }
 }
 
-/// What this process passed over, kept until a frontend takes it, and the logs already reported: each log
-/// is reported once per process, however many projections or reads pass over its checkpoints.
-static IGNORED: std::sync::Mutex<(Vec<String>, Vec<Ignored>)> =
-    std::sync::Mutex::new((Vec::new(), Vec::new()));
+/// The checkpoints one caller's reads passed over, each log once however many projections or reads pass
+/// over its checkpoints: owned by the caller (a `Workspace`, the CLI's command), handed to the logs it
+/// opens (`Log::with_passed_over`), emptied by its frontend to say so. Nothing in the process is shared:
+/// two callers, two of these.
+#[derive(Debug, Default)]
+pub struct PassedOver(std::sync::Mutex<(Vec<String>, Vec<Ignored>)>);
 
-fn report_ignored(i: Ignored) {
-    let mut g = IGNORED.lock().unwrap_or_else(|p| p.into_inner());
-    if !g.0.contains(&i.log) {
-        g.0.push(i.log.clone());
-        g.1.push(i);
+impl PassedOver {
+    /// Remember `i` unless its log was already said.
+    pub fn record(&self, i: Ignored) {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !g.0.contains(&i.log) {
+            g.0.push(i.log.clone());
+            g.1.push(i);
+        }
+    }
+
+    /// What was recorded since the last call (a log already said is not said again).
+    pub fn take(&self) -> Vec<Ignored> {
+        std::mem::take(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()).1)
     }
 }
 
-/// The checkpoints passed over under `jules.requireSigned` since the last call (each log once per process):
-/// for the frontend to say so.
-pub fn take_ignored() -> Vec<Ignored> {
-    std::mem::take(&mut IGNORED.lock().unwrap_or_else(|p| p.into_inner()).1)
+/// What [`seed_cache`] found: the meta of the checkpoint it put in place, and the checkpoint it passed
+/// over under `jules.requireSigned` (when it found none to use), for the caller to say.
+#[derive(Default)]
+pub(crate) struct Seed {
+    pub(crate) meta: Option<Meta>,
+    pub(crate) passed_over: Option<Ignored>,
 }
 
 /// Under `jules.requireSigned`: the newest signed checkpoint reachable from `tips` that this reader may use
 /// (see [`check_signed`]), skipping those in `skip`. When there is none but some checkpoint is reachable,
-/// the newest one passed over is reported ([`take_ignored`]).
+/// the newest one passed over is put in `passed_over`.
 fn newest_signed(
     log: &Log<'_>,
     tips: &[ObjectId],
     skip: &[ObjectId],
+    passed_over: &mut Option<Ignored>,
 ) -> Result<Option<(ObjectId, Manifest)>> {
     if tips.is_empty() {
         return Ok(None);
@@ -609,7 +623,7 @@ fn newest_signed(
         }
     }
     if let Some((at, reason)) = passed {
-        report_ignored(Ignored {
+        *passed_over = Some(Ignored {
             log: log.name().to_owned(),
             commit: at.to_string(),
             reason,
@@ -619,15 +633,16 @@ fn newest_signed(
 }
 
 /// With no usable cache in `dir`: put the newest checkpoint of `P` reachable from `tips` there and return
-/// its meta, so that an incremental refresh takes it to `tips`. `None` (and an empty `dir`) when there is
-/// none this build can use.
+/// its meta, so that an incremental refresh takes it to `tips`. No meta (and an empty `dir`) when there is
+/// none this build can use; under `jules.requireSigned`, the checkpoint passed over then.
 pub(crate) fn seed_cache<P: Projection>(
     log: &Log<'_>,
     dir: &Path,
     tips: &[ObjectId],
-) -> Result<Option<Meta>> {
+) -> Result<Seed> {
+    let mut passed_over = None;
     let found = if crate::sign::verify::require_signed(log.repo) {
-        newest_signed(log, tips, &distrusted(dir))?.map(|(at, m)| (at, Ok(m)))
+        newest_signed(log, tips, &distrusted(dir), &mut passed_over)?.map(|(at, m)| (at, Ok(m)))
     } else {
         match newest(log, tips)? {
             Some((at, _)) if distrusted(dir).contains(&at) => None,
@@ -636,7 +651,10 @@ pub(crate) fn seed_cache<P: Projection>(
         }
     };
     let Some((at, manifest)) = found else {
-        return Ok(None);
+        return Ok(Seed {
+            meta: None,
+            passed_over,
+        });
     };
     let seeded = (|| -> Result<Option<Meta>> {
         let m = manifest?;
@@ -679,10 +697,16 @@ pub(crate) fn seed_cache<P: Projection>(
         Ok(Some(meta))
     })();
     match seeded {
-        Ok(Some(meta)) => Ok(Some(meta)),
+        Ok(Some(meta)) => Ok(Seed {
+            meta: Some(meta),
+            passed_over,
+        }),
         _ => {
             let _ = std::fs::remove_dir_all(dir);
-            Ok(None)
+            Ok(Seed {
+                meta: None,
+                passed_over,
+            })
         }
     }
 }

@@ -54,12 +54,23 @@ pub struct Log<'r> {
     pub(crate) name: String,
     /// The views its frontend keeps warm between calls (none in one-shot commands).
     warm: Option<std::sync::Arc<warm::WarmViews>>,
+    /// Where its caller records the checkpoints its reads pass over (see [`checkpoint::PassedOver`]).
+    passed_over: Option<std::sync::Arc<checkpoint::PassedOver>>,
 }
 
 impl<'r> Log<'r> {
     /// This log with the views its frontend keeps warm (see [`warm::WarmViews`]).
     pub fn with_warm(mut self, warm: Option<std::sync::Arc<warm::WarmViews>>) -> Self {
         self.warm = warm;
+        self
+    }
+
+    /// This log recording the checkpoints its reads pass over in its caller's `record`.
+    pub fn with_passed_over(
+        mut self,
+        record: Option<std::sync::Arc<checkpoint::PassedOver>>,
+    ) -> Self {
+        self.passed_over = record;
         self
     }
 
@@ -88,6 +99,7 @@ impl<'r> Log<'r> {
             repo,
             name: full,
             warm: None,
+            passed_over: None,
         })
     }
 

@@ -71,20 +71,33 @@ impl Log<'_> {
                         refresh: Refresh::Warm,
                         invalid: Vec::new(),
                         events: meta.events,
+                        passed_over: Vec::new(),
                     });
                 }
             } else if let Some(loaded) = self.try_incremental::<P>(dir, &meta, &tips)? {
                 return Ok(loaded);
             }
-        } else if let Some(mut loaded) = super::checkpoint::seed_cache::<P>(self, dir, &tips)
-            // Under requireSigned only a signed checkpoint of the verified events seeds (see checkpoint).
-            .ok()
-            .flatten()
-            .and_then(|meta| self.try_incremental::<P>(dir, &meta, &tips).ok().flatten())
-        {
-            if let Refresh::Incremental { commits } = loaded.refresh {
-                loaded.refresh = Refresh::Checkpoint { commits };
+        } else {
+            // Under requireSigned only a signed checkpoint of the verified events seeds (see checkpoint);
+            // the one passed over instead comes back with the projection, and goes to the caller's record.
+            let seed = super::checkpoint::seed_cache::<P>(self, dir, &tips).unwrap_or_default();
+            let passed_over: Vec<_> = seed.passed_over.into_iter().collect();
+            if let Some(record) = &self.passed_over {
+                passed_over.iter().for_each(|i| record.record(i.clone()));
             }
+            let seeded = seed
+                .meta
+                .and_then(|meta| self.try_incremental::<P>(dir, &meta, &tips).ok().flatten());
+            let mut loaded = match seeded {
+                Some(mut loaded) => {
+                    if let Refresh::Incremental { commits } = loaded.refresh {
+                        loaded.refresh = Refresh::Checkpoint { commits };
+                    }
+                    loaded
+                }
+                None => self.rebuild::<P>(dir, &tips)?,
+            };
+            loaded.passed_over = passed_over;
             return Ok(loaded);
         }
         self.rebuild::<P>(dir, &tips)
@@ -108,6 +121,7 @@ impl Log<'_> {
             refresh: Refresh::Rebuilt { commits: r.commits },
             invalid: r.invalid,
             events: r.ids.len() as u64,
+            passed_over: Vec::new(),
         })
     }
 
@@ -131,6 +145,7 @@ impl Log<'_> {
                 refresh: Refresh::Incremental { commits: 0 },
                 invalid: Vec::new(),
                 events: meta.events,
+                passed_over: Vec::new(),
             }));
         }
         // An old tip must still be reachable: be a new tip or the parent of a newly walked commit.
@@ -201,6 +216,7 @@ impl Log<'_> {
             refresh: Refresh::Incremental { commits },
             invalid,
             events,
+            passed_over: Vec::new(),
         }))
     }
 
@@ -220,6 +236,7 @@ impl Log<'_> {
             refresh: Refresh::Rebuilt { commits: r.commits },
             invalid: r.invalid,
             events,
+            passed_over: Vec::new(),
         })
     }
 

@@ -155,9 +155,11 @@ fn check_optional(
     }
 }
 
-/// The mail log, with the workspace's warm views.
+/// The mail log, with the workspace's warm views and its record of passed-over checkpoints.
 fn mail_log<'r>(ws: &Workspace, repo: &'r gix::Repository) -> Result<crate::eventlog::Log<'r>> {
-    Ok(ops::log(repo)?.with_warm(ws.warm()))
+    Ok(ops::log(repo)?
+        .with_warm(ws.warm())
+        .with_passed_over(Some(ws.passed_over())))
 }
 
 /// An attachment: a link kept as given, or a file's bytes stored in the log.

@@ -13,8 +13,8 @@ use super::view::{Claim, Filter, Header, MailView, Marks};
 use crate::error::{Error, Result};
 use crate::eventlog::{EventId, Log, PayloadRef};
 
-/// The version of every mail JSON document.
-pub const JSON_VERSION: u32 = 1;
+/// The one version of every JSON document (defined once, in the crate root).
+pub use crate::JSON_VERSION;
 
 /// A persona's state of a message, in JSON.
 #[derive(Debug, Clone, Serialize)]

@@ -56,6 +56,17 @@ impl<'r> State<'r> {
         })
     }
 
+    /// This state recording the checkpoints its reads pass over in its caller's `record` (see
+    /// [`crate::eventlog::checkpoint::PassedOver`]).
+    pub fn with_passed_over(
+        self,
+        record: Option<std::sync::Arc<crate::eventlog::checkpoint::PassedOver>>,
+    ) -> Self {
+        State {
+            log: self.log.with_passed_over(record),
+        }
+    }
+
     pub fn view(&self) -> Result<Loaded<StateView>> {
         self.log.project::<StateView>()
     }

@@ -70,6 +70,9 @@ pub(crate) struct Shared {
     /// What the configuration warns about (a trust ref naming nothing: nothing is marked NOT VERIFIED):
     /// every page shows it, since the operator reading marks must know they mean nothing.
     pub config_warnings: Vec<String>,
+    /// The checkpoints this server's reads passed over under `jules.requireSigned`: the next page
+    /// rendered shows them with the warnings above (each log once for the server's life).
+    pub passed_over: Arc<crate::eventlog::checkpoint::PassedOver>,
 }
 
 impl Shared {
@@ -129,6 +132,7 @@ impl Server {
                 warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
                 as_warnings,
                 config_warnings,
+                passed_over: Default::default(),
             }),
             _watcher: watcher,
         })
@@ -616,6 +620,7 @@ impl Probe {
                 warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
                 as_warnings: Vec::new(),
                 config_warnings: Vec::new(),
+                passed_over: Default::default(),
             },
         })
     }
@@ -714,6 +719,7 @@ fn page(
                 .iter()
                 .map(ToString::to_string)
                 .chain(shared.config_warnings.iter().cloned())
+                .chain(shared.passed_over.take().iter().map(ToString::to_string))
                 .collect::<Vec<_>>(),
             read_only => shared.opts.read_only,
             can_write => shared.can_write(),

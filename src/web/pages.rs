@@ -321,6 +321,7 @@ fn same_origin_path(b: &str) -> bool {
 fn workspace(shared: &Shared) -> Result<Workspace> {
     let mut ws = Workspace::from_repo(&shared.dir, repo(shared)?);
     ws.share_warm(shared.warm.clone());
+    ws.share_passed_over(shared.passed_over.clone());
     ws.strict_personas = shared.opts.strict_personas;
     Ok(ws)
 }

@@ -571,6 +571,52 @@ fn stats_of(r: &Repo, full: bool) -> (serde_json::Value, String) {
 
 const PASSED_OVER: &str = "not used under jules.requireSigned";
 
+/// The web view shows a passed-over checkpoint on the page whose read passed over it, with the other
+/// warnings, once per log for the server's life. (Catches the process-wide queue the CLI alone emptied:
+/// the page said nothing, the server's stderr said it only when it exited.)
+fn passed_over_on_the_web_page(origin: &Repo, bare: &Repo, anchor: &str) {
+    let w = fresh(origin, bare, true);
+    w.git([
+        "update-ref",
+        "-d",
+        "refs/remotes/origin/notes/jules/checkpoints-signed",
+    ]);
+    let server = crate::web::Server::start(&w, &[]);
+    let page = server.get("/mail/bob").text();
+    assert_eq!(page.matches(PASSED_OVER).count(), 1, "said once: {page}");
+    assert!(page.contains(&anchor[..12]), "{page}");
+    let again = server.get("/mail/bob").text();
+    assert!(!again.contains(PASSED_OVER), "{again}");
+}
+
+/// The MCP server, one process for many calls, says a passed-over checkpoint in the result of the call
+/// whose read passed over it, once per log for the session: the agent reads it there. (Catches the
+/// process-wide queue the CLI alone emptied on exit: no tool result ever carried the warning.)
+fn passed_over_in_mcp_results(origin: &Repo, bare: &Repo, anchor: &str) {
+    let m = fresh(origin, bare, true);
+    m.git([
+        "update-ref",
+        "-d",
+        "refs/remotes/origin/notes/jules/checkpoints-signed",
+    ]);
+    let texts = |r: &rmcp::model::CallToolResult| serde_json::to_string(&r.content).unwrap();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let (service, _) = crate::mcp::connect(&m, "bob").await;
+            let first = crate::mcp::call(&service, "mail_list", serde_json::json!({})).await;
+            crate::mcp::ok(&first);
+            let text = texts(&first);
+            assert_eq!(text.matches(PASSED_OVER).count(), 1, "said once: {text}");
+            assert!(text.contains(&anchor[..12]), "{text}");
+            let again = crate::mcp::call(&service, "mail_list", serde_json::json!({})).await;
+            assert!(!texts(&again).contains(PASSED_OVER), "{}", texts(&again));
+            service.cancel().await.unwrap();
+        });
+}
+
 /// Checkpoints under `jules.requireSigned` (issue 28): a fresh clone uses a checkpoint only when its
 /// manifest is signed by a key the trust roots allow for checkpoints and folds the events verified under
 /// the same trust file; an unsigned checkpoint, one signed by a persona's key not allowed for checkpoints
@@ -624,6 +670,9 @@ fn signed_checkpoints_count_under_require_signed_and_nothing_else_does() {
     // The tail after the anchor.
     send_with_key(&a, Some(&alice_key), "alice", "bob", "after 1");
     send_with_key(&a, Some(&alice_key), "alice", "bob", "after 2");
+    // A state log with a plain checkpoint too (unsigned: a reader under requireSigned passes it over).
+    a.jules_ok(["task", "add", "a task"]);
+    a.jules_ok(["--json", "log", "checkpoint", "state"]);
     a.jules_ok(["sync"]);
 
     // A fresh clone under requireSigned reads the signed checkpoint and the two tail commits only.
@@ -702,6 +751,16 @@ fn signed_checkpoints_count_under_require_signed_and_nothing_else_does() {
         assert!(!stderr(&again).contains(PASSED_OVER), "{}", stderr(&again));
         let (s, _) = stats_of(&c, false);
         assert!(s["refresh"].get("rebuilt").is_some(), "{why}: {s}");
+        if manifest.is_none() {
+            // The sprint's reads say theirs too, once: the state log's checkpoint passed over.
+            let tasks = c.jules(["task", "ls"]);
+            assert!(tasks.status.success(), "{}", stderr(&tasks));
+            let err = stderr(&tasks);
+            assert_eq!(err.matches(PASSED_OVER).count(), 1, "said once: {err}");
+            assert!(err.contains("checkpoint of refs/jules/state"), "{err}");
+            passed_over_in_mcp_results(&origin, &bare, &anchor);
+            passed_over_on_the_web_page(&origin, &bare, &anchor);
+        }
         // fsck names a bad or foreign signature as a problem, and reports every signature state.
         let fsck = c.jules(["--json", "log", "fsck", "mail", "--checkpoints"]);
         let doc: serde_json::Value = serde_json::from_str(&stdout(&fsck)).unwrap();

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{ensure, Context as _};
 
-use super::{line, step, Demo};
+use super::{step, Demo};
 use crate::cli::context::Context;
 
 pub(super) fn guard(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
@@ -42,7 +42,7 @@ pub(super) fn guard(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
     let file = demo.root.join("edit.json");
     std::fs::write(&file, payload.to_string())?;
     let args = ["agent", "hook", "pre-edit", "--harness", "claude"];
-    ui_command("scout", &args, &file);
+    ui_command(demo, "scout", &args, &file);
     let mut child = Command::new(&demo.exe)
         .args(args)
         .current_dir(&project)
@@ -71,7 +71,7 @@ pub(super) fn guard(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
         s["permissionDecision"] == "deny",
         "the guard let the edit through: {answer}"
     );
-    line(format!(
+    demo.line(format!(
         "denied by the lease guard; what the model reads: {}",
         s["permissionDecisionReason"].as_str().unwrap_or("")
     ));
@@ -79,8 +79,8 @@ pub(super) fn guard(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
 }
 
 /// Print the hook's command as the demo prints every command, with its input file.
-fn ui_command(persona: &str, args: &[&str], input: &std::path::Path) {
-    crate::cli::ui::out(format!(
+fn ui_command(demo: &Demo, persona: &str, args: &[&str], input: &std::path::Path) {
+    demo.ui.out(format!(
         "    $ {} < {}",
         super::quoted(persona, args),
         input.display()

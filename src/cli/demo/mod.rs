@@ -16,7 +16,6 @@ use std::time::Instant;
 
 use anyhow::{ensure, Context as _};
 
-use super::ui;
 use crate::cli::context::Context;
 
 mod agent;
@@ -62,7 +61,9 @@ pub(super) const PERSONAS: [&str; 23] = [
 pub(super) const OVERLAPPING: [&str; 3] = ["curator", "refactor", "visionary"];
 pub(super) const SPRINT_BRANCH_SUFFIX: &str = "sprint-1";
 
-pub(super) struct Demo {
+pub(super) struct Demo<'a> {
+    /// Where the demo prints: the command's output value.
+    ui: &'a super::ui::Ui,
     exe: PathBuf,
     pub(super) root: PathBuf,
     verbose: bool,
@@ -71,7 +72,7 @@ pub(super) struct Demo {
     muted: std::cell::Cell<bool>,
 }
 
-impl Demo {
+impl Demo<'_> {
     /// Run `git-jules ARGS` in `dir` as `persona`; return stdout, fail with stderr.
     pub(super) fn jules(&self, dir: &Path, persona: &str, args: &[&str]) -> anyhow::Result<String> {
         let (code, out, err) = self.jules_status(dir, persona, args)?;
@@ -91,7 +92,7 @@ impl Demo {
     ) -> anyhow::Result<(i32, String, String)> {
         if self.verbose || !self.muted.get() {
             // The real command, quoted so that it can be pasted in the kept directory.
-            ui::out(format!("    $ {}", quoted(persona, args)));
+            self.ui.out(format!("    $ {}", quoted(persona, args)));
         }
         let out = Command::new(&self.exe)
             .args(args)
@@ -105,6 +106,11 @@ impl Demo {
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
         ))
+    }
+
+    /// A line of the demo's own, indented under its step.
+    pub(super) fn line(&self, text: impl AsRef<str>) {
+        self.ui.out(format!("    {}", text.as_ref()));
     }
 
     pub(super) fn git(&self, dir: &Path, args: &[&str]) -> anyhow::Result<String> {
@@ -124,7 +130,7 @@ impl Demo {
         self.muted.set(was);
         let (value, n) = result?;
         if n > 0 && !self.verbose {
-            line(format!(
+            self.line(format!(
                 "(and the same for {n} more {what}; --verbose prints every command)"
             ));
         }
@@ -146,11 +152,8 @@ impl Demo {
 }
 
 pub(super) fn step(ctx: &Context, n: u32, text: &str) {
-    ui::out(format!("{} {text}", ctx.ui.bold(&format!("[{n}]"))));
-}
-
-pub(super) fn line(text: impl AsRef<str>) {
-    ui::out(format!("    {}", text.as_ref()));
+    ctx.ui
+        .out(format!("{} {text}", ctx.ui.bold(&format!("[{n}]"))));
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
@@ -158,6 +161,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         .prefix("git-jules-demo-")
         .tempdir()?;
     let demo = Demo {
+        ui: &ctx.ui,
         exe: std::env::current_exe().context("locating the git-jules binary")?,
         root: tmp.path().to_owned(),
         verbose: args.verbose,
@@ -174,12 +178,12 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
         Err(e) => {
             if args.keep {
                 let kept = tmp.keep();
-                ui::status(format!("kept {}", kept.display()));
+                ctx.ui.status(format!("kept {}", kept.display()));
             }
             return Err(e);
         }
     };
-    ui::out(format!(
+    ctx.ui.out(format!(
         "{} the sprint took {ticks} ticks for {} personas, against {} for a sequential cycle; all done in {:.1} s",
         ctx.ui.bold("[done]"),
         PERSONAS.len(),
@@ -189,7 +193,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     if args.keep {
         let kept = tmp.keep();
         let project = kept.join("project");
-        ui::out(format!(
+        ctx.ui.out(format!(
             "kept {}; three commands to try next:",
             kept.display()
         ));
@@ -199,7 +203,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             "git jules sprint status && git jules sprint stats".to_owned(),
             "git jules log show mail --limit 5".to_owned(),
         ] {
-            ui::out(format!("    $ {c}"));
+            ctx.ui.out(format!("    $ {c}"));
         }
     }
     Ok(0)

@@ -2,7 +2,7 @@
 
 use anyhow::ensure;
 
-use super::{commit_file, line, step, Demo};
+use super::{commit_file, step, Demo};
 use crate::cli::context::Context;
 
 /// The staging series: verify finds the broken patch, reroll fixes it, verify passes, finalize merges.
@@ -69,7 +69,7 @@ pub(super) fn series(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
     )?;
     ensure!(code == 1, "verify should fail on patch 2");
     let report: serde_json::Value = serde_json::from_str(&out)?;
-    line(format!("verify: {}", first_failure(&report)));
+    demo.line(format!("verify: {}", first_failure(&report)));
 
     step(
         ctx,
@@ -79,7 +79,7 @@ pub(super) fn series(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
     std::fs::write(project.join("src/helper.txt"), "helper = fixed\n")?;
     demo.jules(&project, "patcher", &["series", "reroll", "2"])?;
     let report = demo.json(&project, "patcher", &["verify", "--cmd", "./check.sh"])?;
-    line(format!(
+    demo.line(format!(
         "verify after the reroll: {}",
         first_failure(&report)
     ));
@@ -89,7 +89,7 @@ pub(super) fn series(ctx: &Context, demo: &Demo) -> anyhow::Result<()> {
         &["series", "finalize", "--cmd", "./check.sh"],
     )?;
     let log = demo.git(&project, &["log", "--format=%s", "-3", "main"])?;
-    line(format!(
+    demo.line(format!(
         "main now ends with: {}",
         log.lines().collect::<Vec<_>>().join(" | ")
     ));

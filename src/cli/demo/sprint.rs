@@ -4,9 +4,7 @@ use std::path::Path;
 
 use anyhow::{bail, ensure, Context as _};
 
-use super::{
-    commit_file, config_file, line, step, Demo, OVERLAPPING, PERSONAS, SPRINT_BRANCH_SUFFIX,
-};
+use super::{commit_file, config_file, step, Demo, OVERLAPPING, PERSONAS, SPRINT_BRANCH_SUFFIX};
 use crate::cli::context::Context;
 
 /// The parallel sprint: returns the number of ticks that launched something.
@@ -89,7 +87,7 @@ fn setup(ctx: &Context, demo: &Demo) -> anyhow::Result<std::path::PathBuf> {
     )?;
     demo.git(&project, &["push", "-q", "origin", "main"])?;
     demo.jules(&project, "scheduler", &["init"])?;
-    line(format!(
+    demo.line(format!(
         "{} personas in one parallel sprint; the weaver integrates",
         PERSONAS.len()
     ));
@@ -103,7 +101,7 @@ fn launch_everyone(ctx: &Context, demo: &Demo, s: &mut Sprint) -> anyhow::Result
     let plan = s.tick(demo)?;
     let decisions = personas_of(&plan, "decisions");
     let runs = run_ids(demo, &s.project)?;
-    line(format!("launched {} sessions", decisions.len()));
+    demo.line(format!("launched {} sessions", decisions.len()));
     ensure!(
         decisions.len() == PERSONAS.len(),
         "expected every persona to be launched: {plan}"
@@ -124,7 +122,7 @@ fn launch_everyone(ctx: &Context, demo: &Demo, s: &mut Sprint) -> anyhow::Result
         }
         Ok(((), decisions.len() - 1))
     })?;
-    line(format!(
+    demo.line(format!(
         "each committed its change on jules/<persona>/{SPRINT_BRANCH_SUFFIX}; {} of them changed the same lines of src/config.txt",
         OVERLAPPING.len()
     ));
@@ -137,7 +135,7 @@ fn weave_first(ctx: &Context, demo: &Demo, s: &mut Sprint) -> anyhow::Result<Vec
     let plan = s.tick(demo)?;
     let report = weaver_turn(demo, &s.project, &plan)?;
     let conflicted = personas_of(&report, "conflicted");
-    line(format!(
+    demo.line(format!(
         "woven: {} applied, {} conflicted ({}); each author got mail",
         report["applied"].as_array().map_or(0, |a| a.len()),
         conflicted.len(),
@@ -182,7 +180,7 @@ fn rerun_conflicted(
         let id = first["id"].as_str().context("message id")?.to_owned();
         let subject = first["subject"].as_str().unwrap_or_default().to_owned();
         demo.jules(&s.project, p, &["mail", "read", &id, "--persona", p])?;
-        line(format!(
+        demo.line(format!(
             "{p} reads \"{subject}\", rebases onto the integration branch and resubmits"
         ));
         persona_work(demo, &s.project, p, Some(&integration_branch()))?;
@@ -203,7 +201,7 @@ fn weave_again(ctx: &Context, demo: &Demo, s: &mut Sprint) -> anyhow::Result<()>
     let applied = report["applied"].as_array().map_or(0, |a| a.len());
     let left = report["conflicted"].as_array().map_or(0, |a| a.len());
     ensure!(left == 0, "conflicts left after the fixes: {report}");
-    line(format!("woven: {applied} applied, none conflicted"));
+    demo.line(format!("woven: {applied} applied, none conflicted"));
     Ok(())
 }
 
@@ -218,7 +216,7 @@ fn complete(ctx: &Context, demo: &Demo, s: &mut Sprint) -> anyhow::Result<()> {
     demo.jules(&s.project, "scheduler", &["sprint", "close"])?;
     let stats = demo.json(&s.project, "scheduler", &["sprint", "stats"])?;
     let first = &stats["items"][0];
-    line(format!(
+    demo.line(format!(
         "sprint 1: {} ticks, {} runs, {} re-runs, conflict rate {:.2}",
         first["ticks_used"],
         first["runs"],

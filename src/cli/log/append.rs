@@ -9,8 +9,8 @@ use git_jules::eventlog::{Event, Log, NewEvent};
 
 use serde::Serialize;
 
-use super::super::ui;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct AppendArgs {
@@ -94,26 +94,37 @@ pub(super) fn append(ctx: &Context, repo: &gix::Repository, a: AppendArgs) -> an
         }
         None => log.append_batch(events)?,
     };
-    if ctx.ui.json {
-        #[derive(Serialize)]
-        struct Row {
-            id: String,
-            commit: String,
-            lamport: u64,
-        }
-        let rows: Vec<Row> = appended
+    ctx.ui.print(&Appended(
+        appended
             .iter()
             .map(|a| Row {
                 id: a.id.to_hex(),
                 commit: a.commit.to_string(),
                 lamport: a.lamport,
             })
-            .collect();
-        ui::json(&rows);
-    } else {
-        for a in &appended {
-            ui::out(a.id.short(abbrev::DEFAULT_ABBREV + 5));
-        }
-    }
+            .collect(),
+    ));
     Ok(0)
+}
+
+/// One appended event.
+#[derive(Serialize)]
+struct Row {
+    id: String,
+    commit: String,
+    lamport: u64,
+}
+
+/// `log append`: each event's id, abbreviated, one a line; the rows in JSON.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Appended(Vec<Row>);
+
+impl Print for Appended {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        for r in &self.0 {
+            writeln!(out, "{}", &r.id[..abbrev::DEFAULT_ABBREV + 5])?;
+        }
+        Ok(())
+    }
 }

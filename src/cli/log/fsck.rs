@@ -1,10 +1,12 @@
 //! `git jules log fsck` and `log checkpoint`.
 
+use std::io::Write;
+
 use git_jules::eventlog::{self, Log};
 use serde::Serialize;
 
-use super::super::ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct CheckpointArgs {
@@ -45,13 +47,37 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
     }
     let clean = reports.iter().all(|r| r.is_clean())
         && checkpoints.iter().all(|c| c.report.problems.is_empty());
-    if ctx.ui.json && a.checkpoints {
-        ui::json(&serde_json::json!({"logs": reports, "checkpoints": checkpoints}));
-    } else if ctx.ui.json {
-        ui::json(&reports);
-    } else {
-        for r in &reports {
-            ui::out(format!(
+    ctx.ui.print(&Fsck {
+        reports,
+        checkpoints,
+        with_checkpoints: a.checkpoints,
+    });
+    Ok(if clean { 0 } else { EXIT_CHECK_FAILED })
+}
+
+/// `log fsck`: each log's counts and problems, and with `--checkpoints` each checkpoint's; in JSON the
+/// reports, or with `--checkpoints` `{"checkpoints", "logs"}` (keys sorted, as it always was).
+struct Fsck {
+    reports: Vec<eventlog::FsckReport>,
+    checkpoints: Vec<CheckpointFsck>,
+    with_checkpoints: bool,
+}
+
+impl Serialize for Fsck {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.with_checkpoints {
+            serde_json::json!({"logs": self.reports, "checkpoints": self.checkpoints}).serialize(s)
+        } else {
+            self.reports.serialize(s)
+        }
+    }
+}
+
+impl Print for Fsck {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        for r in &self.reports {
+            writeln!(
+                out,
                 "{}: {} commits, {} events, {} merges, {} duplicates, {} invalid",
                 r.log,
                 r.commits,
@@ -59,40 +85,44 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
                 r.merges,
                 r.duplicates,
                 r.invalid.len()
-            ));
+            )?;
             for p in &r.invalid {
-                ui::out(format!(
+                writeln!(
+                    out,
                     "  {} {}: {}",
-                    ctx.ui.red("invalid"),
+                    style.red("invalid"),
                     p.commit,
                     p.problem
-                ));
+                )?;
             }
             for u in &r.unverified {
-                ui::out(format!(
+                writeln!(
+ out,
                     "  {} event {} by {} (commit {}): {}; it carries no authority (jules.requireSigned)",
-                    ctx.ui.red("unverified"),
+                    style.red("unverified"),
                     &u.event[..12],
                     u.actor,
                     u.commit,
                     u.signature.describe()
-                ));
+                    )?;
             }
         }
-        for c in &checkpoints {
-            ui::out(format!(
+        for c in &self.checkpoints {
+            writeln!(
+                out,
                 "{}: {} checkpoints, {} problems",
                 c.log,
                 c.report.checked,
                 c.report.problems.len()
-            ));
+            )?;
             for p in &c.report.problems {
-                ui::out(format!(
+                writeln!(
+                    out,
                     "  {} {}: {}",
-                    ctx.ui.red("checkpoint"),
+                    style.red("checkpoint"),
                     p.commit,
                     p.problem
-                ));
+                )?;
             }
             for s in &c.report.signatures {
                 let what = if s.signed { "signed" } else { "plain" };
@@ -101,15 +131,16 @@ pub(super) fn fsck(ctx: &Context, repo: &gix::Repository, a: FsckArgs) -> anyhow
                     (Some(why), false) => format!("not used under jules.requireSigned: {why}"),
                     (None, false) => "not used under jules.requireSigned".to_owned(),
                 };
-                ui::out(format!(
+                writeln!(
+                    out,
                     "  {what} checkpoint {}: {}; {usable}",
                     s.commit,
                     describe_checkpoint_signature(&s.signature)
-                ));
+                )?;
             }
         }
+        Ok(())
     }
-    Ok(if clean { 0 } else { EXIT_CHECK_FAILED })
 }
 
 fn describe_checkpoint_signature(s: &git_jules::sign::State) -> String {
@@ -137,41 +168,68 @@ pub(super) fn checkpoint(
     a: CheckpointArgs,
 ) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
-    let w = git_jules::checkpoints::write(&log, a.every)?;
-    if let Some(s) = w.signed.as_ref().filter(|s| !s.allowed) {
-        ui::warn(format!(
-            "the trust roots do not allow key {} to sign checkpoints (its line needs namespaces=\"{}\"): readers under jules.requireSigned will pass this checkpoint over",
-            s.key,
-            git_jules::sign::CHECKPOINT_NAMESPACE
-        ));
+    let written = git_jules::checkpoints::write(&log, a.every)?;
+    ctx.ui.print(&Checkpointed {
+        log: log.name(),
+        every: a.every.unwrap_or(0),
+        written,
+    });
+    Ok(0)
+}
+
+/// `log checkpoint`: what was written (or why nothing was), and a key the trust roots will not honour as a
+/// warning; the library's report in JSON.
+struct Checkpointed<'a> {
+    log: &'a str,
+    every: u64,
+    written: git_jules::checkpoints::Written,
+}
+
+impl Serialize for Checkpointed<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.written.serialize(s)
     }
-    if ctx.ui.json {
-        ui::json(&w);
-    } else if w.skipped {
-        ui::out(format!(
-            "{}: {} commits since the last checkpoint, under {}: nothing written",
-            log.name(),
-            w.since_previous.unwrap_or(0),
-            a.every.unwrap_or(0)
-        ));
-    } else {
-        ui::out(format!(
-            "{}: checkpoint of {} events at {} (manifest {})",
-            log.name(),
+}
+
+impl Print for Checkpointed<'_> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let (w, log) = (&self.written, self.log);
+        if w.skipped {
+            return writeln!(
+                out,
+                "{log}: {} commits since the last checkpoint, under {}: nothing written",
+                w.since_previous.unwrap_or(0),
+                self.every
+            );
+        }
+        writeln!(
+            out,
+            "{log}: checkpoint of {} events at {} (manifest {})",
             w.events,
             w.commit,
             w.manifest.as_deref().unwrap_or("-")
-        ));
+        )?;
         if let Some(s) = &w.signed {
-            ui::out(format!(
-                "{}: signed checkpoint at {} for trust file {} by key {} (manifest {})",
-                log.name(),
-                w.commit,
-                s.trust,
-                s.key,
-                s.manifest
-            ));
+            writeln!(
+                out,
+                "{log}: signed checkpoint at {} for trust file {} by key {} (manifest {})",
+                w.commit, s.trust, s.key, s.manifest
+            )?;
         }
+        Ok(())
     }
-    Ok(0)
+    fn warnings(&self) -> Vec<String> {
+        self.written
+            .signed
+            .iter()
+            .filter(|s| !s.allowed)
+            .map(|s| {
+                format!(
+                    "the trust roots do not allow key {} to sign checkpoints (its line needs namespaces=\"{}\"): readers under jules.requireSigned will pass this checkpoint over",
+                    s.key,
+                    git_jules::sign::CHECKPOINT_NAMESPACE
+                )
+            })
+            .collect()
+    }
 }

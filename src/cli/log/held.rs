@@ -1,10 +1,13 @@
 //! `git jules log held-back [drop|resign]`: the events the last sync held back, and settling them
 //! (`git_jules::heldback`).
 
-use git_jules::heldback::{self, Settle, Which};
+use std::io::Write;
 
-use super::super::ui;
+use git_jules::heldback::{self, HeldBack, Settle, Which};
+use serde::Serialize;
+
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct HeldBackArgs {
@@ -36,23 +39,7 @@ pub struct SettleArgs {
 
 pub(super) fn run(ctx: &Context, repo: &gix::Repository, a: HeldBackArgs) -> anyhow::Result<i32> {
     let Some(action) = a.action else {
-        let held = heldback::list(repo)?;
-        if ctx.ui.json {
-            ui::json(&held);
-        } else if held.is_empty() {
-            ui::status("nothing held back");
-        } else {
-            for h in &held {
-                ui::out(format!(
-                    "{} {} {} {}: {}",
-                    &h.id[..12],
-                    h.log,
-                    h.kind,
-                    h.actor,
-                    h.reason
-                ));
-            }
-        }
+        ctx.ui.print(&Held(heldback::list(repo)?));
         return Ok(0);
     };
     let (settle, args) = match action {
@@ -64,29 +51,67 @@ pub(super) fn run(ctx: &Context, repo: &gix::Repository, a: HeldBackArgs) -> any
     } else {
         Which::Ids(args.ids)
     };
-    let settled = heldback::settle(repo, &which, settle)?;
-    if ctx.ui.json {
-        ui::json(&settled);
-        return Ok(0);
-    }
-    for s in &settled {
-        let verb = match s.action {
-            Settle::Drop => "dropped",
-            Settle::Resign => "re-signed",
-        };
-        let state = s
-            .signature
-            .as_ref()
-            .map(|st| format!(" ({})", st.describe()))
-            .unwrap_or_default();
-        ui::out(format!(
-            "{verb} {} ({} by {}) on {}{state}; backup: {}",
-            &s.id[..12],
-            s.kind,
-            s.actor,
-            s.log,
-            s.backup
-        ));
-    }
+    ctx.ui
+        .print(&Settled(heldback::settle(repo, &which, settle)?));
     Ok(0)
+}
+
+/// `log held-back`: one line an event held back, or a status line that there is none; the list in JSON.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Held(Vec<HeldBack>);
+
+impl Print for Held {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        for h in &self.0 {
+            writeln!(
+                out,
+                "{} {} {} {}: {}",
+                &h.id[..12],
+                h.log,
+                h.kind,
+                h.actor,
+                h.reason
+            )?;
+        }
+        Ok(())
+    }
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        if self.0.is_empty() {
+            vec!["nothing held back".into()]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// `log held-back drop|resign`: one line an event settled, with its backup; the list in JSON.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Settled(Vec<heldback::Settled>);
+
+impl Print for Settled {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        for s in &self.0 {
+            let verb = match s.action {
+                Settle::Drop => "dropped",
+                Settle::Resign => "re-signed",
+            };
+            let state = s
+                .signature
+                .as_ref()
+                .map(|st| format!(" ({})", st.describe()))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{verb} {} ({} by {}) on {}{state}; backup: {}",
+                &s.id[..12],
+                s.kind,
+                s.actor,
+                s.log,
+                s.backup
+            )?;
+        }
+        Ok(())
+    }
 }

@@ -47,22 +47,29 @@ pub fn run(ctx: &Context, cmd: LogCommand) -> anyhow::Result<i32> {
         LogCommand::Checkpoint(a) => fsck::checkpoint(ctx, &repo, a),
         LogCommand::HeldBack(a) => held::run(ctx, &repo, a),
         LogCommand::List => {
-            let logs = eventlog::list_logs(&repo)?;
-            if ctx.ui.json {
-                ui::json(&logs);
-            } else {
-                for l in logs {
-                    ui::out(l);
-                }
-            }
+            ctx.ui.print(&Logs(eventlog::list_logs(&repo)?));
             Ok(0)
         }
     }
 }
 
-pub(super) fn warn_invalid(invalid: &[eventlog::InvalidCommit]) {
+/// `log list`: one ref a line; the list in JSON.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct Logs(Vec<String>);
+
+impl ui::Print for Logs {
+    fn human(&self, out: &mut dyn std::io::Write, _: &ui::Style) -> std::io::Result<()> {
+        for l in &self.0 {
+            writeln!(out, "{l}")?;
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn warn_invalid(ui: &ui::Ui, invalid: &[eventlog::InvalidCommit]) {
     for i in invalid {
-        ui::warn(format!("skipping commit {}: {}", i.commit, i.reason));
+        ui.warn(format!("skipping commit {}: {}", i.commit, i.reason));
     }
 }
 

@@ -1,13 +1,15 @@
 //! `git jules log show`, `get` and `stats`.
 
+use std::io::Write;
+
 use git_jules::abbrev;
 use git_jules::eventlog::{cache::Refresh, stats::LogStats, Event, Log};
 
 use serde::Serialize;
 
-use super::super::ui;
 use super::{signature_states, warn_invalid};
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct RefArg {
@@ -36,7 +38,6 @@ pub struct GetArgs {
 pub(super) fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
     let (events, invalid) = log.read_all()?;
-    warn_invalid(&invalid);
     let mut ids: Vec<String> = events.iter().map(|e| e.id.to_hex()).collect();
     ids.sort();
     let width = abbrev::unique_len(&ids);
@@ -48,117 +49,211 @@ pub(super) fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow
         .limit
         .map(|l| selected.len().saturating_sub(l))
         .unwrap_or(0);
-    let signatures = signature_states(repo, &selected[skip..])?;
-    if ctx.ui.json {
-        #[derive(Serialize)]
-        struct Row<'a> {
-            id: String,
-            lamport: u64,
-            commit: String,
-            event: &'a Event,
-            signature: Option<git_jules::sign::State>,
-        }
-        let rows: Vec<Row> = selected[skip..]
-            .iter()
-            .zip(signatures)
-            .map(|(e, signature)| Row {
-                id: e.id.to_hex(),
-                lamport: e.lamport,
-                commit: e.commit.to_string(),
-                event: &e.event,
-                signature,
-            })
-            .collect();
-        ui::json(&rows);
-    } else {
-        for (e, sig) in selected[skip..].iter().zip(signatures) {
-            let mark = match sig {
+    let signatures = match signature_states(repo, &selected[skip..]) {
+        Ok(s) => s,
+        Err(e) => return Err(failing(ctx, &invalid, e)),
+    };
+    let rows = selected[skip..]
+        .iter()
+        .zip(signatures)
+        .map(|(e, signature)| Row {
+            id: e.id.to_hex(),
+            lamport: e.lamport,
+            commit: e.commit.to_string(),
+            event: &e.event,
+            signature,
+            short: e.id.short(width),
+        })
+        .collect();
+    ctx.ui.print(&Shown {
+        rows,
+        skipped: skipped(&invalid),
+    });
+    Ok(0)
+}
+
+/// `e`, after the invalid commits were said: a failure after the read still says what it skipped, as
+/// before the output was one printed value.
+fn failing(
+    ctx: &Context,
+    invalid: &[git_jules::eventlog::InvalidCommit],
+    e: impl Into<anyhow::Error>,
+) -> anyhow::Error {
+    warn_invalid(&ctx.ui, invalid);
+    e.into()
+}
+
+/// The invalid commits a read skipped, as the warnings every log command gives.
+fn skipped(invalid: &[git_jules::eventlog::InvalidCommit]) -> Vec<String> {
+    invalid
+        .iter()
+        .map(|i| format!("skipping commit {}: {}", i.commit, i.reason))
+        .collect()
+}
+
+/// One event of `log show`.
+#[derive(Serialize)]
+struct Row<'a> {
+    id: String,
+    lamport: u64,
+    commit: String,
+    event: &'a Event,
+    signature: Option<git_jules::sign::State>,
+    /// The id as short as the log allows.
+    #[serde(skip)]
+    short: String,
+}
+
+/// `log show`: one line an event; the rows in JSON; the invalid commits skipped as warnings.
+struct Shown<'a> {
+    rows: Vec<Row<'a>>,
+    skipped: Vec<String>,
+}
+
+impl Serialize for Shown<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.rows.serialize(s)
+    }
+}
+
+impl Print for Shown<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        for r in &self.rows {
+            let mark = match &r.signature {
                 Some(s) if !s.is_verified() => format!("  (NOT VERIFIED: {})", s.describe()),
                 _ => String::new(),
             };
-            ui::out(format!(
+            writeln!(
+                out,
                 "{} {:>6} {} {:<14} {} {}{mark}",
-                ctx.ui.yellow(&e.id.short(width)),
-                e.lamport,
-                e.event.time,
-                e.event.kind,
-                e.event.actor,
-                e.event.data
-            ));
+                style.yellow(&r.short),
+                r.lamport,
+                r.event.time,
+                r.event.kind,
+                r.event.actor,
+                r.event.data
+            )?;
         }
+        Ok(())
     }
-    Ok(0)
+    fn warnings(&self) -> Vec<String> {
+        self.skipped.clone()
+    }
 }
 
 pub(super) fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
     let (events, invalid) = log.read_all()?;
-    warn_invalid(&invalid);
     let mut ids: Vec<String> = events.iter().map(|e| e.id.to_hex()).collect();
     ids.sort();
-    let full = abbrev::resolve(git_jules::Thing::Event, &a.id, &ids)?;
+    let full = match abbrev::resolve(git_jules::Thing::Event, &a.id, &ids) {
+        Ok(full) => full,
+        Err(e) => return Err(failing(ctx, &invalid, e)),
+    };
     let e = events
         .iter()
         .find(|e| e.id.to_hex() == full)
         .expect("resolved ids come from these events");
-    let signature = signature_states(repo, std::slice::from_ref(&e))?.remove(0);
-    if ctx.ui.json {
-        ui::json(&serde_json::json!({
+    let signature = match signature_states(repo, std::slice::from_ref(&e)) {
+        Ok(mut s) => s.remove(0),
+        Err(e) => return Err(failing(ctx, &invalid, e)),
+    };
+    ctx.ui.print(&Got {
+        doc: serde_json::json!({
             "id": full,
             "lamport": e.lamport,
             "commit": e.commit.to_string(),
             "event": e.event,
             "signature": signature,
-        }));
-    } else {
-        ui::out(format!("event {}", ctx.ui.yellow(full)));
-        ui::out(format!("commit {}", e.commit));
-        if let Some(s) = &signature {
-            ui::out(format!("signature {}", s.describe()));
-        }
-        ui::out(format!("lamport {}", e.lamport));
-        ui::out(format!("kind {}", e.event.kind));
-        ui::out(format!("actor {}", e.event.actor));
-        ui::out(format!("time {}", e.event.time));
-        for p in &e.event.payload {
-            ui::out(format!("payload {} {} ({} bytes)", p.name, p.blob, p.size));
-        }
-        ui::out(serde_json::to_string_pretty(&e.event.data)?);
-    }
+        }),
+        event: e,
+        signature,
+        skipped: skipped(&invalid),
+    });
     Ok(0)
+}
+
+/// `log get`: the event, one field a line and its data pretty; in JSON one object with its keys sorted,
+/// as it always was.
+struct Got<'a> {
+    doc: serde_json::Value,
+    event: &'a git_jules::eventlog::LoggedEvent,
+    signature: Option<git_jules::sign::State>,
+    skipped: Vec<String>,
+}
+
+impl Serialize for Got<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.doc.serialize(s)
+    }
+}
+
+impl Print for Got<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let e = self.event;
+        writeln!(out, "event {}", style.yellow(&e.id.to_hex()))?;
+        writeln!(out, "commit {}", e.commit)?;
+        if let Some(s) = &self.signature {
+            writeln!(out, "signature {}", s.describe())?;
+        }
+        writeln!(out, "lamport {}", e.lamport)?;
+        writeln!(out, "kind {}", e.event.kind)?;
+        writeln!(out, "actor {}", e.event.actor)?;
+        writeln!(out, "time {}", e.event.time)?;
+        for p in &e.event.payload {
+            writeln!(out, "payload {} {} ({} bytes)", p.name, p.blob, p.size)?;
+        }
+        let data = serde_json::to_string_pretty(&e.event.data).map_err(std::io::Error::other)?;
+        writeln!(out, "{data}")
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.skipped.clone()
+    }
 }
 
 pub(super) fn stats(ctx: &Context, repo: &gix::Repository, a: RefArg) -> anyhow::Result<i32> {
     let log = Log::open(repo, &a.log)?;
     let loaded = log.project::<LogStats>()?;
-    warn_invalid(&loaded.invalid);
-    if ctx.ui.json {
-        #[derive(Serialize)]
-        struct Out<'a> {
-            log: &'a str,
-            refresh: Refresh,
-            #[serde(flatten)]
-            stats: &'a LogStats,
-        }
-        ui::json(&Out {
-            log: log.name(),
-            refresh: loaded.refresh,
-            stats: &loaded.view,
-        });
-    } else {
-        let s = &loaded.view;
-        ui::out(format!(
+    // What the read skipped, then the checkpoint it passed over: warnings returned by the read itself.
+    let mut warnings = skipped(&loaded.invalid);
+    warnings.extend(loaded.passed_over.iter().map(ToString::to_string));
+    ctx.ui.print(&Stats {
+        log: log.name(),
+        refresh: loaded.refresh,
+        stats: &loaded.view,
+        warnings,
+    });
+    Ok(0)
+}
+
+/// `log stats`: the counts by kind and actor; in JSON with how the projection was refreshed.
+#[derive(Serialize)]
+struct Stats<'a> {
+    log: &'a str,
+    refresh: Refresh,
+    #[serde(flatten)]
+    stats: &'a LogStats,
+    #[serde(skip)]
+    warnings: Vec<String>,
+}
+
+impl Print for Stats<'_> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let s = self.stats;
+        writeln!(
+            out,
             "{}: {} events, lamport {}",
-            log.name(),
-            s.events,
-            s.max_lamport
-        ));
+            self.log, s.events, s.max_lamport
+        )?;
         for (k, n) in &s.by_kind {
-            ui::out(format!("  kind  {k:<20} {n}"));
+            writeln!(out, "  kind  {k:<20} {n}")?;
         }
         for (k, n) in &s.by_actor {
-            ui::out(format!("  actor {k:<20} {n}"));
+            writeln!(out, "  actor {k:<20} {n}")?;
         }
+        Ok(())
     }
-    Ok(0)
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
 }

@@ -1,12 +1,15 @@
 //! `git jules mail claim`.
 
+use std::io::Write;
+
 use git_jules::mail::api;
 use git_jules::mail::claim::Outcome;
+use serde::Serialize;
 
 use super::PersonaArg;
 use crate::cli::context::Context;
 use crate::cli::context::EXIT_CONFLICT;
-use crate::cli::ui;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct ClaimArgs {
@@ -32,36 +35,56 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: ClaimArgs) -> anyhow::Resul
         a.sync,
         a.remote.as_deref(),
     )?;
-    super::warn_unknown(&claimed.warnings);
-    if ctx.ui.json {
-        ui::json(&claimed);
+    ctx.ui.print(&Claim {
+        claimed: &claimed,
+        persona: &persona,
+    });
+    Ok(if claimed.won() { 0 } else { EXIT_CONFLICT })
+}
+
+/// A claim won or lost, and how final it is; the library's `Claimed` in JSON.
+struct Claim<'a> {
+    claimed: &'a api::Claimed,
+    persona: &'a str,
+}
+
+impl Serialize for Claim<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.claimed.serialize(s)
     }
-    let report = &claimed.report;
-    let short = &report.message[..12];
-    Ok(match &report.outcome {
-        Outcome::Won { lock } => {
-            if !ctx.ui.json {
+}
+
+impl Print for Claim<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let report = &self.claimed.report;
+        let short = &report.message[..12];
+        match &report.outcome {
+            Outcome::Won { lock } => {
                 let how = match (lock, &report.remote) {
                     (true, Some(r)) => format!(" (the lock on {r} is ours)"),
                     (true, None) => " (through the remote lock)".into(),
                     (false, _) => " (provisional: `claim --sync` makes it final)".into(),
                 };
-                ui::out(format!(
-                    "{} {persona} holds {short}{how}",
-                    ctx.ui.green("won:")
-                ));
+                writeln!(
+                    out,
+                    "{} {} holds {short}{how}",
+                    style.green("won:"),
+                    self.persona
+                )
             }
-            0
+            Outcome::Lost { winner, lock } => writeln!(
+                out,
+                "{} {winner} holds {short}{}",
+                style.red("lost:"),
+                if *lock { "" } else { " (provisional)" }
+            ),
         }
-        Outcome::Lost { winner, lock } => {
-            if !ctx.ui.json {
-                ui::out(format!(
-                    "{} {winner} holds {short}{}",
-                    ctx.ui.red("lost:"),
-                    if *lock { "" } else { " (provisional)" }
-                ));
-            }
-            EXIT_CONFLICT
-        }
-    })
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.claimed
+            .warnings
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
 }

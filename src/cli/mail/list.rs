@@ -8,7 +8,6 @@ use git_jules::mail::{when, Priority};
 
 use super::{short_time, PersonaArg};
 use crate::cli::context::Context;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct InboxArgs {
@@ -82,9 +81,9 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
     // One use case for both outputs (and for the MCP server and the web view): the human listing shows
     // the same messages, states and signatures as `--json`.
     let listing = api::inbox(&ctx.workspace_of(repo.clone()), &persona, &filter)?;
-    super::warn_unknown(&listing.warnings);
+    super::warn_unknown(&ctx.ui, &listing.warnings);
     if ctx.ui.json {
-        ui::json(&listing);
+        ctx.ui.json(&listing);
         return Ok(0);
     }
     print_messages(ctx, &listing.list.messages);
@@ -141,7 +140,7 @@ pub fn print_messages(ctx: &Context, messages: &[MessageOut]) {
         );
     }
     if !text.is_empty() {
-        ui::out(text.trim_end_matches('\n'));
+        ctx.ui.out(text.trim_end_matches('\n'));
     }
 }
 
@@ -149,9 +148,9 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
     let persona = a.persona.required()?;
     // The use case `--json` prints: what is not verified is marked, and under jules.requireSigned dropped.
     let listing = api::sent(&ctx.workspace_of(repo.clone()), &persona, a.limit)?;
-    super::warn_unknown(&listing.warnings);
+    super::warn_unknown(&ctx.ui, &listing.warnings);
     if ctx.ui.json {
-        ui::json(&listing);
+        ctx.ui.json(&listing);
         return Ok(0);
     }
     let mut text = String::new();
@@ -178,7 +177,7 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
         );
     }
     if !text.is_empty() {
-        ui::out(text.trim_end_matches('\n'));
+        ctx.ui.out(text.trim_end_matches('\n'));
     }
     Ok(0)
 }

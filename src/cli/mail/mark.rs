@@ -1,11 +1,15 @@
 //! The per-persona marks: `tag`, `unread`, `trash`, `untrash`, `archive`, `unarchive`.
 
+use std::io::Write;
+
 use git_jules::mail::api;
 use git_jules::mail::api::Mark;
 
+use serde::Serialize;
+
 use super::PersonaArg;
 use crate::cli::context::Context;
-use crate::cli::ui;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct MarkArgs {
@@ -53,17 +57,37 @@ fn apply(
 ) -> anyhow::Result<i32> {
     let persona = persona.required()?;
     let done = api::mark(&ctx.workspace_of(repo.clone()), id, &persona, mark.clone())?;
-    super::warn_unknown(&done.warnings);
-    if ctx.ui.json {
-        ui::json(&done);
-    } else if done.changed {
-        ui::status(format!(
-            "{}: {} for {persona}",
-            done.action,
-            &done.message[..12]
-        ));
-    } else {
-        let state = match &mark {
+    ctx.ui.print(&MarkDone { done, mark });
+    Ok(0)
+}
+
+/// A mark set (or found already set): a status line for a person; the library's `Marked` in JSON.
+struct MarkDone {
+    done: api::Marked,
+    mark: Mark,
+}
+
+impl Serialize for MarkDone {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.done.serialize(s)
+    }
+}
+
+impl Print for MarkDone {
+    fn warnings(&self) -> Vec<String> {
+        self.done.warnings.iter().map(ToString::to_string).collect()
+    }
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        let done = &self.done;
+        let persona = &done.persona;
+        if done.changed {
+            return vec![format!(
+                "{}: {} for {persona}",
+                done.action,
+                &done.message[..12]
+            )];
+        }
+        let state = match &self.mark {
             Mark::Read => "read".to_owned(),
             Mark::Unread => "unread".to_owned(),
             Mark::Tag(t) => format!("tagged {t}"),
@@ -73,12 +97,30 @@ fn apply(
             Mark::Archive => "archived".to_owned(),
             Mark::Unarchive => "not archived".to_owned(),
         };
-        ui::status(format!(
+        vec![format!(
             "{} is already {state} for {persona}; nothing changed",
             &done.message[..12]
-        ));
+        )]
     }
-    Ok(0)
+}
+
+/// `mail tag ls`: the persona's tags, then the sender's it does not have, marked; the library's `Tags`
+/// in JSON.
+impl Print for api::Tags {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        for t in &self.tags {
+            writeln!(out, "{t}")?;
+        }
+        for t in &self.sender {
+            if !self.tags.contains(t) {
+                writeln!(out, "{t} {}", style.dim("(sender)"))?;
+            }
+        }
+        Ok(())
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.iter().map(ToString::to_string).collect()
+    }
 }
 
 pub fn mark(
@@ -106,20 +148,8 @@ pub fn tag(ctx: &Context, repo: &gix::Repository, cmd: TagCommand) -> anyhow::Re
             if let Some(p) = persona {
                 git_jules::mail::message::validate_persona(p)?;
             }
-            let out = api::tags(&ctx.workspace_of(repo.clone()), &a.id, persona)?;
-            super::warn_unknown(&out.warnings);
-            if ctx.ui.json {
-                ui::json(&out);
-            } else {
-                for t in &out.tags {
-                    ui::out(t);
-                }
-                for t in &out.sender {
-                    if !out.tags.contains(t) {
-                        ui::out(format!("{t} {}", ctx.ui.dim("(sender)")));
-                    }
-                }
-            }
+            ctx.ui
+                .print(&api::tags(&ctx.workspace_of(repo.clone()), &a.id, persona)?);
             Ok(0)
         }
     }

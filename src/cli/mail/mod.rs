@@ -17,8 +17,7 @@ pub use git_jules::mail::api::MessageOut;
 use super::ui;
 use crate::cli::context::Context;
 
-/// The version of every `git jules mail … --json` document.
-pub const JSON_VERSION: u32 = 1;
+pub use git_jules::JSON_VERSION;
 
 #[derive(Debug, clap::Subcommand)]
 #[command(defer = true)]
@@ -107,7 +106,10 @@ impl PersonaArg {
     pub fn checked(&self, ctx: &Context, repo: &gix::Repository) -> anyhow::Result<String> {
         let p = self.required()?;
         let ws = ctx.workspace_of(repo.clone());
-        warn_unknown(&git_jules::mail::api::check_persona(&ws, repo, &p)?);
+        warn_unknown(
+            &ctx.ui,
+            &git_jules::mail::api::check_persona(&ws, repo, &p)?,
+        );
         Ok(p)
     }
 
@@ -134,9 +136,9 @@ impl PersonaArg {
 
 /// Warn about names nobody knows (a use case returned them: they did not stop it).
 /// (The words are the library's, which the web view and the MCP server show too.)
-pub fn warn_unknown(names: &[git_jules::mail::api::UnknownName]) {
+pub fn warn_unknown(ui: &ui::Ui, names: &[git_jules::mail::api::UnknownName]) {
     for n in names {
-        ui::warn(n.to_string());
+        ui.warn(n.to_string());
     }
 }
 

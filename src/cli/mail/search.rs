@@ -6,7 +6,6 @@ use git_jules::mail::search::{self, snippet, SearchInput, SearchOutput};
 
 use super::{short_time, PersonaArg};
 use crate::cli::context::Context;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
@@ -62,7 +61,8 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: SearchArgs) -> anyhow::Resu
     search::query::parse(&input.query)?;
     let ws = ctx.workspace_of(repo.clone());
     if git_jules::mail::api::search_needs_index(&ws)? && !ctx.ui.json {
-        ui::status("building the search index from the mail log (once per clone)");
+        ctx.ui
+            .status("building the search index from the mail log (once per clone)");
     }
     let out = search::search(repo, &input)?;
     print(ctx, &out);
@@ -71,7 +71,7 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: SearchArgs) -> anyhow::Resu
 
 fn print(ctx: &Context, out: &SearchOutput) {
     if ctx.ui.json {
-        ui::json(&Doc {
+        ctx.ui.json(&Doc {
             version: super::JSON_VERSION,
             out,
         });
@@ -104,10 +104,10 @@ fn print(ctx: &Context, out: &SearchOutput) {
         );
     }
     if !text.is_empty() {
-        ui::out(text.trim_end_matches('\n'));
+        ctx.ui.out(text.trim_end_matches('\n'));
     }
     let shown = out.hits.len() as u64;
-    ui::status(if shown < out.total {
+    ctx.ui.status(if shown < out.total {
         format!("{shown} of {} matches (--limit to see more)", out.total)
     } else {
         format!(

@@ -8,7 +8,7 @@ use git_jules::mail::{api, message, Priority};
 use git_jules::Error;
 
 use crate::cli::context::Context;
-use crate::cli::ui;
+use crate::cli::ui::{Print, Style};
 
 // What every new message can carry besides its recipients and subject. (A plain comment, as on PersonaArg.)
 #[derive(Debug, clap::Args)]
@@ -132,13 +132,18 @@ fn compose(c: &Compose) -> anyhow::Result<api::Compose> {
 }
 
 fn finish(ctx: &Context, sent: api::Sent) -> anyhow::Result<i32> {
-    super::warn_unknown(&sent.warnings);
-    if ctx.ui.json {
-        ui::json(&sent);
-    } else {
-        ui::out(&sent.id);
-    }
+    ctx.ui.print(&sent);
     Ok(0)
+}
+
+/// A message sent: its id on stdout, for scripts; unknown names as warnings in both forms.
+impl Print for api::Sent {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "{}", self.id)
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.iter().map(ToString::to_string).collect()
+    }
 }
 
 pub fn send(ctx: &Context, repo: &gix::Repository, a: SendArgs) -> anyhow::Result<i32> {

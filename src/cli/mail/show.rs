@@ -4,7 +4,6 @@ use git_jules::mail::api;
 
 use super::{MessageOut, PersonaArg};
 use crate::cli::context::Context;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct ReadArgs {
@@ -32,11 +31,11 @@ pub struct ThreadArgs {
 }
 
 fn print(ctx: &Context, m: &MessageOut) {
-    let line = |k: &str, v: &str| ui::out(format!("{:<18} {v}", format!("{k}:")));
+    let line = |k: &str, v: &str| ctx.ui.out(format!("{:<18} {v}", format!("{k}:")));
     // Everything but the ids and times comes from the message's sender (or a replica's log): each field
     // goes through `ctx.ui.text`, which escapes it on a terminal.
     let t = |s: &str| ctx.ui.text(s).into_owned();
-    ui::out(ctx.ui.yellow(&format!("message {}", t(&m.id))));
+    ctx.ui.out(ctx.ui.yellow(&format!("message {}", t(&m.id))));
     line("From", &t(&m.from));
     match &m.signature {
         Some(s) if s.is_verified() => line("Signature", &t(&s.describe())),
@@ -107,9 +106,9 @@ fn print(ctx: &Context, m: &MessageOut) {
         }
         line(&format!("State ({})", t(&s.persona)), &st.join(", "));
     }
-    ui::out("");
+    ctx.ui.out("");
     if let Some(b) = &m.body {
-        ui::out(ctx.ui.lines(b.trim_end_matches('\n')));
+        ctx.ui.out(ctx.ui.lines(b.trim_end_matches('\n')));
     }
 }
 
@@ -124,9 +123,9 @@ pub fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Resul
 }
 
 fn emit(ctx: &Context, one: api::One) {
-    super::warn_unknown(&one.warnings);
+    super::warn_unknown(&ctx.ui, &one.warnings);
     if ctx.ui.json {
-        ui::json(&one);
+        ctx.ui.json(&one);
     } else {
         print(ctx, &one.message);
     }
@@ -145,13 +144,13 @@ pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::R
         git_jules::mail::message::validate_persona(p)?;
     }
     let listing = api::thread(&ctx.workspace_of(repo.clone()), &a.id, persona)?;
-    super::warn_unknown(&listing.warnings);
+    super::warn_unknown(&ctx.ui, &listing.warnings);
     if ctx.ui.json {
-        ui::json(&listing);
+        ctx.ui.json(&listing);
     } else {
         for (i, m) in listing.list.messages.iter().enumerate() {
             if i > 0 {
-                ui::out(ctx.ui.dim(&"-".repeat(60)));
+                ctx.ui.out(ctx.ui.dim(&"-".repeat(60)));
             }
             print(ctx, m);
         }

@@ -4,12 +4,14 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use git_jules::mail::import::ImportReport;
+use git_jules::mail::maildir::export;
 use git_jules::mail::{api, message};
 use serde::Serialize;
 
 use super::JSON_VERSION;
 use crate::cli::context::Context;
-use crate::cli::ui;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 #[command(group = clap::ArgGroup::new("source").required(true).args(["file", "maildir"]))]
@@ -58,34 +60,41 @@ fn versioned<T: Serialize>(inner: &T) -> Versioned<'_, T> {
 
 pub fn stats(ctx: &Context, repo: &gix::Repository) -> anyhow::Result<i32> {
     let s = api::stats(&ctx.workspace_of(repo.clone()))?;
-    if ctx.ui.json {
-        ui::json(&versioned(&s));
-        return Ok(0);
-    }
-    ui::out(format!("{} messages", s.messages));
-    ui::out(format!(
-        "{:<24} {:>8} {:>8} {:>8}",
-        "persona", "received", "unread", "sent"
-    ));
-    for (p, c) in &s.personas {
-        ui::out(format!(
-            "{p:<24} {:>8} {:>8} {:>8}",
-            c.received, c.unread, c.sent
-        ));
-    }
-    match &s.oldest_unanswered {
-        Some(u) => ui::out(format!(
-            "{} unanswered; oldest: {} {} from {} to {}: {}",
-            s.unanswered,
-            &u.id[..12],
-            u.time,
-            u.from,
-            u.to.join(","),
-            u.subject
-        )),
-        None => ui::out("no unanswered messages"),
-    }
+    ctx.ui.print(&versioned(&s));
     Ok(0)
+}
+
+/// `mail stats`: the counts per persona and the oldest unanswered message.
+impl Print for Versioned<'_, api::Stats> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let s = self.inner;
+        writeln!(out, "{} messages", s.messages)?;
+        writeln!(
+            out,
+            "{:<24} {:>8} {:>8} {:>8}",
+            "persona", "received", "unread", "sent"
+        )?;
+        for (p, c) in &s.personas {
+            writeln!(
+                out,
+                "{p:<24} {:>8} {:>8} {:>8}",
+                c.received, c.unread, c.sent
+            )?;
+        }
+        match &s.oldest_unanswered {
+            Some(u) => writeln!(
+                out,
+                "{} unanswered; oldest: {} {} from {} to {}: {}",
+                s.unanswered,
+                &u.id[..12],
+                u.time,
+                u.from,
+                u.to.join(","),
+                u.subject
+            ),
+            None => writeln!(out, "no unanswered messages"),
+        }
+    }
 }
 
 pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::Result<i32> {
@@ -107,38 +116,66 @@ pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::R
         }
         (None, None) => unreachable!("clap requires a source"),
     };
-    for s in &report.skipped {
-        ui::warn(format!("skipped {s}"));
-    }
-    if ctx.ui.json {
-        ui::json(&versioned(&report));
-    } else {
-        ui::out(format!(
-            "imported {} records ({} messages): {} events appended, {} already present, {} skipped",
-            report.records,
-            report.messages,
-            report.appended,
-            report.duplicates,
-            report.skipped.len()
-        ));
-    }
+    ctx.ui.print(&versioned(&report));
     Ok(0)
+}
+
+/// `mail import`: one line of counts; what was skipped as warnings.
+impl Print for Versioned<'_, ImportReport> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let r = self.inner;
+        writeln!(
+            out,
+            "imported {} records ({} messages): {} events appended, {} already present, {} skipped",
+            r.records,
+            r.messages,
+            r.appended,
+            r.duplicates,
+            r.skipped.len()
+        )
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.inner
+            .skipped
+            .iter()
+            .map(|s| format!("skipped {s}"))
+            .collect()
+    }
 }
 
 pub fn export(ctx: &Context, repo: &gix::Repository, a: ExportArgs) -> anyhow::Result<i32> {
     let report = api::export_maildir(&ctx.workspace_of(repo.clone()), &a.maildir, a.force)?;
-    if ctx.ui.json {
-        ui::json(&versioned(&report));
-    } else {
-        ui::out(format!(
-            "exported {} messages as {} files ({} attachments) to {}",
-            report.messages,
-            report.files,
-            report.attachments,
-            a.maildir.display()
-        ));
-    }
+    ctx.ui.print(&Exported {
+        doc: versioned(&report),
+        dir: &a.maildir,
+    });
     Ok(0)
+}
+
+/// `mail export`: one line of counts and where they went.
+struct Exported<'a> {
+    doc: Versioned<'a, export::ExportReport>,
+    dir: &'a std::path::Path,
+}
+
+impl Serialize for Exported<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.doc.serialize(s)
+    }
+}
+
+impl Print for Exported<'_> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let r = self.doc.inner;
+        writeln!(
+            out,
+            "exported {} messages as {} files ({} attachments) to {}",
+            r.messages,
+            r.files,
+            r.attachments,
+            self.dir.display()
+        )
+    }
 }
 
 pub fn attachment(ctx: &Context, repo: &gix::Repository, a: AttachmentArgs) -> anyhow::Result<i32> {
@@ -146,7 +183,7 @@ pub fn attachment(ctx: &Context, repo: &gix::Repository, a: AttachmentArgs) -> a
     match &a.output {
         Some(p) => std::fs::write(p, &bytes).with_context(|| format!("writing {}", p.display()))?,
         // On a terminal the file is shown as text, escaped: its bytes are someone else's.
-        None if ctx.ui.escape => ui::out_raw(&String::from_utf8_lossy(&bytes)),
+        None if ctx.ui.escape => ctx.ui.out_raw(&String::from_utf8_lossy(&bytes)),
         None => {
             let mut out = std::io::stdout().lock();
             if let Err(e) = out.write_all(&bytes).and_then(|_| out.flush()) {

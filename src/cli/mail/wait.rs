@@ -12,7 +12,6 @@ use super::list::print_messages;
 use super::PersonaArg;
 use crate::cli::context::Context;
 use crate::cli::context::EXIT_CHECK_FAILED;
-use crate::cli::ui;
 
 #[derive(Debug, clap::Args)]
 pub struct WaitArgs {
@@ -57,7 +56,7 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
     loop {
         if let Some(r) = &remote {
             if let Err(e) = git_jules::sync::fetch(repo, r) {
-                ui::warn(format!("fetching from {r}: {e}"));
+                ctx.ui.warn(format!("fetching from {r}: {e}"));
             }
             fresh = Some(git_jules::sync::reopen(repo)?);
         }
@@ -71,23 +70,23 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
             };
             let listing = api::inbox(&ws, &persona, &unread)?;
             if seen.is_none() {
-                super::warn_unknown(&listing.warnings);
+                super::warn_unknown(&ctx.ui, &listing.warnings);
             }
             if !listing.list.messages.is_empty() {
                 if ctx.ui.json {
-                    ui::json(&listing);
+                    ctx.ui.json(&listing);
                 } else {
                     print_messages(ctx, &listing.list.messages);
                 }
                 return Ok(0);
             }
             if seen.is_none() && ctx.ui.interactive {
-                ui::status(format!("waiting for mail to {persona}…"));
+                ctx.ui.status(format!("waiting for mail to {persona}…"));
             }
             seen = Some(tips);
         }
         if timeout.is_some_and(|t| started.elapsed() >= t) {
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "no unread mail for {persona} after {:.1} s",
                 started.elapsed().as_secs_f64()
             ));

@@ -63,7 +63,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // The persona policy of every frontend, once for the session: a group cannot act, an unknown name is
     // warned about (refused under --strict or jules.strictPersonas), before speaking the protocol.
     let warnings = git_jules::mail::api::check_persona(&ws, &ws.repo(), &persona)?;
-    super::mail::warn_unknown(&warnings);
+    super::mail::warn_unknown(&ctx.ui, &warnings);
     ws.keep_warm();
     // The configuration's warnings (a trust ref naming nothing: nothing is marked NOT VERIFIED), said on
     // stderr at start by the CLI's context and carried in every result, where an agent reads them.
@@ -89,6 +89,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             server.dir.clone(),
             server.persona.clone(),
             server.subscribers.clone(),
+            server.session.ws.passed_over(),
         )?;
         let service = match server.serve(rmcp::transport::stdio()).await {
             Ok(service) => service,
@@ -117,12 +118,21 @@ pub struct Server {
 
 impl Server {
     /// `result` with the configuration's warnings appended as text, as the CLI says them on stderr: an
-    /// agent reading marks must know when they mean nothing (a trust ref that names no commit).
+    /// agent reading marks must know when they mean nothing (a trust ref that names no commit). So are
+    /// the checkpoints this call's reads passed over under `jules.requireSigned` (each log once a session).
     fn noted(&self, mut result: CallToolResult) -> CallToolResult {
         result.content.extend(
             self.config_warnings
                 .iter()
                 .map(|w| ContentBlock::text(format!("warning: {w}"))),
+        );
+        result.content.extend(
+            self.session
+                .ws
+                .passed_over()
+                .take()
+                .into_iter()
+                .map(|i| ContentBlock::text(format!("warning: {i}"))),
         );
         result
     }

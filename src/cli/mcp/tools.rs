@@ -346,7 +346,10 @@ pub fn all() -> Vec<Spec> {
         spec!("sprint_status", NoArgs, true,
             "The current sprint: number, state, tasks and notes.",
             |s, _a| {
-                let view = git_jules::state::State::open(&s.ws.repo())?.view()?.view;
+                let view = git_jules::state::State::open(&s.ws.repo())?
+                    .with_passed_over(Some(s.ws.passed_over()))
+                    .view()?
+                    .view;
                 ok(git_jules::state::status::sprint_status(&view))
             }),
         spec!("task_list", TaskList, true,

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use git_jules::eventlog::checkpoint::PassedOver;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer};
 
@@ -33,6 +34,7 @@ pub fn spawn(
     dir: PathBuf,
     persona: String,
     subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
+    passed_over: Arc<PassedOver>,
 ) -> anyhow::Result<notify::RecommendedWatcher> {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<()>();
     let watcher = git_jules::refwatch::watch(&common_dir, move || {
@@ -41,10 +43,13 @@ pub fn spawn(
 
     let trace = std::env::var_os(TRACE_ENV).is_some();
     tokio::spawn(async move {
-        let unread = |dir: PathBuf, persona: String| async move {
-            tokio::task::spawn_blocking(move || unread_ids(&dir, &persona))
-                .await
-                .unwrap_or_default()
+        let unread = |dir: PathBuf, persona: String| {
+            let passed_over = passed_over.clone();
+            async move {
+                tokio::task::spawn_blocking(move || unread_ids(&dir, &persona, passed_over))
+                    .await
+                    .unwrap_or_default()
+            }
         };
         let (mut seen, _) = unread(dir.clone(), persona.clone()).await;
         while rx.recv().await.is_some() {
@@ -78,10 +83,16 @@ pub fn spawn(
 
 /// The ids of the persona's unread messages, and the mail log's tips they were read at; empty when there
 /// is no mail log or it cannot be read now (a read error here only delays a notification to the next ref
-/// change).
-fn unread_ids(dir: &Path, persona: &str) -> (BTreeSet<String>, Vec<String>) {
+/// change). A checkpoint its read passes over is recorded in the session's `passed_over`: the next tool
+/// result says it (this read may be the one that replays, before any call).
+fn unread_ids(
+    dir: &Path,
+    persona: &str,
+    passed_over: Arc<PassedOver>,
+) -> (BTreeSet<String>, Vec<String>) {
     let read = || -> git_jules::Result<(BTreeSet<String>, Vec<String>)> {
-        let ws = git_jules::Workspace::open(dir)?;
+        let mut ws = git_jules::Workspace::open(dir)?;
+        ws.share_passed_over(passed_over);
         let tips: Vec<String> = mail::tips(&ws)?.iter().map(|id| id.to_string()).collect();
         if tips.is_empty() {
             return Ok((BTreeSet::new(), tips));

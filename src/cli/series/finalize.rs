@@ -7,7 +7,7 @@ use git_jules::series::finalize::{self, Mode, Outcome};
 use git_jules::verify::{self, CommitResult};
 use git_jules::Error;
 
-use super::super::{interrupt, ui, verify as verify_cli};
+use super::super::{interrupt, verify as verify_cli};
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
@@ -88,21 +88,22 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
     let progress = ctx.ui.interactive && !ctx.ui.json;
     let on_result = |r: &CommitResult| {
         if progress {
-            ui::status(format!("  {}", verify_cli::line(ctx, r)));
+            ctx.ui.status(format!("  {}", verify_cli::line(ctx, r)));
         }
     };
     match finalize::finalize(&repo, &opts, flag, &on_result)? {
         Outcome::VerifyFailed(report) => {
             if ctx.ui.json {
-                ui::json(&report);
+                ctx.ui.json(&report);
             } else {
                 verify_cli::human(ctx, &report, &report.base.name, "HEAD", false);
             }
             if report.interrupted {
-                ui::status("interrupted: nothing was changed");
+                ctx.ui.status("interrupted: nothing was changed");
                 return Ok(interrupt::EXIT_INTERRUPTED);
             }
-            ui::status("finalize refused: a patch fails verification; nothing was changed");
+            ctx.ui
+                .status("finalize refused: a patch fails verification; nothing was changed");
             Ok(EXIT_CHECK_FAILED)
         }
         Outcome::Done(done) => {
@@ -114,16 +115,16 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
                     done.old_base,
                     done.new_base,
                 ) {
-                    Ok(released) if !released.is_empty() => ui::status(format!(
+                    Ok(released) if !released.is_empty() => ctx.ui.status(format!(
                         "released {} lease(s) of {persona} on the landed paths",
                         released.len()
                     )),
                     Ok(_) => {}
-                    Err(e) => ui::warn(format!("leases were not released: {e}")),
+                    Err(e) => ctx.ui.warn(format!("leases were not released: {e}")),
                 }
             }
             if ctx.ui.json {
-                ui::json(&done);
+                ctx.ui.json(&done);
                 return Ok(0);
             }
             let how = if done.fast_forward {
@@ -133,7 +134,7 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
             } else {
                 "got the rebased"
             };
-            ui::out(format!(
+            ctx.ui.out(format!(
                 "{}: {how} {} ({} -> {}, {} commit{})",
                 done.base.name,
                 done.branch,
@@ -142,7 +143,7 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
                 done.commits.len(),
                 if done.commits.len() == 1 { "" } else { "s" }
             ));
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "deleted {} (tip kept as {}); HEAD is on {}",
                 done.branch, done.backup.name, done.base.name
             ));
@@ -168,21 +169,21 @@ pub fn abort(ctx: &Context, a: AbortArgs) -> anyhow::Result<i32> {
         let mut answer = String::new();
         std::io::stdin().lock().read_line(&mut answer)?;
         if !matches!(answer.trim(), "y" | "Y" | "yes" | "Yes") {
-            ui::status("not aborted");
+            ctx.ui.status("not aborted");
             return Ok(0);
         }
     }
     let done = finalize::abort(&repo, a.name.as_deref())?;
     if ctx.ui.json {
-        ui::json(&done);
+        ctx.ui.json(&done);
         return Ok(0);
     }
-    ui::out(format!(
+    ctx.ui.out(format!(
         "aborted series {}: deleted {} (tip kept as {})",
         done.series, done.branch, done.backup.name
     ));
     if let Some(c) = &done.checked_out {
-        ui::status(format!("HEAD is on {c}"));
+        ctx.ui.status(format!("HEAD is on {c}"));
     }
     Ok(0)
 }

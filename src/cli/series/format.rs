@@ -6,7 +6,6 @@ use anyhow::{bail, Context as _};
 use git_jules::series::format::{self, file_stem};
 use git_jules::Error;
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -37,9 +36,9 @@ pub struct FormatArgs {
     pub persona: Option<String>,
 }
 
-fn write(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+fn write(ctx: &Context, path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     std::fs::write(path, bytes).with_context(|| format!("writing {}", path.display()))?;
-    ui::out(path.display().to_string());
+    ctx.ui.out(path.display().to_string());
     Ok(())
 }
 
@@ -61,7 +60,7 @@ pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
         let r =
             git_jules::series::version::record(&repo, persona, Some(&f.series), a.base.as_deref())?;
         let v = &r.version.record;
-        ui::status(format!(
+        ctx.ui.status(format!(
             "{}@v{}{} ({})",
             r.series,
             v.number,
@@ -75,10 +74,10 @@ pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
     }
     let Some(dir) = &a.output else {
         if ctx.ui.json {
-            ui::json(&f);
+            ctx.ui.json(&f);
         } else if a.mbox && ctx.ui.escape {
             // For a person on a terminal: the patches' text can hold anything (ui escapes it).
-            ui::out_raw(&String::from_utf8_lossy(&format::mbox(&f)));
+            ctx.ui.out_raw(&String::from_utf8_lossy(&format::mbox(&f)));
         } else if a.mbox {
             use std::io::Write;
             let mut out = std::io::stdout().lock();
@@ -88,30 +87,41 @@ pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
                 }
             }
         } else {
-            ui::out(f.markdown().trim_end());
+            ctx.ui.out(f.markdown().trim_end());
         }
         return Ok(0);
     };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     if ctx.ui.json {
         let text = serde_json::to_string_pretty(&f).context("encoding JSON")?;
-        write(&dir.join("series.json"), format!("{text}\n").as_bytes())?;
+        write(
+            ctx,
+            &dir.join("series.json"),
+            format!("{text}\n").as_bytes(),
+        )?;
     } else if a.mbox {
         let me = git_jules::repo::committer(&repo);
-        write(&dir.join("0000-cover-letter.patch"), &f.mbox_cover(&me))?;
+        write(
+            ctx,
+            &dir.join("0000-cover-letter.patch"),
+            &f.mbox_cover(&me),
+        )?;
         for p in &f.patches {
             write(
+                ctx,
                 &dir.join(format!("{}.patch", file_stem(p.index, &p.summary))),
                 &f.mbox_patch(p),
             )?;
         }
     } else {
         write(
+            ctx,
             &dir.join("0000-cover-letter.md"),
             f.cover_markdown().as_bytes(),
         )?;
         for p in &f.patches {
             write(
+                ctx,
                 &dir.join(format!("{}.md", file_stem(p.index, &p.summary))),
                 f.patch_markdown(p).as_bytes(),
             )?;

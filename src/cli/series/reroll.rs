@@ -1,14 +1,16 @@
 //! `series reroll` and `series undo`.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::{bail, Context as _};
 use git_jules::series::journal;
 use git_jules::series::reroll::{self, Action, ChangeKind, MessageEdit, Rerolled};
 use git_jules::Error;
+use serde::Serialize;
 
-use super::super::ui;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -139,7 +141,7 @@ pub fn reroll(ctx: &Context, a: RerollArgs) -> anyhow::Result<i32> {
                 Some(&done.series),
                 a.base.as_deref(),
             )?;
-            ui::status(format!(
+            ctx.ui.status(format!(
                 "{}@v{} recorded ({})",
                 r.series, r.version.record.number, r.ref_name
             ));
@@ -153,7 +155,8 @@ pub fn undo(ctx: &Context, a: UndoArgs) -> anyhow::Result<i32> {
     // Undo after an interrupted rewrite finishes it first, then restores the backup it made: it reverts it.
     if let Some(r) = journal::recover(&repo)? {
         if !ctx.ui.json {
-            ui::status(format!("finished the interrupted `{}` first", r.operation));
+            ctx.ui
+                .status(format!("finished the interrupted `{}` first", r.operation));
         }
     }
     let done = reroll::undo(&repo, a.number, &crash_hook)?;
@@ -170,100 +173,132 @@ fn crash_hook(step: journal::Step) {
 }
 
 fn print_recovered(ctx: &Context, r: &journal::Recovered) {
-    if ctx.ui.json {
-        ui::json(&serde_json::json!({ "version": 1, "recovered": r }));
-        return;
-    }
-    ui::out(format!(
-        "finished the interrupted `{}`: {} is at {} (was {}); run the command again if it was not this one, `git jules series undo` reverts it",
-        r.operation,
-        r.branch,
-        r.new_tip.to_hex_with_len(7),
-        r.old_tip.to_hex_with_len(7)
-    ));
+    ctx.ui.print(&RecoveredDoc(r));
 }
 
-/// A range-diff-like summary: `old: id = new: id summary` (`=` same change, `!` changed, `<` dropped, `>` new).
-fn print(ctx: &Context, r: &Rerolled) {
-    if ctx.ui.json {
-        ui::json(r);
-        return;
+/// A rewrite finished after a crash: one line; `{"recovered", "version"}` in JSON, every key sorted (through
+/// a JSON map, as it always was).
+struct RecoveredDoc<'a>(&'a journal::Recovered);
+
+impl Serialize for RecoveredDoc<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serde_json::json!({ "version": git_jules::JSON_VERSION, "recovered": self.0 }).serialize(s)
     }
-    let short = |id: gix::ObjectId| id.to_hex_with_len(7).to_string();
-    let headline = match (r.operation, &r.restored) {
-        ("undo", Some(b)) => format!(
-            "restored backup {} of {} ({})",
-            b.number,
-            r.branch,
-            short(b.commit)
-        ),
-        _ => format!(
-            "rewrote {} ({}): {} -> {}",
-            r.branch,
+}
+
+impl Print for RecoveredDoc<'_> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let r = self.0;
+        writeln!(
+            out,
+            "finished the interrupted `{}`: {} is at {} (was {}); run the command again if it was not this one, `git jules series undo` reverts it",
             r.operation,
-            short(r.old_tip),
-            short(r.new_tip)
-        ),
-    };
-    ui::status(headline);
-    let width = r
-        .patches
-        .iter()
-        .map(|p| p.index)
-        .chain(r.dropped.iter().map(|d| d.old_index))
-        .max()
-        .unwrap_or(1)
-        .to_string()
-        .len();
-    for p in &r.patches {
-        let (sym, note) = match p.change {
-            ChangeKind::Unchanged => ("=", "unchanged".to_owned()),
-            ChangeKind::Rebased => (
-                "=",
-                if p.same_tree {
-                    "same diff, same tree".to_owned()
-                } else {
-                    "same diff".to_owned()
-                },
+            r.branch,
+            r.new_tip.to_hex_with_len(7),
+            r.old_tip.to_hex_with_len(7)
+        )
+    }
+}
+
+fn print(ctx: &Context, r: &Rerolled) {
+    ctx.ui.print(&Rewritten(r));
+}
+
+fn short(id: gix::ObjectId) -> String {
+    id.to_hex_with_len(7).to_string()
+}
+
+/// A range-diff-like summary: `old: id = new: id summary` (`=` same change, `!` changed, `<` dropped, `>` new),
+/// between what was done and where the backup is; the library's `Rerolled` in JSON.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Rewritten<'a>(&'a Rerolled);
+
+impl Print for Rewritten<'_> {
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        let r = self.0;
+        vec![match (r.operation, &r.restored) {
+            ("undo", Some(b)) => format!(
+                "restored backup {} of {} ({})",
+                b.number,
+                r.branch,
+                short(b.commit)
             ),
-            ChangeKind::Reworded => ("!", "reworded, same diff".to_owned()),
-            ChangeKind::Changed => ("!", "diff changed".to_owned()),
-            ChangeKind::New => (">", "new".to_owned()),
-        };
-        let moved = match p.old_index {
-            Some(o) if o != p.index => format!(", moved from {o}"),
-            _ => String::new(),
-        };
-        let old = match (p.old_index, p.old_commit) {
-            (Some(i), Some(c)) => format!("{i:>width$}: {}", short(c)),
-            _ => format!("{:>width$}  {}", "-", "-".repeat(7)),
-        };
-        let sym = match sym {
-            "=" => ctx.ui.green(sym),
-            ">" => ctx.ui.green(sym),
-            _ => ctx.ui.yellow(sym),
-        };
-        ui::out(format!(
-            "{old} {sym} {:>width$}: {} {} ({note}{moved})",
-            p.index,
-            short(p.commit),
-            p.summary
-        ));
+            _ => format!(
+                "rewrote {} ({}): {} -> {}",
+                r.branch,
+                r.operation,
+                short(r.old_tip),
+                short(r.new_tip)
+            ),
+        }]
     }
-    for d in &r.dropped {
-        ui::out(format!(
-            "{:>width$}: {} {} {:>width$}  {} {} (dropped)",
-            d.old_index,
-            short(d.old_commit),
-            ctx.ui.red("<"),
-            "-",
-            "-".repeat(7),
-            d.summary
-        ));
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let r = self.0;
+        let width = r
+            .patches
+            .iter()
+            .map(|p| p.index)
+            .chain(r.dropped.iter().map(|d| d.old_index))
+            .max()
+            .unwrap_or(1)
+            .to_string()
+            .len();
+        for p in &r.patches {
+            let (sym, note) = match p.change {
+                ChangeKind::Unchanged => ("=", "unchanged".to_owned()),
+                ChangeKind::Rebased => (
+                    "=",
+                    if p.same_tree {
+                        "same diff, same tree".to_owned()
+                    } else {
+                        "same diff".to_owned()
+                    },
+                ),
+                ChangeKind::Reworded => ("!", "reworded, same diff".to_owned()),
+                ChangeKind::Changed => ("!", "diff changed".to_owned()),
+                ChangeKind::New => (">", "new".to_owned()),
+            };
+            let moved = match p.old_index {
+                Some(o) if o != p.index => format!(", moved from {o}"),
+                _ => String::new(),
+            };
+            let old = match (p.old_index, p.old_commit) {
+                (Some(i), Some(c)) => format!("{i:>width$}: {}", short(c)),
+                _ => format!("{:>width$}  {}", "-", "-".repeat(7)),
+            };
+            let sym = match sym {
+                "=" => style.green(sym),
+                ">" => style.green(sym),
+                _ => style.yellow(sym),
+            };
+            writeln!(
+                out,
+                "{old} {sym} {:>width$}: {} {} ({note}{moved})",
+                p.index,
+                short(p.commit),
+                p.summary
+            )?;
+        }
+        for d in &r.dropped {
+            writeln!(
+                out,
+                "{:>width$}: {} {} {:>width$}  {} {} (dropped)",
+                d.old_index,
+                short(d.old_commit),
+                style.red("<"),
+                "-",
+                "-".repeat(7),
+                d.summary
+            )?;
+        }
+        Ok(())
     }
-    ui::status(format!(
-        "backup: {} ({}); `git jules series undo` restores it",
-        r.backup.name,
-        short(r.backup.commit)
-    ));
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        vec![format!(
+            "backup: {} ({}); `git jules series undo` restores it",
+            self.0.backup.name,
+            short(self.0.backup.commit)
+        )]
+    }
 }

@@ -8,8 +8,8 @@ use anyhow::{bail, Context as _};
 use git_jules::series::{format, review, version};
 use git_jules::Error;
 
-use super::super::ui;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -98,6 +98,62 @@ struct Out<'a> {
     #[serde(flatten)]
     review: &'a review::Review,
     mail: Option<String>,
+    #[serde(skip)]
+    mail_to: &'a [String],
+}
+
+/// A person reads each patch's comments as the buffer had them, then what was mailed and stored.
+impl Print for Out<'_> {
+    fn human(&self, out: &mut dyn std::io::Write, style: &Style) -> std::io::Result<()> {
+        for p in &self.review.patches {
+            writeln!(
+                out,
+                "### Patch [{}/{}] ### {} {}",
+                p.index,
+                p.total,
+                style.yellow(&p.commit.to_hex_with_len(7).to_string()),
+                p.summary
+            )?;
+            for c in &p.comments {
+                let mut lines = c.text.lines();
+                writeln!(out, "R: {}", lines.next().unwrap_or_default())?;
+                for l in lines {
+                    writeln!(out, "   {l}")?;
+                }
+                if let Some(path) = &c.path {
+                    let at = c
+                        .line
+                        .as_deref()
+                        .map(|l| format!(", after {:?}", l.chars().take(60).collect::<String>()))
+                        .unwrap_or_default();
+                    writeln!(out, "{}", style.dim(&format!("   ({path}{at})")))?;
+                }
+            }
+        }
+        Ok(())
+    }
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        let r = self.review;
+        if r.patches.is_empty() {
+            return vec!["no R: comments: nothing stored".into()];
+        }
+        let mut lines = Vec::new();
+        if let Some(id) = &self.mail {
+            lines.push(format!(
+                "mailed to {}: message {id}",
+                self.mail_to.join(", ")
+            ));
+        }
+        lines.push(format!(
+            "stored {} comment{} on {} patch{} in {}",
+            r.comment_count(),
+            if r.comment_count() == 1 { "" } else { "s" },
+            r.patches.len(),
+            if r.patches.len() == 1 { "" } else { "es" },
+            review::NOTES_REF
+        ));
+        lines
+    }
 }
 
 pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
@@ -120,7 +176,7 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
     };
     let buffer = review::buffer(&f);
     if a.print {
-        ui::out(buffer.trim_end());
+        ctx.ui.out(buffer.trim_end());
         return Ok(0);
     }
     let (text, source) = match &a.from_file {
@@ -175,48 +231,10 @@ pub fn run(ctx: &Context, a: ReviewArgs) -> anyhow::Result<i32> {
         Some(e) => Some(review::send_mail(&repo, e)?.id.to_hex()),
         None => None,
     };
-    if ctx.ui.json {
-        ui::json(&Out { review: &r, mail });
-        return Ok(0);
-    }
-    if r.patches.is_empty() {
-        ui::status("no R: comments: nothing stored");
-        return Ok(0);
-    }
-    for p in &r.patches {
-        ui::out(format!(
-            "### Patch [{}/{}] ### {} {}",
-            p.index,
-            p.total,
-            ctx.ui.yellow(&p.commit.to_hex_with_len(7).to_string()),
-            p.summary
-        ));
-        for c in &p.comments {
-            let mut lines = c.text.lines();
-            ui::out(format!("R: {}", lines.next().unwrap_or_default()));
-            for l in lines {
-                ui::out(format!("   {l}"));
-            }
-            if let Some(path) = &c.path {
-                let at = c
-                    .line
-                    .as_deref()
-                    .map(|l| format!(", after {:?}", l.chars().take(60).collect::<String>()))
-                    .unwrap_or_default();
-                ui::out(ctx.ui.dim(&format!("   ({path}{at})")));
-            }
-        }
-    }
-    if let Some(id) = &mail {
-        ui::status(format!("mailed to {}: message {id}", a.mail_to.join(", ")));
-    }
-    ui::status(format!(
-        "stored {} comment{} on {} patch{} in {}",
-        r.comment_count(),
-        if r.comment_count() == 1 { "" } else { "s" },
-        r.patches.len(),
-        if r.patches.len() == 1 { "" } else { "es" },
-        review::NOTES_REF
-    ));
+    ctx.ui.print(&Out {
+        review: &r,
+        mail,
+        mail_to: &a.mail_to,
+    });
     Ok(0)
 }

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use git_jules::series;
 
-use super::super::ui;
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct StartArgs {
@@ -39,17 +39,24 @@ pub struct CommitArgs {
 pub fn start(ctx: &Context, a: StartArgs) -> anyhow::Result<i32> {
     let mut repo = ctx.open()?;
     let started = series::start::start(&mut repo, &a.name, a.base.as_deref())?;
-    if ctx.ui.json {
-        ui::json(&started);
-    } else {
-        ui::status(format!("base: {}", started.base.describe()));
-        ui::status(format!(
-            "started series {}: HEAD is now on {}",
-            started.series, started.branch
-        ));
-        ui::out(&started.branch);
-    }
+    ctx.ui.print(&started);
     Ok(0)
+}
+
+/// `series start`: the base and the branch on stderr, the branch on stdout for scripts.
+impl Print for series::start::Started {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        writeln!(out, "{}", self.branch)
+    }
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        vec![
+            format!("base: {}", self.base.describe()),
+            format!(
+                "started series {}: HEAD is now on {}",
+                self.series, self.branch
+            ),
+        ]
+    }
 }
 
 pub fn commit(ctx: &Context, a: CommitArgs) -> anyhow::Result<i32> {
@@ -68,15 +75,31 @@ pub fn commit(ctx: &Context, a: CommitArgs) -> anyhow::Result<i32> {
     };
     let repo = ctx.open()?;
     let done = series::commit::commit(&repo, &a.summary, &rationale)?;
-    if ctx.ui.json {
-        ui::json(&done);
-    } else {
-        ui::out(format!(
-            "[{} {}] {}",
-            done.branch,
-            git_jules::verify::short_id(&repo, done.commit),
-            done.summary
-        ));
-    }
+    ctx.ui.print(&Committed {
+        short: git_jules::verify::short_id(&repo, done.commit),
+        done,
+    });
     Ok(0)
+}
+
+/// `series commit`: `[branch abc1234] summary`, as `git commit` says it; the library's report in JSON.
+struct Committed {
+    done: series::commit::Committed,
+    short: String,
+}
+
+impl serde::Serialize for Committed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.done.serialize(s)
+    }
+}
+
+impl Print for Committed {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "[{} {}] {}",
+            self.done.branch, self.short, self.done.summary
+        )
+    }
 }

@@ -2,7 +2,6 @@
 
 use git_jules::series::{self, status::VerifyState};
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -46,22 +45,22 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
         },
     )?;
     if ctx.ui.json {
-        ui::json(&st);
+        ctx.ui.json(&st);
         return Ok(0);
     }
-    ui::out(format!(
+    ctx.ui.out(format!(
         "series {} ({}), base {}",
         ctx.ui.bold(&st.series),
         st.branch,
         st.base.describe()
     ));
     if let Some(op) = &st.interrupted {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "interrupted: `{op}` was killed before it finished; `git jules series reroll` finishes it, `git jules series undo` reverts it"
         ));
     }
     if st.patches.is_empty() {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "no patches: {}..{} is empty",
             st.base.name, st.branch
         ));
@@ -75,7 +74,7 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
             VerifyState::Fail => ctx.ui.red(word),
             _ => word.to_owned(),
         };
-        ui::out(format!(
+        ctx.ui.out(format!(
             "  {:>2}/{n} {} {:<10} {}",
             p.patch.index,
             ctx.ui.yellow(&p.short),
@@ -84,7 +83,7 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
         ));
     }
     if st.verify_command.is_none() {
-        ui::status(
+        ctx.ui.status(
             "hint: set `git config jules.verify.cmd CMD` (or pass --cmd) to see verify results",
         );
     }
@@ -97,11 +96,12 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
     }
     let all = series::status::read_all(&ctx.workspace()?, a.cmd.as_deref())?;
     if ctx.ui.json {
-        ui::json(&all);
+        ctx.ui.json(&all);
         return Ok(0);
     }
     if all.is_empty() {
-        ui::status("no series: start one with `git jules series start NAME`");
+        ctx.ui
+            .status("no series: start one with `git jules series start NAME`");
     }
     for st in &all {
         let (pass, fail, unverified) = st.counts();
@@ -110,7 +110,7 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
         } else {
             "verify: no jules.verify.cmd".to_owned()
         };
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{} {:<20} {:>3} patches  base {:<16} {}",
             if st.current { "*" } else { " " },
             st.series,

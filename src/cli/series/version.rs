@@ -5,7 +5,6 @@ use git_jules::series::api;
 use git_jules::series::rangediff;
 use git_jules::series::version;
 
-use super::super::ui;
 use crate::cli::context::Context;
 
 #[derive(Debug, clap::Args)]
@@ -81,12 +80,12 @@ pub fn record(ctx: &Context, a: VersionArgs) -> anyhow::Result<i32> {
 /// The report of a recorded version (also after `series format`).
 pub fn print_recorded(ctx: &Context, r: &version::Recorded) {
     if ctx.ui.json {
-        ui::json(r);
+        ctx.ui.json(r);
         return;
     }
     let v = &r.version.record;
     if r.recorded {
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{}@v{}: {} patches on {} ({})",
             r.series,
             v.number,
@@ -95,7 +94,7 @@ pub fn print_recorded(ctx: &Context, r: &version::Recorded) {
             r.ref_name
         ));
     } else {
-        ui::status(format!(
+        ctx.ui.status(format!(
             "{}@v{} unchanged: already recorded ({})",
             r.series, v.number, r.ref_name
         ));
@@ -105,7 +104,7 @@ pub fn print_recorded(ctx: &Context, r: &version::Recorded) {
 pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
     let all = api::versions(&ctx.workspace()?, &a.series)?;
     if ctx.ui.json {
-        ui::json(&all);
+        ctx.ui.json(&all);
         return Ok(0);
     }
     for v in &all {
@@ -123,7 +122,7 @@ pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
             }
         };
         let mark = v.mark().map(|m| format!("  ({m})")).unwrap_or_default();
-        ui::out(format!(
+        ctx.ui.out(format!(
             "v{:<3} {}  {:>3} patches  base {} {}  {}{change}{}",
             r.number,
             &v.id.to_hex_with_len(7),
@@ -140,12 +139,12 @@ pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
 pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
     let shown = api::show(&ctx.workspace()?, &a.series)?;
     if ctx.ui.json {
-        ui::json(&shown);
+        ctx.ui.json(&shown);
         return Ok(0);
     }
     let (v, reviews) = (&shown.version, &shown.reviews);
     let r = &v.record;
-    ui::out(format!(
+    ctx.ui.out(format!(
         "{}@v{} ({}), base {} {}, tip {}",
         v.series(),
         r.number,
@@ -155,7 +154,7 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
         &r.tip[..7]
     ));
     if let Some(m) = v.mark() {
-        ui::out(ctx.ui.red(&format!("  {m}")));
+        ctx.ui.out(ctx.ui.red(&format!("  {m}")));
     }
     let total = r.patches.len();
     for p in &r.patches {
@@ -164,7 +163,7 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
             _ if r.number > 1 => "  (new)".to_owned(),
             _ => String::new(),
         };
-        ui::out(format!(
+        ctx.ui.out(format!(
             "  {:>2}/{total} {} {}{from}",
             p.index,
             ctx.ui.yellow(&p.commit[..7]),
@@ -177,7 +176,7 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
         {
             let about = note.series_version.as_deref().unwrap_or("this commit");
             for c in &note.comments {
-                ui::out(format!(
+                ctx.ui.out(format!(
                     "        R: {} ({}, about {about})",
                     c.text.lines().next().unwrap_or_default(),
                     note.reviewer
@@ -186,11 +185,12 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
         }
     }
     for d in &r.dropped {
-        ui::out(format!("  dropped: v{} patch {d}", r.number - 1));
+        ctx.ui
+            .out(format!("  dropped: v{} patch {d}", r.number - 1));
     }
     if !v.cover.trim().is_empty() {
-        ui::out("");
-        ui::out(ctx.ui.lines(v.cover.trim_end()));
+        ctx.ui.out("");
+        ctx.ui.out(ctx.ui.lines(v.cover.trim_end()));
     }
     Ok(0)
 }
@@ -201,9 +201,9 @@ fn versions_of(series: String, old: String, new: Option<String>) -> api::Version
 
 /// What a comparison says about versions that are not their persona's: on stderr, the range-diff's and
 /// the interdiff's own lines being git's.
-fn warn_all(warnings: &[String]) {
+fn warn_all(ctx: &Context, warnings: &[String]) {
     for w in warnings {
-        ui::warn(w);
+        ctx.ui.warn(w);
     }
 }
 
@@ -217,17 +217,17 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
             rebase: a.rebase,
         },
     )?;
-    warn_all(&rd.warnings);
+    warn_all(ctx, &rd.warnings);
     let rd = &rd.diff;
     if ctx.ui.json {
-        ui::json(rd);
+        ctx.ui.json(rd);
         return Ok(0);
     }
     for (e, h) in rd.entries.iter().zip(&rd.headers) {
-        ui::out(h);
+        ctx.ui.out(h);
         if let Some(d) = &e.diff {
             for l in d.lines() {
-                ui::out(format!("    {l}"));
+                ctx.ui.out(format!("    {l}"));
             }
         }
     }
@@ -236,19 +236,19 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
 
 pub fn interdiff(ctx: &Context, a: InterdiffArgs) -> anyhow::Result<i32> {
     let d = api::interdiff(&ctx.workspace()?, &versions_of(a.series, a.old, a.new))?;
-    warn_all(&d.warnings);
+    warn_all(ctx, &d.warnings);
     let d = &d.diff;
     if ctx.ui.json {
-        ui::json(d);
+        ctx.ui.json(d);
         return Ok(0);
     }
     if d.bases_differ {
-        ui::status(format!(
+        ctx.ui.status(format!(
             "note: v{} and v{} have different bases; the interdiff shows upstream changes too",
             d.old_version, d.new_version
         ));
     }
-    ui::out_raw(&d.diff);
+    ctx.ui.out_raw(&d.diff);
     Ok(0)
 }
 
@@ -256,15 +256,17 @@ pub fn interdiff(ctx: &Context, a: InterdiffArgs) -> anyhow::Result<i32> {
 pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
     let listed = api::list_versions(&ctx.workspace()?, cmd)?;
     for s in &listed.skipped {
-        ui::warn(format!("skipped {}: {}", s.name, s.reason));
+        ctx.ui.warn(format!("skipped {}: {}", s.name, s.reason));
     }
     if ctx.ui.json {
-        ui::json(&listed);
+        ctx.ui.json(&listed);
         return Ok(0);
     }
     let all = &listed.series;
     if all.is_empty() {
-        ui::status("no series versions: `git jules series format` or `series version` records one");
+        ctx.ui.status(
+            "no series versions: `git jules series format` or `series version` records one",
+        );
     }
     for l in all {
         let r = &l.latest.record;
@@ -281,7 +283,7 @@ pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
             .mark()
             .map(|m| format!("  ({m})"))
             .unwrap_or_default();
-        ui::out(format!(
+        ctx.ui.out(format!(
             "{:<32} v{:<3} {:>3} patches  base {:<16} {}{}",
             l.series,
             r.number,
