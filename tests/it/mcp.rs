@@ -991,12 +991,13 @@ fn usage_error(tool: &str, failed: &CallToolResult) -> Value {
 }
 
 /// Finding: the `lease_*` tools mapped their errors with a `failure()` of their own that dropped the hints
-/// from the text (docs/mcp.md: the text is the CLI's `error:`/`hint:` lines). One mapping now, `tool_error`.
+/// from the text (docs/mcp.md: the text is `error:`/`hint:` lines). One mapping now, `tool_error`, whose
+/// hints name the tool's argument fields.
 #[tokio::test(flavor = "current_thread")]
-async fn a_lease_tools_error_says_the_clis_hints() {
+async fn a_lease_tools_error_says_the_servers_hints() {
     let r = Repo::new();
     let (s, _) = connect(&r, "alice").await;
-    // The library's error for a remote that is not there, with the CLI's hint.
+    // The library's error for a remote that is not there, with the server's hint.
     let failed = call(
         &s,
         "lease_acquire",
@@ -1009,7 +1010,8 @@ async fn a_lease_tools_error_says_the_clis_hints() {
         "{doc}"
     );
     let text = error_text(&failed);
-    assert!(text.contains("hint: list the remotes"), "{text}");
+    assert!(text.contains("hint: name a configured remote in `remote`"), "{text}");
+    assert!(!text.contains("--"), "a CLI flag in an MCP answer: {text}");
     s.cancel().await.unwrap();
 }
 
