@@ -655,15 +655,11 @@ fn series_version_use_cases_are_the_clis_documents() {
     );
 }
 
-/// The web view's JSON page at `path` (a `GET /api/…`, admitted with the probe's token), as a value.
-fn web_json(probe: &git_jules::web::Probe, path: &str) -> serde_json::Value {
-    let sep = if path.contains('?') { '&' } else { '?' };
-    let url = format!("{path}{sep}token={}", probe.token());
-    let host = probe.host();
-    let answer = probe
-        .request("GET", &url, &[(b"Host", host.as_bytes())], b"")
-        .unwrap();
-    let body = String::from_utf8_lossy(&answer.body).into_owned();
+/// The web view's JSON page at `path` (a `GET /api/…` of the real server, admitted with its token's
+/// cookie), as a value.
+fn web_json(server: &crate::web::Server, path: &str) -> serde_json::Value {
+    let answer = server.get(path);
+    let body = answer.text();
     assert_eq!(answer.status, 200, "{path}: {body}");
     serde_json::from_str(&body).unwrap()
 }
@@ -704,7 +700,7 @@ fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
     api::mark(&ws, &a.id, "alice", Mark::Archive).unwrap();
     send(&ws, "alice", &["dave"], "to an unknown name");
 
-    let probe = git_jules::web::Probe::new(r.path().to_path_buf(), None).unwrap();
+    let probe = crate::web::Server::start(&r, &[]);
     let without = |mut page: serde_json::Value, keys: &[&str]| {
         for k in keys {
             page.as_object_mut().unwrap().remove(*k);
@@ -796,14 +792,9 @@ fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
     assert_eq!(web, lib, "thread of a message id");
 }
 
-/// The status the web view answers `GET path` with (admitted with the probe's token).
-fn web_status(probe: &git_jules::web::Probe, path: &str) -> u16 {
-    let url = format!("{path}?token={}", probe.token());
-    let host = probe.host();
-    probe
-        .request("GET", &url, &[(b"Host", host.as_bytes())], b"")
-        .unwrap()
-        .status
+/// The status the real web server answers `GET path` with (admitted with its token's cookie).
+fn web_status(server: &crate::web::Server, path: &str) -> u16 {
+    server.get(path).status
 }
 
 /// Issue 42 (one way into mail): a thread or a message the web cannot find is answered as the use case
@@ -814,7 +805,7 @@ fn web_status(probe: &git_jules::web::Probe, path: &str) -> u16 {
 fn the_web_answers_a_missing_thread_alike_with_or_without_mail() {
     let r = Repo::new();
     let ws = workspace(&r);
-    let probe = git_jules::web::Probe::new(r.path().to_path_buf(), None).unwrap();
+    let probe = crate::web::Server::start(&r, &[]);
     let paths = [
         "/api/message/standup",
         "/api/message/zz/raw",
