@@ -245,7 +245,7 @@ pub struct Loaded<P> {
     pub events: u64,
     /// Under `jules.requireSigned`, the checkpoint this read could not use, so it replayed instead:
     /// a warning for the caller to pass on (empty otherwise, and on every warm or incremental read).
-    pub passed_over: Vec<super::checkpoint::Ignored>,
+    pub passed_over: Vec<super::passed_over::Ignored>,
 }
 
 #[derive(Serialize, Deserialize)]

@@ -35,6 +35,7 @@ use gix::ObjectId;
 
 use super::cache::{self, Meta, Projection, Stamp};
 use super::event::EventId;
+pub use super::passed_over::{Ignored, PassedOver};
 use super::Log;
 use crate::error::{Error, Result};
 
@@ -529,50 +530,6 @@ pub fn check_signed(
         (crate::sign::State::Unsigned | crate::sign::State::UnsignedWithKey { .. }, _) => Err("unsigned".into()),
     };
     (verdict, Some(state))
-}
-
-/// A checkpoint a reader under `jules.requireSigned` did not use, so it replayed the log instead.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Ignored {
-    pub log: String,
-    /// The anchor of the newest checkpoint passed over.
-    pub commit: String,
-    pub reason: String,
-}
-
-impl std::fmt::Display for Ignored {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "checkpoint of {} at {} not used under jules.requireSigned: {}; replaying the log",
-            self.log,
-            &self.commit[..self.commit.len().min(12)],
-            self.reason
-        )
-    }
-}
-
-/// The checkpoints one caller's reads passed over, each log once however many projections or reads pass
-/// over its checkpoints: owned by the caller (a `Workspace`, the CLI's command), handed to the logs it
-/// opens (`Log::with_passed_over`), emptied by its frontend to say so. Nothing in the process is shared:
-/// two callers, two of these.
-#[derive(Debug, Default)]
-pub struct PassedOver(std::sync::Mutex<(Vec<String>, Vec<Ignored>)>);
-
-impl PassedOver {
-    /// Remember `i` unless its log was already said.
-    pub fn record(&self, i: Ignored) {
-        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if !g.0.contains(&i.log) {
-            g.0.push(i.log.clone());
-            g.1.push(i);
-        }
-    }
-
-    /// What was recorded since the last call (a log already said is not said again).
-    pub fn take(&self) -> Vec<Ignored> {
-        std::mem::take(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()).1)
-    }
 }
 
 /// What [`seed_cache`] found: the meta of the checkpoint it put in place, and the checkpoint it passed

@@ -1010,7 +1010,10 @@ async fn a_lease_tools_error_says_the_servers_hints() {
         "{doc}"
     );
     let text = error_text(&failed);
-    assert!(text.contains("hint: name a configured remote in `remote`"), "{text}");
+    assert!(
+        text.contains("hint: name a configured remote in `remote`"),
+        "{text}"
+    );
     assert!(!text.contains("--"), "a CLI flag in an MCP answer: {text}");
     s.cancel().await.unwrap();
 }

@@ -177,7 +177,10 @@ fn mcp_hints(e: &git_jules::Error) -> Vec<String> {
             git_jules::Thing::Task => vec!["list the tasks with `task_list`".to_owned()],
             git_jules::Thing::BaseBranch => vec!["name the base branch in `base`".to_owned()],
             git_jules::Thing::Remote => {
-                vec!["name a configured remote in `remote`, or leave it out for the clone's own".to_owned()]
+                vec![
+                    "name a configured remote in `remote`, or leave it out for the clone's own"
+                        .to_owned(),
+                ]
             }
             _ => Vec::new(),
         },
