@@ -308,7 +308,7 @@ impl Ui {
         // Writing into a Vec fails only if the printer itself fails; what it wrote so far is shown.
         let done = value.human(&mut buf, &style);
         if !buf.is_empty() {
-            self.out_raw(&String::from_utf8_lossy(&buf));
+            self.out_bytes(&buf);
         }
         if let Err(e) = done {
             self.err(format!("error: printing: {e}"));
@@ -340,18 +340,29 @@ impl Ui {
 
     /// Print a line of data, reporting a closed pipe to the caller.
     pub fn try_out(&self, line: impl AsRef<str>) -> std::io::Result<()> {
-        self.write_stdout(&[&self.for_stdout(line.as_ref()), "\n"])
+        self.write_stdout(&[self.for_stdout(line.as_ref()).as_bytes(), b"\n"])
     }
 
     /// Data on stdout (no newline added), escaped on a terminal like [`Ui::out`].
     pub fn out_raw(&self, text: &str) {
-        let _ = self.write_stdout(&[&self.for_stdout(text)]);
+        let _ = self.write_stdout(&[self.for_stdout(text).as_bytes()]);
+    }
+
+    /// A printer's bytes on stdout: on a terminal read as UTF-8 (lossily) and escaped like [`Ui::out`]; on a
+    /// pipe exactly as written, so a printer may write bytes that are no text (`series format --mbox`
+    /// copies each patch as git made it).
+    pub fn out_bytes(&self, bytes: &[u8]) {
+        if self.escape {
+            self.out_raw(&String::from_utf8_lossy(bytes));
+        } else {
+            let _ = self.write_stdout(&[bytes]);
+        }
     }
 
     /// Bytes on stdout exactly as they are, terminal or not: JSON documents, whose strings JSON escapes
     /// itself and which a program on a terminal (`script`, an editor's shell) must read as written.
     pub fn out_exact(&self, text: &str) {
-        let _ = self.write_stdout(&[text]);
+        let _ = self.write_stdout(&[text.as_bytes()]);
     }
 
     /// What [`Ui::out`] writes: escaped on a terminal (see [`terminal_safe`]), as it is elsewhere.
@@ -364,14 +375,14 @@ impl Ui {
     }
 
     /// `parts` written in one hold of stdout (a line and its newline, without joining them first).
-    fn write_stdout(&self, parts: &[&str]) -> std::io::Result<()> {
+    fn write_stdout(&self, parts: &[&[u8]]) -> std::io::Result<()> {
         if self.broken_pipe.load(Ordering::Relaxed) {
             return Err(std::io::ErrorKind::BrokenPipe.into());
         }
         let mut stdout = self.stdout.lock().unwrap_or_else(|p| p.into_inner());
         let written = parts
             .iter()
-            .try_for_each(|p| stdout.write_all(p.as_bytes()));
+            .try_for_each(|p| stdout.write_all(p));
         match written {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
                 self.broken_pipe.store(true, Ordering::Relaxed);
@@ -407,6 +418,15 @@ impl Ui {
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet {
             self.err(line);
+        }
+    }
+
+    /// A status line for people that the JSON form leaves out, said while the command runs, before its
+    /// value exists (`finished the interrupted … first`): [`Print::human_status`] for lines of a value.
+    /// `-q` silences it too.
+    pub fn human_status(&self, line: impl AsRef<str>) {
+        if !self.json {
+            self.status(line);
         }
     }
 

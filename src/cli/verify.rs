@@ -1,5 +1,6 @@
 //! `git jules verify`: run a command on every commit of base..REV, in temporary worktrees, with a cache.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
@@ -7,7 +8,8 @@ use git_jules::series::api;
 use git_jules::verify::{self, report::format_ms, CommitResult, Outcome, Report};
 use git_jules::Error;
 
-use super::{interrupt, ui};
+use super::ui::{self, Print, Style};
+use super::interrupt;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
@@ -94,13 +96,13 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         p.0.clear();
     }
 
-    if json {
-        ctx.ui.json(&report);
-    } else if a.markdown {
-        ctx.ui.out(report.to_markdown());
-    } else {
-        human(ctx, &report, &base_name, &a.rev, on_base);
-    }
+    ctx.ui.print(&Verified {
+        report: &report,
+        base: &base_name,
+        rev: &a.rev,
+        on_base,
+        markdown: a.markdown,
+    });
     Ok(if report.interrupted {
         interrupt::EXIT_INTERRUPTED
     } else if report.passed {
@@ -123,16 +125,16 @@ pub(super) fn worktree_dirs(
     Ok(verify::Settings::from_config(repo, &overrides)?.scratch_dirs)
 }
 
-pub(super) fn line(ctx: &Context, r: &CommitResult) -> String {
+pub(super) fn line(style: &Style, r: &CommitResult) -> String {
     let word = match r.result {
-        Outcome::Pass => ctx.ui.green("pass"),
-        Outcome::Fail => ctx.ui.red("FAIL"),
-        Outcome::Skipped => ctx.ui.dim("skipped"),
+        Outcome::Pass => style.green("pass"),
+        Outcome::Fail => style.red("FAIL"),
+        Outcome::Skipped => style.dim("skipped"),
     };
     format!(
         "{:>3} {} {:<7} {:>9}{} {}",
         r.index,
-        ctx.ui.yellow(&r.short),
+        style.yellow(&r.short),
         word,
         r.duration_ms.map(format_ms).unwrap_or_default(),
         if r.cached { " (cached)" } else { "         " },
@@ -140,48 +142,75 @@ pub(super) fn line(ctx: &Context, r: &CommitResult) -> String {
     )
 }
 
-pub(super) fn human(ctx: &Context, report: &Report, base: &str, rev: &str, on_base: bool) {
-    let n = report.commits.len();
-    if n == 0 {
-        ctx.ui
-            .status(format!("nothing to verify: {base}..{rev} is empty"));
-        if on_base {
-            ctx.ui.status(format!(
-                "hint: {rev} is on the base {base} itself; start a series with `git jules series start NAME`"
-            ));
+/// A verify report as `verify` and a refused `series finalize` show it: one line a commit, the first
+/// failure's output; on stderr how it ended. The JSON document is the report; `--markdown` its table.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+pub(super) struct Verified<'a> {
+    pub report: &'a Report,
+    #[serde(skip)]
+    pub base: &'a str,
+    #[serde(skip)]
+    pub rev: &'a str,
+    /// REV is the base itself (a hint says how to start a series).
+    #[serde(skip)]
+    pub on_base: bool,
+    #[serde(skip)]
+    pub markdown: bool,
+}
+
+impl Print for Verified<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let report = self.report;
+        if self.markdown {
+            return writeln!(out, "{}", report.to_markdown());
         }
-        return;
-    }
-    for r in &report.commits {
-        ctx.ui.out(line(ctx, r));
-    }
-    match report.first_failure() {
-        Some(f) => {
-            ctx.ui.out(format!(
-                "patch {}/{n} {} fails: {}",
-                f.index, f.short, f.summary
-            ));
+        let n = report.commits.len();
+        for r in &report.commits {
+            writeln!(out, "{}", line(style, r))?;
+        }
+        if let Some(f) = report.first_failure() {
+            writeln!(out, "patch {}/{n} {} fails: {}", f.index, f.short, f.summary)?;
             if let Some(tail) = f.tail.as_deref().filter(|t| !t.trim().is_empty()) {
-                ctx.ui
-                    .out(format!("--- output of patch {} (last lines) ---", f.index));
-                ctx.ui.out(tail);
-            }
-            if f.cached {
-                ctx.ui
-                    .status("hint: this failure is cached; `--force` runs it again");
+                writeln!(out, "--- output of patch {} (last lines) ---", f.index)?;
+                writeln!(out, "{tail}")?;
             }
         }
-        None if report.interrupted => ctx.ui.status("interrupted: not every patch was verified"),
-        None => ctx.ui.status(format!(
-            "{} ({} ran, {} cached, {})",
-            if n == 1 {
-                "the patch passes".to_owned()
-            } else {
-                format!("all {n} patches pass")
-            },
-            report.ran,
-            report.cached,
-            format_ms(report.duration_ms)
-        )),
+        Ok(())
+    }
+
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        let (report, base, rev) = (self.report, self.base, self.rev);
+        let n = report.commits.len();
+        if self.markdown {
+            return Vec::new();
+        }
+        if n == 0 {
+            let mut lines = vec![format!("nothing to verify: {base}..{rev} is empty")];
+            if self.on_base {
+                lines.push(format!(
+                    "hint: {rev} is on the base {base} itself; start a series with `git jules series start NAME`"
+                ));
+            }
+            return lines;
+        }
+        match report.first_failure() {
+            Some(f) if f.cached => {
+                vec!["hint: this failure is cached; `--force` runs it again".into()]
+            }
+            Some(_) => Vec::new(),
+            None if report.interrupted => vec!["interrupted: not every patch was verified".into()],
+            None => vec![format!(
+                "{} ({} ran, {} cached, {})",
+                if n == 1 {
+                    "the patch passes".to_owned()
+                } else {
+                    format!("all {n} patches pass")
+                },
+                report.ran,
+                report.cached,
+                format_ms(report.duration_ms)
+            )],
+        }
     }
 }
