@@ -273,9 +273,6 @@ impl Ui {
     pub fn yellow(&self, text: &str) -> String {
         self.style().yellow(text)
     }
-    pub fn green(&self, text: &str) -> String {
-        self.style().green(text)
-    }
     pub fn dim(&self, text: &str) -> String {
         self.style().dim(text)
     }
@@ -380,9 +377,7 @@ impl Ui {
             return Err(std::io::ErrorKind::BrokenPipe.into());
         }
         let mut stdout = self.stdout.lock().unwrap_or_else(|p| p.into_inner());
-        let written = parts
-            .iter()
-            .try_for_each(|p| stdout.write_all(p));
+        let written = parts.iter().try_for_each(|p| stdout.write_all(p));
         match written {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
                 self.broken_pipe.store(true, Ordering::Relaxed);
