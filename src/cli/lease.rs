@@ -9,7 +9,7 @@ use std::io::Write;
 use git_jules::lease::{self, api, Changes, Filter, Lease};
 use git_jules::{Error, Workspace};
 
-use super::ui::{Print, Style, Ui};
+use super::ui::{Print, Style};
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
 
 #[derive(Debug, clap::Subcommand)]
@@ -158,15 +158,8 @@ fn left(secs: i64) -> String {
     }
 }
 
-/// The status lines of the reminders `sync` and `tick` sent.
-pub fn say_reminded(ui: &Ui, reminded: &[Lease]) {
-    for line in reminded_lines(&ui.style(), reminded) {
-        ui.status(line);
-    }
-}
-
-/// The same lines, for a printer.
-pub fn reminded_lines(style: &super::ui::Style, reminded: &[Lease]) -> Vec<String> {
+/// The status lines of the reminders `sync` and `tick` sent, for their printers.
+pub fn reminded_lines(style: &Style, reminded: &[Lease]) -> Vec<String> {
     reminded
         .iter()
         .map(|l| {
@@ -182,13 +175,13 @@ pub fn reminded_lines(style: &super::ui::Style, reminded: &[Lease]) -> Vec<Strin
 }
 
 /// One line naming holder, paths, reason and expiry.
-fn describe(ui: &Style, l: &Lease, now: i64) -> String {
+fn describe(style: &Style, l: &Lease, now: i64) -> String {
     format!(
         "{} {} {} on {} until {} ({}){}",
         l.short(),
-        ui.text(&l.persona),
+        style.text(&l.persona),
         l.mode(),
-        ui.text(&l.paths.join(" ")),
+        style.text(&l.paths.join(" ")),
         lease::format_time(l.expires),
         if l.expires > now {
             format!("{} left", left(l.expires.saturating_sub(now)))
@@ -197,7 +190,7 @@ fn describe(ui: &Style, l: &Lease, now: i64) -> String {
         },
         l.reason
             .as_deref()
-            .map(|r| format!(": {}", ui.text(r)))
+            .map(|r| format!(": {}", style.text(r)))
             .unwrap_or_default()
     )
 }
@@ -305,7 +298,12 @@ impl Print for api::Acquired {
             )?;
         } else {
             for h in &r.holders {
-                writeln!(out, "{} {}", style.red("held by:"), describe(style, h, self.now))?;
+                writeln!(
+                    out,
+                    "{} {}",
+                    style.red("held by:"),
+                    describe(style, h, self.now)
+                )?;
             }
         }
         Ok(())

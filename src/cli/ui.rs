@@ -106,6 +106,18 @@ pub trait Print: serde::Serialize {
         Vec::new()
     }
 
+    /// Warnings the JSON document carries as a field of its own (`keys check`'s `problems`): shown as
+    /// `warning: …` on stderr in the human form only, after the data; `-q` does not silence them.
+    fn human_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The human stdout only reports what was done (sync's ref lines, like `git push -q`): `-q` drops it,
+    /// as it drops status. Data a command was asked for, and the JSON document, print whatever `-q` says.
+    fn report_only(&self) -> bool {
+        false
+    }
+
     /// Status lines for people on stderr in both forms (`-q` silences them): what was done on the way.
     fn status(&self, style: &Style) -> Vec<String> {
         let _ = style;
@@ -257,27 +269,8 @@ impl Ui {
         }
     }
 
-    /// An untrusted one-line field, as [`Style::text`].
-    pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        self.style().text(s)
-    }
-
-    /// An untrusted multi-line text, as [`Style::lines`].
-    pub fn lines<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        self.style().lines(s)
-    }
-
     pub fn bold(&self, text: &str) -> String {
         self.style().bold(text)
-    }
-    pub fn yellow(&self, text: &str) -> String {
-        self.style().yellow(text)
-    }
-    pub fn dim(&self, text: &str) -> String {
-        self.style().dim(text)
-    }
-    pub fn red(&self, text: &str) -> String {
-        self.style().red(text)
     }
     /// A label for stderr (`error:`, `hint:`), coloured by stderr's own decision.
     pub fn err_label(&self, code: &str, text: &str) -> String {
@@ -301,14 +294,19 @@ impl Ui {
         for line in value.human_status(&style) {
             self.status(line);
         }
-        let mut buf = Vec::new();
-        // Writing into a Vec fails only if the printer itself fails; what it wrote so far is shown.
-        let done = value.human(&mut buf, &style);
-        if !buf.is_empty() {
-            self.out_bytes(&buf);
+        if !(self.quiet && value.report_only()) {
+            let mut buf = Vec::new();
+            // Writing into a Vec fails only if the printer itself fails; what it wrote so far is shown.
+            let done = value.human(&mut buf, &style);
+            if !buf.is_empty() {
+                self.out_bytes(&buf);
+            }
+            if let Err(e) = done {
+                self.err(format!("error: printing: {e}"));
+            }
         }
-        if let Err(e) = done {
-            self.err(format!("error: printing: {e}"));
+        for w in value.human_warnings() {
+            self.warn(w);
         }
         for line in value.human_status_after(&style) {
             self.status(line);

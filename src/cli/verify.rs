@@ -8,8 +8,8 @@ use git_jules::series::api;
 use git_jules::verify::{self, report::format_ms, CommitResult, Outcome, Report};
 use git_jules::Error;
 
-use super::ui::{self, Print, Style};
 use super::interrupt;
+use super::ui::{self, Print, Style};
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
 
 #[derive(Debug, clap::Args)]
@@ -170,7 +170,11 @@ impl Print for Verified<'_> {
             writeln!(out, "{}", line(style, r))?;
         }
         if let Some(f) = report.first_failure() {
-            writeln!(out, "patch {}/{n} {} fails: {}", f.index, f.short, f.summary)?;
+            writeln!(
+                out,
+                "patch {}/{n} {} fails: {}",
+                f.index, f.short, f.summary
+            )?;
             if let Some(tail) = f.tail.as_deref().filter(|t| !t.trim().is_empty()) {
                 writeln!(out, "--- output of patch {} (last lines) ---", f.index)?;
                 writeln!(out, "{tail}")?;

@@ -97,7 +97,10 @@ impl Print for SeriesStatus {
         if self.patches.is_empty() || self.verify_command.is_some() {
             return Vec::new();
         }
-        vec!["hint: set `git config jules.verify.cmd CMD` (or pass --cmd) to see verify results".into()]
+        vec![
+            "hint: set `git config jules.verify.cmd CMD` (or pass --cmd) to see verify results"
+                .into(),
+        ]
     }
 }
 
