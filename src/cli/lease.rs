@@ -445,3 +445,84 @@ fn check(ctx: &Context, ws: &Workspace, a: CheckArgs) -> anyhow::Result<i32> {
     }
     Ok(EXIT_CHECK_FAILED)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+
+    /// A lease as `lease acquire` made it, in a fresh repository (real git, the library's use case).
+    fn acquired(dir: &std::path::Path) -> api::Acquired {
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", dir)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q", "-b", "main"]);
+        git(&["config", "user.name", "Alice"]);
+        git(&["config", "user.email", "alice@example.com"]);
+        git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+        let ws = Workspace::from_repo(dir, gix::open(dir).unwrap());
+        api::acquire(
+            &ws,
+            &api::AcquireInput {
+                persona: "alice".into(),
+                paths: vec!["src/parser/".into()],
+                shared: false,
+                ttl: Some("2h".into()),
+                reason: Some("rewrite \u{202e}it".into()),
+                task: None,
+                sync: false,
+                remote: None,
+            },
+        )
+        .unwrap()
+    }
+
+    /// `lease acquire` as a person reads it: `held:` and the one line naming the lease, its untrusted
+    /// reason escaped on a terminal; in JSON the report alone, no status. (Catches a printer whose line
+    /// drifts from what `lease acquire` printed, or that stops escaping a reason.)
+    #[test]
+    fn an_acquired_lease_prints_one_held_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = acquired(dir.path());
+        let l = r.report.lease.as_ref().unwrap();
+        let until = lease::format_time(l.expires);
+        let expected = |reason: &str| {
+            format!(
+                "held: {} alice exclusive on src/parser/ until {until} (2h00m left): {reason} (provisional: `--sync` makes it final)\n",
+                l.short()
+            )
+        };
+        let mut human = Vec::new();
+        r.human(&mut human, &Style::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(human).unwrap(),
+            expected("rewrite \u{202e}it")
+        );
+        let mut human = Vec::new();
+        let on_a_terminal = Style {
+            color: false,
+            escape: true,
+        };
+        r.human(&mut human, &on_a_terminal).unwrap();
+        assert_eq!(
+            String::from_utf8(human).unwrap(),
+            expected("rewrite <U+202E>it")
+        );
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(true, Box::new(out.clone()), Box::new(err.clone())).print(&r);
+        assert_eq!(err.text(), "");
+        assert_eq!(
+            out.text(),
+            format!("{}\n", crate::cli::ui::versioned(&r.report).unwrap())
+        );
+    }
+}

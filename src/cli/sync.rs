@@ -121,4 +121,3 @@ impl Print for lease::SyncWithReminders {
         lines
     }
 }
-

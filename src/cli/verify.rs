@@ -218,3 +218,95 @@ impl Print for Verified<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+    use git_jules::base::{Base, BaseSource};
+
+    fn report(commits: Vec<CommitResult>, first_failure: Option<usize>) -> Report {
+        Report {
+            version: 1,
+            command: "make test".into(),
+            base: Base {
+                name: "main".into(),
+                commit: gix::ObjectId::empty_tree(gix::hash::Kind::Sha1),
+                source: BaseSource::Explicit,
+            },
+            tip: gix::ObjectId::empty_tree(gix::hash::Kind::Sha1),
+            passed: first_failure.is_none(),
+            first_failure,
+            interrupted: false,
+            keep_going: false,
+            jobs: 1,
+            ran: 1,
+            cached: 1,
+            duration_ms: 1500,
+            commits,
+        }
+    }
+
+    fn commit(index: usize, result: Outcome, cached: bool, tail: Option<&str>) -> CommitResult {
+        CommitResult {
+            index,
+            commit: gix::ObjectId::empty_tree(gix::hash::Kind::Sha1),
+            short: format!("abc{index}def"),
+            tree: gix::ObjectId::empty_tree(gix::hash::Kind::Sha1),
+            summary: format!("patch {index}"),
+            result,
+            cached,
+            duration_ms: Some(1200),
+            exit_code: Some(if result == Outcome::Fail { 2 } else { 0 }),
+            tail: tail.map(Into::into),
+        }
+    }
+
+    /// A failing verify as a person reads it: one line a commit, the failure and its output on stdout, the
+    /// cached-failure hint on stderr after them; the same value in JSON is the report alone, no status.
+    /// (Catches a printer whose bytes drift from the table `verify` and a refused `finalize` printed.)
+    #[test]
+    fn a_failing_verify_prints_its_table_then_the_failure() {
+        let r = report(
+            vec![
+                commit(1, Outcome::Pass, false, None),
+                commit(2, Outcome::Fail, true, Some("assert failed\n")),
+            ],
+            Some(2),
+        );
+        let v = Verified {
+            report: &r,
+            base: "main",
+            rev: "HEAD",
+            on_base: false,
+            markdown: false,
+        };
+        let mut human = Vec::new();
+        v.human(&mut human, &Style::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(human).unwrap(),
+            "  1 abc1def pass       1.20 s          patch 1\n\
+             \x20 2 abc2def FAIL       1.20 s (cached) patch 2\n\
+             patch 2/2 abc2def fails: patch 2\n\
+             --- output of patch 2 (last lines) ---\n\
+             assert failed\n\n"
+        );
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(err.clone())).print(&v);
+        assert!(out.text().starts_with("  1 abc1def pass"), "{}", out.text());
+        assert_eq!(
+            err.text(),
+            "hint: this failure is cached; `--force` runs it again\n"
+        );
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(true, Box::new(out.clone()), Box::new(err.clone())).print(&v);
+        assert_eq!(err.text(), "");
+        assert_eq!(
+            out.text(),
+            format!("{}\n", ui::versioned(&r).unwrap()),
+            "the document is the report, as `ui.json(&report)` printed it"
+        );
+    }
+}

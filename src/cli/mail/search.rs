@@ -164,3 +164,69 @@ struct Doc<'a> {
     #[serde(flatten)]
     out: &'a SearchOutput,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+
+    fn output() -> SearchOutput {
+        SearchOutput {
+            query: "parser".into(),
+            persona: None,
+            total: 3,
+            hits: vec![search::Hit {
+                id: "a".repeat(64),
+                thread: "b".repeat(64),
+                from: "alice".into(),
+                to: vec!["bob".into()],
+                subject: "the parser".into(),
+                msg_type: "note".into(),
+                time: "2026-01-28T15:30:00Z".into(),
+                lamport: 7,
+                score: 1.5,
+                snippet: snippet::Snippet {
+                    text: "fix the parser now".into(),
+                    marks: vec![[8, 14]],
+                },
+                state: None,
+            }],
+            index: Default::default(),
+        }
+    }
+
+    /// `mail search` as a person reads it on a pipe: two lines a hit (the marks between `**` without
+    /// colour), then how many matched of how many on stderr; in JSON the document alone. (Catches a
+    /// printer whose hit lines or count drift from what `mail search` printed.)
+    #[test]
+    fn search_hits_print_two_lines_each_and_the_count_after() {
+        let out = output();
+        let doc = Doc {
+            version: super::super::JSON_VERSION,
+            out: &out,
+        };
+        let mut human = Vec::new();
+        doc.human(&mut human, &Style::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(human).unwrap(),
+            format!(
+                "  aaaaaaaaaaaa  {}  alice            the parser\n    thread bbbbbbbbbbbb  fix the **parser** now\n",
+                short_time("2026-01-28T15:30:00Z")
+            )
+        );
+
+        let (o, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(false, Box::new(o.clone()), Box::new(err.clone())).print(&doc);
+        assert_eq!(err.text(), "1 of 3 matches (--limit to see more)\n");
+
+        let (o, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(true, Box::new(o.clone()), Box::new(err.clone())).print(&doc);
+        assert_eq!(err.text(), "");
+        let v: serde_json::Value = serde_json::from_str(&o.text()).unwrap();
+        assert_eq!(v["version"], 1);
+        assert_eq!(v["total"], 3);
+        assert!(o
+            .text()
+            .starts_with("{\n  \"version\": 1,\n  \"query\": \"parser\","));
+    }
+}

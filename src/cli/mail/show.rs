@@ -49,7 +49,8 @@ fn write_message(out: &mut dyn Write, style: &Style, m: &MessageOut) -> std::io:
     kv(&mut text, "From", &t(&m.from));
     match &m.signature {
         Some(s) if s.is_verified() => kv(&mut text, "Signature", &t(&s.describe())),
-        Some(s) => kv(&mut text, 
+        Some(s) => kv(
+            &mut text,
             "Signature",
             &style.red(&format!("NOT VERIFIED: {}", t(&s.describe()))),
         ),
@@ -65,7 +66,8 @@ fn write_message(out: &mut dyn Write, style: &Style, m: &MessageOut) -> std::io:
     kv(&mut text, "To", &to.join(", "));
     kv(&mut text, "Date", &t(&m.time));
     kv(&mut text, "Subject", &style.bold(&t(&m.subject)));
-    kv(&mut text, 
+    kv(
+        &mut text,
         "Type",
         &format!("{}, priority {}", t(&m.msg_type), m.priority),
     );
@@ -82,13 +84,15 @@ fn write_message(out: &mut dyn Write, style: &Style, m: &MessageOut) -> std::io:
         kv(&mut text, "Thread", &t(&m.thread));
     }
     if let Some(e) = &m.expires {
-        kv(&mut text, 
+        kv(
+            &mut text,
             "Expires",
             &format!("{}{}", t(e), if m.expired { " (expired)" } else { "" }),
         );
     }
     if let Some(c) = &m.claim {
-        kv(&mut text, 
+        kv(
+            &mut text,
             "Claimed-By",
             &format!(
                 "{}{}",
@@ -101,7 +105,11 @@ fn write_message(out: &mut dyn Write, style: &Style, m: &MessageOut) -> std::io:
         kv(&mut text, "Attachment", &t(u));
     }
     for f in &m.files {
-        kv(&mut text, "Attachment", &format!("{} ({} bytes)", t(&f.name), f.size));
+        kv(
+            &mut text,
+            "Attachment",
+            &format!("{} ({} bytes)", t(&f.name), f.size),
+        );
     }
     if let Some(s) = &m.state {
         let mut st = vec![if s.unread { "unread" } else { "read" }.to_owned()];
@@ -114,7 +122,11 @@ fn write_message(out: &mut dyn Write, style: &Style, m: &MessageOut) -> std::io:
         if !s.tags.is_empty() {
             st.push(format!("tags {}", t(&s.tags.join(", "))));
         }
-        kv(&mut text, &format!("State ({})", t(&s.persona)), &st.join(", "));
+        kv(
+            &mut text,
+            &format!("State ({})", t(&s.persona)),
+            &st.join(", "),
+        );
     }
     let _ = writeln!(text);
     if let Some(b) = &m.body {

@@ -208,3 +208,52 @@ impl Print for finalize::Aborted {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+
+    /// `series abort` as a person reads it: what went on stdout, where HEAD is on stderr after it (and
+    /// not at all with `-q`); in JSON the value alone, in its field order, no status. (Catches a printer
+    /// that moves a line between the streams or drops the status from the human form.)
+    #[test]
+    fn an_abort_prints_the_series_gone_then_where_head_is() {
+        let done = finalize::Aborted {
+            series: "fix-parser".into(),
+            branch: "series/fix-parser".into(),
+            checked_out: Some("main".into()),
+            backup: git_jules::backup::Backup {
+                number: 3,
+                name: "refs/jules/backup/fix-parser/3".into(),
+                commit: gix::ObjectId::empty_tree(gix::hash::Kind::Sha1),
+            },
+        };
+        let mut human = Vec::new();
+        done.human(&mut human, &Style::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(human).unwrap(),
+            "aborted series fix-parser: deleted series/fix-parser (tip kept as refs/jules/backup/fix-parser/3)\n"
+        );
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(err.clone())).print(&done);
+        assert_eq!(err.text(), "HEAD is on main\n");
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut ui = Ui::with_writers(false, Box::new(out.clone()), Box::new(err.clone()));
+        ui.quiet = true;
+        ui.print(&done);
+        assert_eq!(err.text(), "");
+        assert!(out.text().starts_with("aborted series fix-parser"));
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(true, Box::new(out.clone()), Box::new(err.clone())).print(&done);
+        assert_eq!(err.text(), "");
+        assert_eq!(
+            out.text(),
+            "{\n  \"version\": 1,\n  \"series\": \"fix-parser\",\n  \"branch\": \"series/fix-parser\",\n  \
+             \"checked_out\": \"main\",\n  \"backup\": {\n    \"number\": 3,\n    \"ref\": \
+             \"refs/jules/backup/fix-parser/3\",\n    \"commit\": \"4b825dc642cb6eb9a060e54bf8d69288fbee4904\"\n  }\n}\n"
+        );
+    }
+}
