@@ -62,15 +62,17 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         worktree_dir: a.worktree_dir.clone(),
     };
     let plan = api::plan(&ws, &input)?;
-    let quiet = json || a.markdown;
-    if !quiet {
-        ctx.ui.status(format!("base: {}", plan.base.describe()));
+    // Said before the run, for a person: the JSON document names the base, a Markdown table is for a file.
+    if !a.markdown {
+        ctx.ui
+            .human_status(format!("base: {}", plan.base.describe()));
     }
     let jobs = plan.options.jobs;
 
     let interrupt = interrupt::install();
     // One live line on a terminal (`[12/30] verifying, 2 running`) that the final table replaces.
-    let total = if ctx.ui.interactive && !quiet {
+    // `interactive` is off under `--json` and `-q`.
+    let total = if ctx.ui.interactive && !a.markdown {
         api::count(&ws, &plan)?
     } else {
         0
