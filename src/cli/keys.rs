@@ -145,8 +145,9 @@ fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
         }
         (Some(_), None) => false,
     };
-    if ctx.ui.json {
-        ctx.ui.json(&json!({
+    let failed = !problems.is_empty();
+    ctx.ui.print(&Checked {
+        doc: json!({
             "persona": a.persona,
             "key": source.as_ref().map(|s| s.describe()),
             "fingerprint": fingerprint,
@@ -154,27 +155,57 @@ fn check(ctx: &Context, a: CheckArgs) -> anyhow::Result<i32> {
             "allowed": allowed,
             "require_signed": git_jules::sign::verify::require_signed(&repo),
             "problems": problems,
-        }));
-    } else {
-        if let Some(s) = &source {
-            ctx.ui.out(format!("key: {}", s.describe()));
-        }
-        if let Some(f) = &fingerprint {
-            ctx.ui.out(format!("fingerprint: {f}"));
-        }
-        ctx.ui.out(format!(
-            "allowed by {trust_ref}:{}: {}",
-            sign::TRUST_FILE,
-            if allowed { "yes" } else { "no" }
-        ));
-        for p in &problems {
-            ctx.ui.warn(p);
-        }
-    }
+        }),
+        key: source.as_ref().map(|s| s.describe()),
+        fingerprint,
+        trust_ref,
+        allowed,
+        problems,
+    });
     // A failed check is an answer, not an error: the document above says why (exit 1).
-    Ok(if problems.is_empty() {
-        0
-    } else {
+    Ok(if failed {
         crate::cli::context::EXIT_CHECK_FAILED
+    } else {
+        0
     })
+}
+
+/// `keys check`: the key, its fingerprint and whether the trust roots allow it; each problem a warning
+/// for a person, a field (`problems`) of the JSON document (its keys sorted, as it always was).
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct Checked {
+    doc: serde_json::Value,
+    #[serde(skip)]
+    key: Option<String>,
+    #[serde(skip)]
+    fingerprint: Option<String>,
+    #[serde(skip)]
+    trust_ref: String,
+    #[serde(skip)]
+    allowed: bool,
+    #[serde(skip)]
+    problems: Vec<String>,
+}
+
+impl Print for Checked {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        if let Some(k) = &self.key {
+            writeln!(out, "key: {k}")?;
+        }
+        if let Some(f) = &self.fingerprint {
+            writeln!(out, "fingerprint: {f}")?;
+        }
+        writeln!(
+            out,
+            "allowed by {}:{}: {}",
+            self.trust_ref,
+            sign::TRUST_FILE,
+            if self.allowed { "yes" } else { "no" }
+        )
+    }
+
+    fn human_warnings(&self) -> Vec<String> {
+        self.problems.clone()
+    }
 }

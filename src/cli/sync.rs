@@ -2,7 +2,10 @@
 
 use git_jules::{lease, sync};
 
+use std::io::Write;
+
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -64,45 +67,57 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     } else {
         0
     };
-    if ctx.ui.json {
-        ctx.ui.json(&synced);
-        return Ok(code);
-    }
-    super::lease::say_reminded(&ctx.ui, &synced.reminded);
-    if !ctx.ui.quiet {
-        // Like `git push -q` and `git fetch -q`: with -q a successful sync prints nothing (warnings stay).
+    ctx.ui.print(&synced);
+    Ok(code)
+}
+
+/// `sync`: the refs that moved and the series pushed on stdout, which `-q` drops like `git push -q`
+/// does; on stderr the reminders sent, what was pruned, a deferred push, or that all was in step.
+impl Print for lease::SyncWithReminders {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let report = &self.report;
         for r in &report.refs {
             if r.action != sync::Action::UpToDate {
-                ctx.ui.out(format!(
-                    "{:<15} {} {}",
-                    r.action.as_str(),
-                    &r.tip[..12],
-                    r.name
-                ));
+                writeln!(out, "{:<15} {} {}", r.action.as_str(), &r.tip[..12], r.name)?;
             }
         }
         for name in &report.series_pushed {
-            ctx.ui.out(format!("{:<15} {name}", "pushed"));
+            writeln!(out, "{:<15} {name}", "pushed")?;
         }
-        for p in &report.pruned {
-            ctx.ui
-                .status(format!("pruned {p}: {remote} no longer has it"));
-        }
+        Ok(())
+    }
+
+    fn report_only(&self) -> bool {
+        true
+    }
+
+    fn human_status(&self, style: &Style) -> Vec<String> {
+        super::lease::reminded_lines(style, &self.reminded)
+    }
+
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        let report = &self.report;
+        let remote = &report.remote;
+        let mut lines: Vec<String> = report
+            .pruned
+            .iter()
+            .map(|p| format!("pruned {p}: {remote} no longer has it"))
+            .collect();
         if let Some(secs) = report.push_deferred_secs {
-            ctx.ui.status(format!(
+            lines.push(format!(
                 "push deferred: jules.sync.minPushInterval allows the next push in {secs} s; the news waits \
                  (`git jules sync --now` pushes now)"
             ));
             for name in &report.series_deferred {
-                ctx.ui.status(format!("waiting to push {name}"));
+                lines.push(format!("waiting to push {name}"));
             }
         } else if !report.changed()
             && report.series_pushed.is_empty()
             && report.series_refused.is_empty()
             && report.held_back.is_empty()
         {
-            ctx.ui.status(format!("up to date with {remote}"));
+            lines.push(format!("up to date with {remote}"));
         }
+        lines
     }
-    Ok(code)
 }

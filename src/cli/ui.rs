@@ -106,6 +106,18 @@ pub trait Print: serde::Serialize {
         Vec::new()
     }
 
+    /// Warnings the JSON document carries as a field of its own (`keys check`'s `problems`): shown as
+    /// `warning: …` on stderr in the human form only, after the data; `-q` does not silence them.
+    fn human_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The human stdout only reports what was done (sync's ref lines, like `git push -q`): `-q` drops it,
+    /// as it drops status. Data a command was asked for, and the JSON document, print whatever `-q` says.
+    fn report_only(&self) -> bool {
+        false
+    }
+
     /// Status lines for people on stderr in both forms (`-q` silences them): what was done on the way.
     fn status(&self, style: &Style) -> Vec<String> {
         let _ = style;
@@ -257,30 +269,8 @@ impl Ui {
         }
     }
 
-    /// An untrusted one-line field, as [`Style::text`].
-    pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        self.style().text(s)
-    }
-
-    /// An untrusted multi-line text, as [`Style::lines`].
-    pub fn lines<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        self.style().lines(s)
-    }
-
     pub fn bold(&self, text: &str) -> String {
         self.style().bold(text)
-    }
-    pub fn yellow(&self, text: &str) -> String {
-        self.style().yellow(text)
-    }
-    pub fn green(&self, text: &str) -> String {
-        self.style().green(text)
-    }
-    pub fn dim(&self, text: &str) -> String {
-        self.style().dim(text)
-    }
-    pub fn red(&self, text: &str) -> String {
-        self.style().red(text)
     }
     /// A label for stderr (`error:`, `hint:`), coloured by stderr's own decision.
     pub fn err_label(&self, code: &str, text: &str) -> String {
@@ -304,14 +294,19 @@ impl Ui {
         for line in value.human_status(&style) {
             self.status(line);
         }
-        let mut buf = Vec::new();
-        // Writing into a Vec fails only if the printer itself fails; what it wrote so far is shown.
-        let done = value.human(&mut buf, &style);
-        if !buf.is_empty() {
-            self.out_raw(&String::from_utf8_lossy(&buf));
+        if !(self.quiet && value.report_only()) {
+            let mut buf = Vec::new();
+            // Writing into a Vec fails only if the printer itself fails; what it wrote so far is shown.
+            let done = value.human(&mut buf, &style);
+            if !buf.is_empty() {
+                self.out_bytes(&buf);
+            }
+            if let Err(e) = done {
+                self.err(format!("error: printing: {e}"));
+            }
         }
-        if let Err(e) = done {
-            self.err(format!("error: printing: {e}"));
+        for w in value.human_warnings() {
+            self.warn(w);
         }
         for line in value.human_status_after(&style) {
             self.status(line);
@@ -340,18 +335,29 @@ impl Ui {
 
     /// Print a line of data, reporting a closed pipe to the caller.
     pub fn try_out(&self, line: impl AsRef<str>) -> std::io::Result<()> {
-        self.write_stdout(&[&self.for_stdout(line.as_ref()), "\n"])
+        self.write_stdout(&[self.for_stdout(line.as_ref()).as_bytes(), b"\n"])
     }
 
     /// Data on stdout (no newline added), escaped on a terminal like [`Ui::out`].
     pub fn out_raw(&self, text: &str) {
-        let _ = self.write_stdout(&[&self.for_stdout(text)]);
+        let _ = self.write_stdout(&[self.for_stdout(text).as_bytes()]);
+    }
+
+    /// A printer's bytes on stdout: on a terminal read as UTF-8 (lossily) and escaped like [`Ui::out`]; on a
+    /// pipe exactly as written, so a printer may write bytes that are no text (`series format --mbox`
+    /// copies each patch as git made it).
+    pub fn out_bytes(&self, bytes: &[u8]) {
+        if self.escape {
+            self.out_raw(&String::from_utf8_lossy(bytes));
+        } else {
+            let _ = self.write_stdout(&[bytes]);
+        }
     }
 
     /// Bytes on stdout exactly as they are, terminal or not: JSON documents, whose strings JSON escapes
     /// itself and which a program on a terminal (`script`, an editor's shell) must read as written.
     pub fn out_exact(&self, text: &str) {
-        let _ = self.write_stdout(&[text]);
+        let _ = self.write_stdout(&[text.as_bytes()]);
     }
 
     /// What [`Ui::out`] writes: escaped on a terminal (see [`terminal_safe`]), as it is elsewhere.
@@ -364,14 +370,12 @@ impl Ui {
     }
 
     /// `parts` written in one hold of stdout (a line and its newline, without joining them first).
-    fn write_stdout(&self, parts: &[&str]) -> std::io::Result<()> {
+    fn write_stdout(&self, parts: &[&[u8]]) -> std::io::Result<()> {
         if self.broken_pipe.load(Ordering::Relaxed) {
             return Err(std::io::ErrorKind::BrokenPipe.into());
         }
         let mut stdout = self.stdout.lock().unwrap_or_else(|p| p.into_inner());
-        let written = parts
-            .iter()
-            .try_for_each(|p| stdout.write_all(p.as_bytes()));
+        let written = parts.iter().try_for_each(|p| stdout.write_all(p));
         match written {
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
                 self.broken_pipe.store(true, Ordering::Relaxed);
@@ -407,6 +411,15 @@ impl Ui {
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet {
             self.err(line);
+        }
+    }
+
+    /// A status line for people that the JSON form leaves out, said while the command runs, before its
+    /// value exists (`finished the interrupted … first`): [`Print::human_status`] for lines of a value.
+    /// `-q` silences it too.
+    pub fn human_status(&self, line: impl AsRef<str>) {
+        if !self.json {
+            self.status(line);
         }
     }
 

@@ -1,5 +1,6 @@
 //! `git jules weave`: integrate branches, ranges and patch files onto the integration branch in memory.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::bail;
@@ -7,6 +8,7 @@ use git_jules::weave::{self, input::Spec, persona::PersonaMap, report, Report};
 use git_jules::Error;
 
 use super::interrupt;
+use super::ui::{Print, Style};
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_OK};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -153,13 +155,10 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         }
         Err(e) => return Err(e.into()),
     };
-    if json {
-        ctx.ui.json(&report);
-    } else if a.markdown {
-        ctx.ui.out(report.to_markdown());
-    } else {
-        human(ctx, &report);
-    }
+    ctx.ui.print(&Woven {
+        report: &report,
+        markdown: a.markdown,
+    });
     Ok(if report.clean() {
         EXIT_OK
     } else {
@@ -167,179 +166,216 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
     })
 }
 
-fn human(ctx: &Context, r: &Report) {
-    let u = &ctx.ui;
-    if r.check {
-        ctx.ui.status(format!(
+/// The weave's report: its document in JSON, its table with `--markdown`; for a person one entry an input
+/// with what came of it (conflicts, leases, counterparts, verify output, mail), and on stderr what the run
+/// would write or did.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct Woven<'a> {
+    report: &'a Report,
+    #[serde(skip)]
+    markdown: bool,
+}
+
+impl Print for Woven<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let r = self.report;
+        if self.markdown {
+            return writeln!(out, "{}", r.to_markdown());
+        }
+        for i in r.inputs() {
+            let (word, colored) = match i.status {
+                report::Status::Applied => ("applied", style.green("applied")),
+                report::Status::Already => ("already", style.dim("already")),
+                report::Status::Conflict => ("conflict", style.red("conflict")),
+                report::Status::Dropped => ("dropped", style.red("dropped")),
+                report::Status::Error => ("error", style.red("error")),
+                report::Status::Skipped => ("skipped", style.dim("skipped")),
+            };
+            let pad = " ".repeat(9usize.saturating_sub(word.len()));
+            let commits = if i.status == report::Status::Applied {
+                let ids: Vec<String> = i
+                    .commits
+                    .iter()
+                    .map(|c| style.yellow(&c.commit.to_hex_with_len(7).to_string()))
+                    .collect();
+                format!("  {}", ids.join(" "))
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "{colored}{pad}{} ({}){commits}",
+                style.text(&i.input),
+                style.text(i.persona.as_deref().unwrap_or("persona unknown"))
+            )?;
+            if let Some(p) = &i.prediction {
+                let what = if p.applies {
+                    "predicted to apply".to_owned()
+                } else {
+                    let with: Vec<String> = p
+                        .overlaps
+                        .iter()
+                        .map(|o| {
+                            if o.lines == [0, 0] {
+                                format!("{} ({})", o.input, o.path)
+                            } else {
+                                format!("{} ({}:{}-{})", o.input, o.path, o.lines[0], o.lines[1])
+                            }
+                        })
+                        .collect();
+                    format!(
+                        "predicted to conflict with {}",
+                        style.text(&with.join(", "))
+                    )
+                };
+                writeln!(out, "         {}", style.dim(&what))?;
+            }
+            for n in &i.notes {
+                writeln!(out, "         {}", style.dim(&style.text(n)))?;
+            }
+            // Paths, reasons, lease holders and counterparts come from the woven inputs and the logs.
+            for f in &i.conflicts {
+                writeln!(
+                    out,
+                    "         {}: {}",
+                    style.text(&f.path),
+                    style.text(&f.reason)
+                )?;
+                for l in &f.leases {
+                    writeln!(
+                        out,
+                        "           under lease {} of {} until {}{}",
+                        &l.lease[..12],
+                        style.text(&l.persona),
+                        l.expires_at,
+                        l.reason
+                            .as_deref()
+                            .map(|r| format!(": {}", style.text(r)))
+                            .unwrap_or_default()
+                    )?;
+                }
+                for h in &f.hunks {
+                    writeln!(
+                        out,
+                        "           hunk {} (lines {}-{} of {})",
+                        style.text(&h.header),
+                        h.lines[0],
+                        h.lines[1],
+                        style.text(&r.into)
+                    )?;
+                    for c in &h.counterparts {
+                        writeln!(
+                            out,
+                            "             {}",
+                            style.text(&report::counterpart_line(c))
+                        )?;
+                    }
+                }
+                for c in &f.counterparts {
+                    writeln!(
+                        out,
+                        "           {}",
+                        style.text(&report::counterpart_line(c))
+                    )?;
+                }
+            }
+            for sk in &i.skipped {
+                writeln!(
+                    out,
+                    "         {}",
+                    style.dim(&format!(
+                        "skipped: {}: {}",
+                        sk.reason.as_str(),
+                        style.text(&sk.name)
+                    ))
+                )?;
+            }
+            if let Some(e) = &i.error {
+                writeln!(out, "         {}", style.text(&e.to_string()))?;
+            }
+            if let Some(v) = &i.verify {
+                writeln!(
+                    out,
+                    "         `{}` fails on {} (exit {})",
+                    v.command,
+                    v.commit.to_hex_with_len(7),
+                    v.exit_code.map_or("?".into(), |c| c.to_string())
+                )?;
+                if let Some(t) = v.tail.as_deref().filter(|t| !t.trim().is_empty()) {
+                    for l in t.lines() {
+                        writeln!(out, "           | {}", style.text(l))?;
+                    }
+                }
+            }
+            if let Some(m) = &i.mail {
+                let what = match m.status.as_str() {
+                    "sent" => format!("mailed {} ({})", m.to, m.msg_type),
+                    "already-sent" => format!("{} was mailed about this before", m.to),
+                    _ => format!("would mail {} ({})", m.to, m.msg_type),
+                };
+                writeln!(out, "         {}", style.dim(&what))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        let r = self.report;
+        if self.markdown || !r.check {
+            return Vec::new();
+        }
+        vec![format!(
             "check only: nothing is written (base {} at {}, onto {})",
             r.base.name,
             r.base.commit.to_hex_with_len(7),
             r.into
-        ));
+        )]
     }
-    for i in r.inputs() {
-        let (word, colored) = match i.status {
-            report::Status::Applied => ("applied", u.green("applied")),
-            report::Status::Already => ("already", u.dim("already")),
-            report::Status::Conflict => ("conflict", u.red("conflict")),
-            report::Status::Dropped => ("dropped", u.red("dropped")),
-            report::Status::Error => ("error", u.red("error")),
-            report::Status::Skipped => ("skipped", u.dim("skipped")),
-        };
-        let pad = " ".repeat(9usize.saturating_sub(word.len()));
-        let commits = if i.status == report::Status::Applied {
-            let ids: Vec<String> = i
-                .commits
-                .iter()
-                .map(|c| u.yellow(&c.commit.to_hex_with_len(7).to_string()))
-                .collect();
-            format!("  {}", ids.join(" "))
-        } else {
-            String::new()
-        };
-        ctx.ui.out(format!(
-            "{colored}{pad}{} ({}){commits}",
-            ctx.ui.text(&i.input),
-            ctx.ui
-                .text(i.persona.as_deref().unwrap_or("persona unknown"))
-        ));
-        if let Some(p) = &i.prediction {
-            let what = if p.applies {
-                "predicted to apply".to_owned()
-            } else {
-                let with: Vec<String> = p
-                    .overlaps
-                    .iter()
-                    .map(|o| {
-                        if o.lines == [0, 0] {
-                            format!("{} ({})", o.input, o.path)
-                        } else {
-                            format!("{} ({}:{}-{})", o.input, o.path, o.lines[0], o.lines[1])
-                        }
-                    })
-                    .collect();
+
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        let r = self.report;
+        if self.markdown {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        if let Some(v) = &r.verify {
+            let line = if v.start_fails {
                 format!(
-                    "predicted to conflict with {}",
-                    ctx.ui.text(&with.join(", "))
+                    "verify: `{}` fails before any input of this run; nothing could be blamed",
+                    v.command
                 )
+            } else if v.passed {
+                format!(
+                    "verify: `{}` passes on the tip ({} checks)",
+                    v.command, v.checks
+                )
+            } else {
+                format!("verify: `{}` fails", v.command)
             };
-            ctx.ui.out(format!("         {}", u.dim(&what)));
+            lines.push(line);
         }
-        for n in &i.notes {
-            ctx.ui.out(format!("         {}", u.dim(&ctx.ui.text(n))));
-        }
-        // Paths, reasons, lease holders and counterparts come from the woven inputs and the logs.
-        for f in &i.conflicts {
-            ctx.ui.out(format!(
-                "         {}: {}",
-                ctx.ui.text(&f.path),
-                ctx.ui.text(&f.reason)
-            ));
-            for l in &f.leases {
-                ctx.ui.out(format!(
-                    "           under lease {} of {} until {}{}",
-                    &l.lease[..12],
-                    ctx.ui.text(&l.persona),
-                    l.expires_at,
-                    l.reason
-                        .as_deref()
-                        .map(|r| format!(": {}", ctx.ui.text(r)))
-                        .unwrap_or_default()
-                ));
-            }
-            for h in &f.hunks {
-                ctx.ui.out(format!(
-                    "           hunk {} (lines {}-{} of {})",
-                    ctx.ui.text(&h.header),
-                    h.lines[0],
-                    h.lines[1],
-                    ctx.ui.text(&r.into)
-                ));
-                for c in &h.counterparts {
-                    ctx.ui.out(format!(
-                        "             {}",
-                        ctx.ui.text(&report::counterpart_line(c))
-                    ));
-                }
-            }
-            for c in &f.counterparts {
-                ctx.ui.out(format!(
-                    "           {}",
-                    ctx.ui.text(&report::counterpart_line(c))
-                ));
-            }
-        }
-        for sk in &i.skipped {
-            ctx.ui.out(format!(
-                "         {}",
-                u.dim(&format!(
-                    "skipped: {}: {}",
-                    sk.reason.as_str(),
-                    ctx.ui.text(&sk.name)
-                ))
-            ));
-        }
-        if let Some(e) = &i.error {
-            ctx.ui
-                .out(format!("         {}", ctx.ui.text(&e.to_string())));
-        }
-        if let Some(v) = &i.verify {
-            ctx.ui.out(format!(
-                "         `{}` fails on {} (exit {})",
-                v.command,
-                v.commit.to_hex_with_len(7),
-                v.exit_code.map_or("?".into(), |c| c.to_string())
-            ));
-            if let Some(t) = v.tail.as_deref().filter(|t| !t.trim().is_empty()) {
-                for l in t.lines() {
-                    ctx.ui.out(format!("           | {}", ctx.ui.text(l)));
-                }
-            }
-        }
-        if let Some(m) = &i.mail {
-            let what = match m.status.as_str() {
-                "sent" => format!("mailed {} ({})", m.to, m.msg_type),
-                "already-sent" => format!("{} was mailed about this before", m.to),
-                _ => format!("would mail {} ({})", m.to, m.msg_type),
-            };
-            ctx.ui.out(format!("         {}", u.dim(&what)));
-        }
+        let from = r
+            .previous
+            .map(|p| p.to_hex_with_len(7).to_string())
+            .unwrap_or_else(|| "(new)".into());
+        lines.push(format!(
+            "{}{}: {} -> {} ({} applied, {} already, {} conflicted, {} dropped, {} failed, {} skipped){}",
+            if r.check { "would move " } else { "" },
+            r.into,
+            from,
+            r.tip.to_hex_with_len(7),
+            r.applied.len(),
+            r.already.len(),
+            r.conflicted.len(),
+            r.dropped.len(),
+            r.failed.len(),
+            r.skipped.len(),
+            r.backup
+                .as_deref()
+                .map(|b| format!("; old tip kept as {b}"))
+                .unwrap_or_default()
+        ));
+        lines
     }
-    if let Some(v) = &r.verify {
-        let line = if v.start_fails {
-            format!(
-                "verify: `{}` fails before any input of this run; nothing could be blamed",
-                v.command
-            )
-        } else if v.passed {
-            format!(
-                "verify: `{}` passes on the tip ({} checks)",
-                v.command, v.checks
-            )
-        } else {
-            format!("verify: `{}` fails", v.command)
-        };
-        ctx.ui.status(line);
-    }
-    let from = r
-        .previous
-        .map(|p| p.to_hex_with_len(7).to_string())
-        .unwrap_or_else(|| "(new)".into());
-    ctx.ui.status(format!(
-        "{}{}: {} -> {} ({} applied, {} already, {} conflicted, {} dropped, {} failed, {} skipped){}",
-        if r.check { "would move " } else { "" },
-        r.into,
-        from,
-        r.tip.to_hex_with_len(7),
-        r.applied.len(),
-        r.already.len(),
-        r.conflicted.len(),
-        r.dropped.len(),
-        r.failed.len(),
-        r.skipped.len(),
-        r.backup
-            .as_deref()
-            .map(|b| format!("; old tip kept as {b}"))
-            .unwrap_or_default()
-    ));
 }

@@ -1,13 +1,16 @@
 //! `git jules mail inbox` and `git jules mail sent`.
 
 use std::fmt::Write as _;
+use std::io::Write;
 
-use git_jules::mail::api::{self, MessageOut};
+use git_jules::mail::api::{self, Listing, MessageOut};
 use git_jules::mail::view::{Filter, Folder};
 use git_jules::mail::{when, Priority};
 
 use super::{short_time, PersonaArg};
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
+use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
 pub struct InboxArgs {
@@ -81,17 +84,40 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
     // One use case for both outputs (and for the MCP server and the web view): the human listing shows
     // the same messages, states and signatures as `--json`.
     let listing = api::inbox(&ctx.workspace_of(repo.clone()), &persona, &filter)?;
-    super::warn_unknown(&ctx.ui, &listing.warnings);
-    if ctx.ui.json {
-        ctx.ui.json(&listing);
-        return Ok(0);
-    }
-    print_messages(ctx, &listing.list.messages);
+    ctx.ui.print(&Inbox(&listing));
     Ok(0)
 }
 
+/// `mail inbox` (and `mail wait`'s answer): the listing, names nobody knows as warnings.
+#[derive(Serialize)]
+#[serde(transparent)]
+pub struct Inbox<'a>(pub &'a Listing);
+
+impl Print for Inbox<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        write_messages(out, style, &self.0.list.messages)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.0.warnings.iter().map(ToString::to_string).collect()
+    }
+}
+
+/// `text` written whole (one system call for thousands of lines), ending in one newline.
+fn write_lines(out: &mut dyn Write, text: &str) -> std::io::Result<()> {
+    if text.is_empty() {
+        return Ok(());
+    }
+    out.write_all(text.trim_end_matches('\n').as_bytes())?;
+    out.write_all(b"\n")
+}
+
 /// A mailbox listing, one line per message: `*` marks unread; what is not verified says so.
-pub fn print_messages(ctx: &Context, messages: &[MessageOut]) {
+fn write_messages(
+    out: &mut dyn Write,
+    style: &Style,
+    messages: &[MessageOut],
+) -> std::io::Result<()> {
     // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.
     let mut text = String::new();
     for m in messages {
@@ -100,7 +126,7 @@ pub fn print_messages(ctx: &Context, messages: &[MessageOut]) {
         let mut extra = String::new();
         // Names, tags and subjects come from senders (or a replica's log): escaped on a terminal, so a
         // right-to-left override cannot turn the `(NOT VERIFIED …)` after them around.
-        let t = |s: &str| ctx.ui.text(s).into_owned();
+        let t = |s: &str| style.text(s).into_owned();
         if let Some(v) = &m.via {
             extra.push_str(&format!("  (via {})", t(v)));
         }
@@ -124,60 +150,66 @@ pub fn print_messages(ctx: &Context, messages: &[MessageOut]) {
             }
         }
         let prio = match m.priority.as_str() {
-            "urgent" => ctx.ui.red("urgent"),
+            "urgent" => style.red("urgent"),
             p => p.to_owned(),
         };
         let _ = writeln!(
             text,
             "{flag} {}  {}  {:<6}  {:<9} {:<16} {}{}",
-            ctx.ui.yellow(&m.short),
+            style.yellow(&m.short),
             short_time(&m.time),
             prio,
             t(&m.msg_type),
             t(&m.from),
             t(&m.subject),
-            ctx.ui.dim(&extra)
+            style.dim(&extra)
         );
     }
-    if !text.is_empty() {
-        ctx.ui.out(text.trim_end_matches('\n'));
-    }
+    write_lines(out, &text)
 }
 
 pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Result<i32> {
     let persona = a.persona.required()?;
     // The use case `--json` prints: what is not verified is marked, and under jules.requireSigned dropped.
     let listing = api::sent(&ctx.workspace_of(repo.clone()), &persona, a.limit)?;
-    super::warn_unknown(&ctx.ui, &listing.warnings);
-    if ctx.ui.json {
-        ctx.ui.json(&listing);
-        return Ok(0);
-    }
-    let mut text = String::new();
-    for h in &listing.list.messages {
-        let mut claim = h
-            .claim
-            .as_ref()
-            .map(|c| format!("  claimed by {}", ctx.ui.text(&c.persona)))
-            .unwrap_or_default();
-        if let Some(state) = &h.signature {
-            if !state.is_verified() {
-                claim.push_str(&format!("  (NOT VERIFIED: {})", state.describe()));
-            }
-        }
-        let _ = writeln!(
-            text,
-            "{}  {}  {:<9} to {:<16} {}{}",
-            ctx.ui.yellow(&h.short),
-            short_time(&h.time),
-            ctx.ui.text(&h.msg_type),
-            ctx.ui.text(&h.to.join(",")),
-            ctx.ui.text(&h.subject),
-            ctx.ui.dim(&claim)
-        );
-    }
-    if !text.is_empty() {
-        ctx.ui.out(text.trim_end_matches('\n'));
-    }
+    ctx.ui.print(&Sent(&listing));
     Ok(0)
+}
+
+/// `mail sent`: one line a message sent, its recipients and claim; names nobody knows as warnings.
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Sent<'a>(&'a Listing);
+
+impl Print for Sent<'_> {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let mut text = String::new();
+        for h in &self.0.list.messages {
+            let mut claim = h
+                .claim
+                .as_ref()
+                .map(|c| format!("  claimed by {}", style.text(&c.persona)))
+                .unwrap_or_default();
+            if let Some(state) = &h.signature {
+                if !state.is_verified() {
+                    claim.push_str(&format!("  (NOT VERIFIED: {})", state.describe()));
+                }
+            }
+            let _ = writeln!(
+                text,
+                "{}  {}  {:<9} to {:<16} {}{}",
+                style.yellow(&h.short),
+                short_time(&h.time),
+                style.text(&h.msg_type),
+                style.text(&h.to.join(",")),
+                style.text(&h.subject),
+                style.dim(&claim)
+            );
+        }
+        write_lines(out, &text)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.0.warnings.iter().map(ToString::to_string).collect()
+    }
 }

@@ -6,6 +6,7 @@ use git_jules::mail::search::{self, snippet, SearchInput, SearchOutput};
 
 use super::{short_time, PersonaArg};
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
@@ -60,62 +61,68 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: SearchArgs) -> anyhow::Resu
     // Refuse a bad query before anything is built.
     search::query::parse(&input.query)?;
     let ws = ctx.workspace_of(repo.clone());
-    if git_jules::mail::api::search_needs_index(&ws)? && !ctx.ui.json {
+    if git_jules::mail::api::search_needs_index(&ws)? {
         ctx.ui
-            .status("building the search index from the mail log (once per clone)");
+            .human_status("building the search index from the mail log (once per clone)");
     }
     let out = search::search(repo, &input)?;
-    print(ctx, &out);
+    ctx.ui.print(&Doc {
+        version: super::JSON_VERSION,
+        out: &out,
+    });
     Ok(0)
 }
 
-fn print(ctx: &Context, out: &SearchOutput) {
-    if ctx.ui.json {
-        ctx.ui.json(&Doc {
-            version: super::JSON_VERSION,
-            out,
-        });
-        return;
+/// The hits, two lines each (the message, then its thread and the snippet with its marks); on stderr how
+/// many matched.
+impl Print for Doc<'_> {
+    fn human(&self, out: &mut dyn std::io::Write, style: &Style) -> std::io::Result<()> {
+        let mut text = String::new();
+        for h in &self.out.hits {
+            let flag = match &h.state {
+                Some(s) if s.unread => "*",
+                _ => " ",
+            };
+            let _ = writeln!(
+                text,
+                "{flag} {}  {}  {:<16} {}",
+                style.yellow(&h.id[..12]),
+                short_time(&h.time),
+                snippet::safe_line(&h.from),
+                style.bold(&snippet::safe_line(&h.subject)),
+            );
+            let thread = if h.thread == h.id {
+                String::new()
+            } else {
+                format!("thread {}  ", snippet::safe_line(short_thread(&h.thread)))
+            };
+            let _ = writeln!(
+                text,
+                "    {}{}",
+                style.dim(&thread),
+                marked(style, &h.snippet)
+            );
+        }
+        if !text.is_empty() {
+            out.write_all(text.trim_end_matches('\n').as_bytes())?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
     }
-    let mut text = String::new();
-    for h in &out.hits {
-        let flag = match &h.state {
-            Some(s) if s.unread => "*",
-            _ => " ",
-        };
-        let _ = writeln!(
-            text,
-            "{flag} {}  {}  {:<16} {}",
-            ctx.ui.yellow(&h.id[..12]),
-            short_time(&h.time),
-            snippet::safe_line(&h.from),
-            ctx.ui.bold(&snippet::safe_line(&h.subject)),
-        );
-        let thread = if h.thread == h.id {
-            String::new()
+
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        let out = self.out;
+        let shown = out.hits.len() as u64;
+        vec![if shown < out.total {
+            format!("{shown} of {} matches (--limit to see more)", out.total)
         } else {
-            format!("thread {}  ", snippet::safe_line(short_thread(&h.thread)))
-        };
-        let _ = writeln!(
-            text,
-            "    {}{}",
-            ctx.ui.dim(&thread),
-            marked(ctx, &h.snippet)
-        );
+            format!(
+                "{} match{}",
+                out.total,
+                if out.total == 1 { "" } else { "es" }
+            )
+        }]
     }
-    if !text.is_empty() {
-        ctx.ui.out(text.trim_end_matches('\n'));
-    }
-    let shown = out.hits.len() as u64;
-    ctx.ui.status(if shown < out.total {
-        format!("{shown} of {} matches (--limit to see more)", out.total)
-    } else {
-        format!(
-            "{} match{}",
-            out.total,
-            if out.total == 1 { "" } else { "es" }
-        )
-    });
 }
 
 fn short_thread(t: &str) -> &str {
@@ -127,7 +134,7 @@ fn short_thread(t: &str) -> &str {
 }
 
 /// The snippet with its marks: in colour when the terminal has it, else between `**`.
-fn marked(ctx: &Context, s: &snippet::Snippet) -> String {
+fn marked(style: &Style, s: &snippet::Snippet) -> String {
     let chars: Vec<char> = s.text.chars().collect();
     let mut out = String::new();
     let mut at = 0;
@@ -138,11 +145,11 @@ fn marked(ctx: &Context, s: &snippet::Snippet) -> String {
         }
         out.extend(&chars[at..a]);
         let word: String = chars[a..b].iter().collect();
-        let painted = ctx.ui.bold(&word);
+        let painted = style.bold(&word);
         if painted == word {
             let _ = write!(out, "**{word}**");
         } else {
-            out.push_str(&ctx.ui.yellow(&painted));
+            out.push_str(&style.yellow(&painted));
         }
         at = b;
     }
@@ -156,4 +163,70 @@ struct Doc<'a> {
     version: u32,
     #[serde(flatten)]
     out: &'a SearchOutput,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+
+    fn output() -> SearchOutput {
+        SearchOutput {
+            query: "parser".into(),
+            persona: None,
+            total: 3,
+            hits: vec![search::Hit {
+                id: "a".repeat(64),
+                thread: "b".repeat(64),
+                from: "alice".into(),
+                to: vec!["bob".into()],
+                subject: "the parser".into(),
+                msg_type: "note".into(),
+                time: "2026-01-28T15:30:00Z".into(),
+                lamport: 7,
+                score: 1.5,
+                snippet: snippet::Snippet {
+                    text: "fix the parser now".into(),
+                    marks: vec![[8, 14]],
+                },
+                state: None,
+            }],
+            index: Default::default(),
+        }
+    }
+
+    /// `mail search` as a person reads it on a pipe: two lines a hit (the marks between `**` without
+    /// colour), then how many matched of how many on stderr; in JSON the document alone. (Catches a
+    /// printer whose hit lines or count drift from what `mail search` printed.)
+    #[test]
+    fn search_hits_print_two_lines_each_and_the_count_after() {
+        let out = output();
+        let doc = Doc {
+            version: super::super::JSON_VERSION,
+            out: &out,
+        };
+        let mut human = Vec::new();
+        doc.human(&mut human, &Style::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(human).unwrap(),
+            format!(
+                "  aaaaaaaaaaaa  {}  alice            the parser\n    thread bbbbbbbbbbbb  fix the **parser** now\n",
+                short_time("2026-01-28T15:30:00Z")
+            )
+        );
+
+        let (o, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(false, Box::new(o.clone()), Box::new(err.clone())).print(&doc);
+        assert_eq!(err.text(), "1 of 3 matches (--limit to see more)\n");
+
+        let (o, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(true, Box::new(o.clone()), Box::new(err.clone())).print(&doc);
+        assert_eq!(err.text(), "");
+        let v: serde_json::Value = serde_json::from_str(&o.text()).unwrap();
+        assert_eq!(v["version"], 1);
+        assert_eq!(v["total"], 3);
+        assert!(o
+            .text()
+            .starts_with("{\n  \"version\": 1,\n  \"query\": \"parser\","));
+    }
 }

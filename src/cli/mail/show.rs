@@ -1,9 +1,13 @@
 //! `git jules mail read`, `show` and `thread`.
 
+use std::fmt::Write as _;
+use std::io::Write;
+
 use git_jules::mail::api;
 
 use super::{MessageOut, PersonaArg};
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct ReadArgs {
@@ -30,18 +34,25 @@ pub struct ThreadArgs {
     pub persona: PersonaArg,
 }
 
-fn print(ctx: &Context, m: &MessageOut) {
-    let line = |k: &str, v: &str| ctx.ui.out(format!("{:<18} {v}", format!("{k}:")));
+/// `Key:              value`, the keys aligned.
+fn kv(text: &mut String, k: &str, v: &str) {
+    let _ = writeln!(text, "{:<18} {v}", format!("{k}:"));
+}
+
+/// One message as `mail read`, `show` and `thread` show it: its headers, its state, its body.
+fn write_message(out: &mut dyn Write, style: &Style, m: &MessageOut) -> std::io::Result<()> {
+    let mut text = String::new();
     // Everything but the ids and times comes from the message's sender (or a replica's log): each field
-    // goes through `ctx.ui.text`, which escapes it on a terminal.
-    let t = |s: &str| ctx.ui.text(s).into_owned();
-    ctx.ui.out(ctx.ui.yellow(&format!("message {}", t(&m.id))));
-    line("From", &t(&m.from));
+    // goes through `style.text`, which escapes it on a terminal.
+    let t = |s: &str| style.text(s).into_owned();
+    let _ = writeln!(text, "{}", style.yellow(&format!("message {}", t(&m.id))));
+    kv(&mut text, "From", &t(&m.from));
     match &m.signature {
-        Some(s) if s.is_verified() => line("Signature", &t(&s.describe())),
-        Some(s) => line(
+        Some(s) if s.is_verified() => kv(&mut text, "Signature", &t(&s.describe())),
+        Some(s) => kv(
+            &mut text,
             "Signature",
-            &ctx.ui.red(&format!("NOT VERIFIED: {}", t(&s.describe()))),
+            &style.red(&format!("NOT VERIFIED: {}", t(&s.describe()))),
         ),
         None => {}
     }
@@ -52,33 +63,36 @@ fn print(ctx: &Context, m: &MessageOut) {
             None => to.push(t(r)),
         }
     }
-    line("To", &to.join(", "));
-    line("Date", &t(&m.time));
-    line("Subject", &ctx.ui.bold(&t(&m.subject)));
-    line(
+    kv(&mut text, "To", &to.join(", "));
+    kv(&mut text, "Date", &t(&m.time));
+    kv(&mut text, "Subject", &style.bold(&t(&m.subject)));
+    kv(
+        &mut text,
         "Type",
         &format!("{}, priority {}", t(&m.msg_type), m.priority),
     );
     if !m.tags.is_empty() {
-        line("Tags", &t(&m.tags.join(", ")));
+        kv(&mut text, "Tags", &t(&m.tags.join(", ")));
     }
     if m.needs_response {
-        line("Needs-Response", "yes");
+        kv(&mut text, "Needs-Response", "yes");
     }
     if let Some(r) = &m.in_reply_to {
-        line("In-Reply-To", &t(r));
+        kv(&mut text, "In-Reply-To", &t(r));
     }
     if m.thread != m.id {
-        line("Thread", &t(&m.thread));
+        kv(&mut text, "Thread", &t(&m.thread));
     }
     if let Some(e) = &m.expires {
-        line(
+        kv(
+            &mut text,
             "Expires",
             &format!("{}{}", t(e), if m.expired { " (expired)" } else { "" }),
         );
     }
     if let Some(c) = &m.claim {
-        line(
+        kv(
+            &mut text,
             "Claimed-By",
             &format!(
                 "{}{}",
@@ -88,10 +102,14 @@ fn print(ctx: &Context, m: &MessageOut) {
         );
     }
     for u in &m.urls {
-        line("Attachment", &t(u));
+        kv(&mut text, "Attachment", &t(u));
     }
     for f in &m.files {
-        line("Attachment", &format!("{} ({} bytes)", t(&f.name), f.size));
+        kv(
+            &mut text,
+            "Attachment",
+            &format!("{} ({} bytes)", t(&f.name), f.size),
+        );
     }
     if let Some(s) = &m.state {
         let mut st = vec![if s.unread { "unread" } else { "read" }.to_owned()];
@@ -104,12 +122,17 @@ fn print(ctx: &Context, m: &MessageOut) {
         if !s.tags.is_empty() {
             st.push(format!("tags {}", t(&s.tags.join(", "))));
         }
-        line(&format!("State ({})", t(&s.persona)), &st.join(", "));
+        kv(
+            &mut text,
+            &format!("State ({})", t(&s.persona)),
+            &st.join(", "),
+        );
     }
-    ctx.ui.out("");
+    let _ = writeln!(text);
     if let Some(b) = &m.body {
-        ctx.ui.out(ctx.ui.lines(b.trim_end_matches('\n')));
+        let _ = writeln!(text, "{}", style.lines(b.trim_end_matches('\n')));
     }
+    out.write_all(text.as_bytes())
 }
 
 pub fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Result<i32> {
@@ -123,11 +146,38 @@ pub fn show(ctx: &Context, repo: &gix::Repository, a: ShowArgs) -> anyhow::Resul
 }
 
 fn emit(ctx: &Context, one: api::One) {
-    super::warn_unknown(&ctx.ui, &one.warnings);
-    if ctx.ui.json {
-        ctx.ui.json(&one);
-    } else {
-        print(ctx, &one.message);
+    ctx.ui.print(&one);
+}
+
+/// `mail read` and `mail show`: the message; names nobody knows as warnings.
+impl Print for api::One {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        write_message(out, style, &self.message)
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.iter().map(ToString::to_string).collect()
+    }
+}
+
+/// `mail thread`: its messages in order, a rule between them; names nobody knows as warnings.
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct Thread(api::Listing);
+
+impl Print for Thread {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        for (i, m) in self.0.list.messages.iter().enumerate() {
+            if i > 0 {
+                writeln!(out, "{}", style.dim(&"-".repeat(60)))?;
+            }
+            write_message(out, style, m)?;
+        }
+        Ok(())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.0.warnings.iter().map(ToString::to_string).collect()
     }
 }
 
@@ -144,16 +194,6 @@ pub fn thread(ctx: &Context, repo: &gix::Repository, a: ThreadArgs) -> anyhow::R
         git_jules::mail::message::validate_persona(p)?;
     }
     let listing = api::thread(&ctx.workspace_of(repo.clone()), &a.id, persona)?;
-    super::warn_unknown(&ctx.ui, &listing.warnings);
-    if ctx.ui.json {
-        ctx.ui.json(&listing);
-    } else {
-        for (i, m) in listing.list.messages.iter().enumerate() {
-            if i > 0 {
-                ctx.ui.out(ctx.ui.dim(&"-".repeat(60)));
-            }
-            print(ctx, m);
-        }
-    }
+    ctx.ui.print(&Thread(listing));
     Ok(0)
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use git_jules::mail::api;
 use git_jules::mail::view::Filter;
 
-use super::list::print_messages;
+use super::list::Inbox;
 use super::PersonaArg;
 use crate::cli::context::Context;
 use crate::cli::context::EXIT_CHECK_FAILED;
@@ -68,18 +68,16 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
                 unread: true,
                 ..Filter::default()
             };
-            let listing = api::inbox(&ws, &persona, &unread)?;
-            if seen.is_none() {
-                super::warn_unknown(&ctx.ui, &listing.warnings);
+            let mut listing = api::inbox(&ws, &persona, &unread)?;
+            // Names nobody knows are said once, at the first look (with the answer, when it is the first).
+            if seen.is_some() {
+                listing.warnings.clear();
             }
             if !listing.list.messages.is_empty() {
-                if ctx.ui.json {
-                    ctx.ui.json(&listing);
-                } else {
-                    print_messages(ctx, &listing.list.messages);
-                }
+                ctx.ui.print(&Inbox(&listing));
                 return Ok(0);
             }
+            super::warn_unknown(&ctx.ui, &listing.warnings);
             if seen.is_none() && ctx.ui.interactive {
                 ctx.ui.status(format!("waiting for mail to {persona}…"));
             }

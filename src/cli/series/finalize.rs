@@ -9,6 +9,7 @@ use git_jules::Error;
 
 use super::super::{interrupt, verify as verify_cli};
 use crate::cli::context::{Context, EXIT_CHECK_FAILED};
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -85,19 +86,23 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
         base: a.base.clone(),
     };
     let flag = interrupt::install();
-    let progress = ctx.ui.interactive && !ctx.ui.json;
+    // `interactive` is off under `--json` (and `-q`): progress lines only for a person at a terminal.
+    let progress = ctx.ui.interactive;
     let on_result = |r: &CommitResult| {
         if progress {
-            ctx.ui.status(format!("  {}", verify_cli::line(ctx, r)));
+            ctx.ui
+                .status(format!("  {}", verify_cli::line(&ctx.ui.style(), r)));
         }
     };
     match finalize::finalize(&repo, &opts, flag, &on_result)? {
         Outcome::VerifyFailed(report) => {
-            if ctx.ui.json {
-                ctx.ui.json(&report);
-            } else {
-                verify_cli::human(ctx, &report, &report.base.name, "HEAD", false);
-            }
+            ctx.ui.print(&verify_cli::Verified {
+                report: &report,
+                base: &report.base.name,
+                rev: "HEAD",
+                on_base: false,
+                markdown: false,
+            });
             if report.interrupted {
                 ctx.ui.status("interrupted: nothing was changed");
                 return Ok(interrupt::EXIT_INTERRUPTED);
@@ -123,30 +128,7 @@ pub fn finalize(ctx: &Context, a: FinalizeArgs) -> anyhow::Result<i32> {
                     Err(e) => ctx.ui.warn(format!("leases were not released: {e}")),
                 }
             }
-            if ctx.ui.json {
-                ctx.ui.json(&done);
-                return Ok(0);
-            }
-            let how = if done.fast_forward {
-                "fast-forwarded to"
-            } else if done.mode == Mode::Merge {
-                "merged"
-            } else {
-                "got the rebased"
-            };
-            ctx.ui.out(format!(
-                "{}: {how} {} ({} -> {}, {} commit{})",
-                done.base.name,
-                done.branch,
-                done.old_base.to_hex_with_len(7),
-                done.new_base.to_hex_with_len(7),
-                done.commits.len(),
-                if done.commits.len() == 1 { "" } else { "s" }
-            ));
-            ctx.ui.status(format!(
-                "deleted {} (tip kept as {}); HEAD is on {}",
-                done.branch, done.backup.name, done.base.name
-            ));
+            ctx.ui.print(&done);
             Ok(0)
         }
     }
@@ -174,16 +156,104 @@ pub fn abort(ctx: &Context, a: AbortArgs) -> anyhow::Result<i32> {
         }
     }
     let done = finalize::abort(&repo, a.name.as_deref())?;
-    if ctx.ui.json {
-        ctx.ui.json(&done);
-        return Ok(0);
-    }
-    ctx.ui.out(format!(
-        "aborted series {}: deleted {} (tip kept as {})",
-        done.series, done.branch, done.backup.name
-    ));
-    if let Some(c) = &done.checked_out {
-        ctx.ui.status(format!("HEAD is on {c}"));
-    }
+    ctx.ui.print(&done);
     Ok(0)
+}
+
+/// `series finalize`: how the base got the series; on stderr what was deleted and where HEAD is.
+impl Print for finalize::Finalized {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        let done = self;
+        let how = if done.fast_forward {
+            "fast-forwarded to"
+        } else if done.mode == Mode::Merge {
+            "merged"
+        } else {
+            "got the rebased"
+        };
+        writeln!(
+            out,
+            "{}: {how} {} ({} -> {}, {} commit{})",
+            done.base.name,
+            done.branch,
+            done.old_base.to_hex_with_len(7),
+            done.new_base.to_hex_with_len(7),
+            done.commits.len(),
+            if done.commits.len() == 1 { "" } else { "s" }
+        )
+    }
+
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        vec![format!(
+            "deleted {} (tip kept as {}); HEAD is on {}",
+            self.branch, self.backup.name, self.base.name
+        )]
+    }
+}
+
+/// `series abort`: the series gone and its tip kept; on stderr where HEAD is.
+impl Print for finalize::Aborted {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "aborted series {}: deleted {} (tip kept as {})",
+            self.series, self.branch, self.backup.name
+        )
+    }
+
+    fn human_status_after(&self, _: &Style) -> Vec<String> {
+        self.checked_out
+            .iter()
+            .map(|c| format!("HEAD is on {c}"))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::ui::{Buffer, Ui};
+
+    /// `series abort` as a person reads it: what went on stdout, where HEAD is on stderr after it (and
+    /// not at all with `-q`); in JSON the value alone, in its field order, no status. (Catches a printer
+    /// that moves a line between the streams or drops the status from the human form.)
+    #[test]
+    fn an_abort_prints_the_series_gone_then_where_head_is() {
+        let done = finalize::Aborted {
+            series: "fix-parser".into(),
+            branch: "series/fix-parser".into(),
+            checked_out: Some("main".into()),
+            backup: git_jules::backup::Backup {
+                number: 3,
+                name: "refs/jules/backup/fix-parser/3".into(),
+                commit: gix::ObjectId::empty_tree(gix::hash::Kind::Sha1),
+            },
+        };
+        let mut human = Vec::new();
+        done.human(&mut human, &Style::default()).unwrap();
+        assert_eq!(
+            String::from_utf8(human).unwrap(),
+            "aborted series fix-parser: deleted series/fix-parser (tip kept as refs/jules/backup/fix-parser/3)\n"
+        );
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(false, Box::new(out.clone()), Box::new(err.clone())).print(&done);
+        assert_eq!(err.text(), "HEAD is on main\n");
+        let (out, err) = (Buffer::default(), Buffer::default());
+        let mut ui = Ui::with_writers(false, Box::new(out.clone()), Box::new(err.clone()));
+        ui.quiet = true;
+        ui.print(&done);
+        assert_eq!(err.text(), "");
+        assert!(out.text().starts_with("aborted series fix-parser"));
+
+        let (out, err) = (Buffer::default(), Buffer::default());
+        Ui::with_writers(true, Box::new(out.clone()), Box::new(err.clone())).print(&done);
+        assert_eq!(err.text(), "");
+        assert_eq!(
+            out.text(),
+            "{\n  \"version\": 1,\n  \"series\": \"fix-parser\",\n  \"branch\": \"series/fix-parser\",\n  \
+             \"checked_out\": \"main\",\n  \"backup\": {\n    \"number\": 3,\n    \"ref\": \
+             \"refs/jules/backup/fix-parser/3\",\n    \"commit\": \"4b825dc642cb6eb9a060e54bf8d69288fbee4904\"\n  }\n}\n"
+        );
+    }
 }

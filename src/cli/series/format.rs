@@ -7,6 +7,7 @@ use git_jules::series::format::{self, file_stem};
 use git_jules::Error;
 
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -73,22 +74,10 @@ pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
         ));
     }
     let Some(dir) = &a.output else {
-        if ctx.ui.json {
-            ctx.ui.json(&f);
-        } else if a.mbox && ctx.ui.escape {
-            // For a person on a terminal: the patches' text can hold anything (ui escapes it).
-            ctx.ui.out_raw(&String::from_utf8_lossy(&format::mbox(&f)));
-        } else if a.mbox {
-            use std::io::Write;
-            let mut out = std::io::stdout().lock();
-            if let Err(e) = out.write_all(&format::mbox(&f)).and_then(|()| out.flush()) {
-                if e.kind() != std::io::ErrorKind::BrokenPipe {
-                    return Err(e).context("writing the mbox");
-                }
-            }
-        } else {
-            ctx.ui.out(f.markdown().trim_end());
-        }
+        ctx.ui.print(&Printed {
+            formatted: &f,
+            mbox: a.mbox,
+        });
         return Ok(0);
     };
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -128,4 +117,25 @@ pub fn run(ctx: &Context, a: FormatArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// The formatted series on stdout: its document in JSON; Markdown, or with `--mbox` the patches as git
+/// writes them (bytes as they are on a pipe; on a terminal the Ui escapes them, the patches' text can hold
+/// anything).
+#[derive(serde::Serialize)]
+#[serde(transparent)]
+struct Printed<'a> {
+    formatted: &'a format::Formatted,
+    #[serde(skip)]
+    mbox: bool,
+}
+
+impl Print for Printed<'_> {
+    fn human(&self, out: &mut dyn std::io::Write, _: &Style) -> std::io::Result<()> {
+        if self.mbox {
+            out.write_all(&format::mbox(self.formatted))
+        } else {
+            writeln!(out, "{}", self.formatted.markdown().trim_end())
+        }
+    }
 }

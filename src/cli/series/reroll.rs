@@ -154,10 +154,8 @@ pub fn undo(ctx: &Context, a: UndoArgs) -> anyhow::Result<i32> {
     let repo = ctx.open()?;
     // Undo after an interrupted rewrite finishes it first, then restores the backup it made: it reverts it.
     if let Some(r) = journal::recover(&repo)? {
-        if !ctx.ui.json {
-            ctx.ui
-                .status(format!("finished the interrupted `{}` first", r.operation));
-        }
+        ctx.ui
+            .human_status(format!("finished the interrupted `{}` first", r.operation));
     }
     let done = reroll::undo(&repo, a.number, &crash_hook)?;
     print(ctx, &done);

@@ -5,7 +5,13 @@ use git_jules::series::api;
 use git_jules::series::rangediff;
 use git_jules::series::version;
 
+use std::io::Write;
+
+use git_jules::series::version::Version;
+use serde::Serialize;
+
 use crate::cli::context::Context;
+use crate::cli::ui::{Print, Style};
 
 #[derive(Debug, clap::Args)]
 pub struct VersionArgs {
@@ -73,138 +79,151 @@ pub fn record(ctx: &Context, a: VersionArgs) -> anyhow::Result<i32> {
         a.name.as_deref(),
         a.base.as_deref(),
     )?;
-    print_recorded(ctx, &r);
+    ctx.ui.print(&r);
     Ok(0)
 }
 
-/// The report of a recorded version (also after `series format`).
-pub fn print_recorded(ctx: &Context, r: &version::Recorded) {
-    if ctx.ui.json {
-        ctx.ui.json(r);
-        return;
+/// The report of a recorded version (also after `series format`): the version on stdout, or on stderr
+/// that it was already recorded.
+impl Print for version::Recorded {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let v = &self.version.record;
+        if self.recorded {
+            writeln!(
+                out,
+                "{}@v{}: {} patches on {} ({})",
+                self.series,
+                v.number,
+                v.patches.len(),
+                v.base.name,
+                self.ref_name
+            )?;
+        }
+        Ok(())
     }
-    let v = &r.version.record;
-    if r.recorded {
-        ctx.ui.out(format!(
-            "{}@v{}: {} patches on {} ({})",
-            r.series,
-            v.number,
-            v.patches.len(),
-            v.base.name,
-            r.ref_name
-        ));
-    } else {
-        ctx.ui.status(format!(
+
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        let v = &self.version.record;
+        if self.recorded {
+            return Vec::new();
+        }
+        vec![format!(
             "{}@v{} unchanged: already recorded ({})",
-            r.series, v.number, r.ref_name
-        ));
+            self.series, v.number, self.ref_name
+        )]
+    }
+}
+
+/// `series versions`: one line a version; a list in JSON (`{"version", "items"}`).
+#[derive(Serialize)]
+#[serde(transparent)]
+struct Versions(Vec<Version>);
+
+impl Print for Versions {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        for v in &self.0 {
+            let r = &v.record;
+            let change = match r.number {
+                1 => String::new(),
+                _ => {
+                    let kept = r.patches.iter().filter(|p| p.previous.is_some()).count();
+                    format!(
+                        "  ({kept} from v{}, {} new, {} dropped)",
+                        r.number - 1,
+                        r.patches.len() - kept,
+                        r.dropped.len()
+                    )
+                }
+            };
+            let mark = v.mark().map(|m| format!("  ({m})")).unwrap_or_default();
+            writeln!(
+                out,
+                "v{:<3} {}  {:>3} patches  base {} {}  {}{change}{}",
+                r.number,
+                &v.id.to_hex_with_len(7),
+                r.patches.len(),
+                r.base.name,
+                &r.base.commit[..7],
+                v.date,
+                style.red(&mark)
+            )?;
+        }
+        Ok(())
     }
 }
 
 pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
-    let all = api::versions(&ctx.workspace()?, &a.series)?;
-    if ctx.ui.json {
-        ctx.ui.json(&all);
-        return Ok(0);
-    }
-    for v in &all {
-        let r = &v.record;
-        let change = match r.number {
-            1 => String::new(),
-            _ => {
-                let kept = r.patches.iter().filter(|p| p.previous.is_some()).count();
-                format!(
-                    "  ({kept} from v{}, {} new, {} dropped)",
-                    r.number - 1,
-                    r.patches.len() - kept,
-                    r.dropped.len()
-                )
-            }
-        };
-        let mark = v.mark().map(|m| format!("  ({m})")).unwrap_or_default();
-        ctx.ui.out(format!(
-            "v{:<3} {}  {:>3} patches  base {} {}  {}{change}{}",
-            r.number,
-            &v.id.to_hex_with_len(7),
-            r.patches.len(),
-            r.base.name,
-            &r.base.commit[..7],
-            v.date,
-            ctx.ui.red(&mark)
-        ));
-    }
+    ctx.ui
+        .print(&Versions(api::versions(&ctx.workspace()?, &a.series)?));
     Ok(0)
 }
 
 pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
-    let shown = api::show(&ctx.workspace()?, &a.series)?;
-    if ctx.ui.json {
-        ctx.ui.json(&shown);
-        return Ok(0);
-    }
-    let (v, reviews) = (&shown.version, &shown.reviews);
-    let r = &v.record;
-    ctx.ui.out(format!(
-        "{}@v{} ({}), base {} {}, tip {}",
-        v.series(),
-        r.number,
-        v.date,
-        r.base.name,
-        &r.base.commit[..7],
-        &r.tip[..7]
-    ));
-    if let Some(m) = v.mark() {
-        ctx.ui.out(ctx.ui.red(&format!("  {m}")));
-    }
-    let total = r.patches.len();
-    for p in &r.patches {
-        let from = match p.previous {
-            Some(i) if r.number > 1 => format!("  (v{} {i})", r.number - 1),
-            _ if r.number > 1 => "  (new)".to_owned(),
-            _ => String::new(),
-        };
-        ctx.ui.out(format!(
-            "  {:>2}/{total} {} {}{from}",
-            p.index,
-            ctx.ui.yellow(&p.commit[..7]),
-            p.summary
-        ));
-        for note in reviews
-            .iter()
-            .filter(|r| r.patch == p.index)
-            .flat_map(|r| &r.notes)
-        {
-            let about = note.series_version.as_deref().unwrap_or("this commit");
-            for c in &note.comments {
-                ctx.ui.out(format!(
-                    "        R: {} ({}, about {about})",
-                    c.text.lines().next().unwrap_or_default(),
-                    note.reviewer
-                ));
+    ctx.ui.print(&api::show(&ctx.workspace()?, &a.series)?);
+    Ok(0)
+}
+
+/// `series show`: the version, its patches with their review comments, what it dropped, its cover.
+impl Print for api::Shown {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        let (v, reviews) = (&self.version, &self.reviews);
+        let r = &v.record;
+        writeln!(
+            out,
+            "{}@v{} ({}), base {} {}, tip {}",
+            v.series(),
+            r.number,
+            v.date,
+            r.base.name,
+            &r.base.commit[..7],
+            &r.tip[..7]
+        )?;
+        if let Some(m) = v.mark() {
+            writeln!(out, "{}", style.red(&format!("  {m}")))?;
+        }
+        let total = r.patches.len();
+        for p in &r.patches {
+            let from = match p.previous {
+                Some(i) if r.number > 1 => format!("  (v{} {i})", r.number - 1),
+                _ if r.number > 1 => "  (new)".to_owned(),
+                _ => String::new(),
+            };
+            writeln!(
+                out,
+                "  {:>2}/{total} {} {}{from}",
+                p.index,
+                style.yellow(&p.commit[..7]),
+                p.summary
+            )?;
+            for note in reviews
+                .iter()
+                .filter(|r| r.patch == p.index)
+                .flat_map(|r| &r.notes)
+            {
+                let about = note.series_version.as_deref().unwrap_or("this commit");
+                for c in &note.comments {
+                    writeln!(
+                        out,
+                        "        R: {} ({}, about {about})",
+                        c.text.lines().next().unwrap_or_default(),
+                        note.reviewer
+                    )?;
+                }
             }
         }
+        for d in &r.dropped {
+            writeln!(out, "  dropped: v{} patch {d}", r.number - 1)?;
+        }
+        if !v.cover.trim().is_empty() {
+            writeln!(out)?;
+            writeln!(out, "{}", style.lines(v.cover.trim_end()))?;
+        }
+        Ok(())
     }
-    for d in &r.dropped {
-        ctx.ui
-            .out(format!("  dropped: v{} patch {d}", r.number - 1));
-    }
-    if !v.cover.trim().is_empty() {
-        ctx.ui.out("");
-        ctx.ui.out(ctx.ui.lines(v.cover.trim_end()));
-    }
-    Ok(0)
 }
 
 fn versions_of(series: String, old: String, new: Option<String>) -> api::Versions {
     api::Versions { series, old, new }
-}
-
-/// What a comparison says about versions that are not their persona's: on stderr, the range-diff's and
-/// the interdiff's own lines being git's.
-fn warn_all(ctx: &Context, warnings: &[String]) {
-    for w in warnings {
-        ctx.ui.warn(w);
-    }
 }
 
 pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
@@ -217,81 +236,110 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
             rebase: a.rebase,
         },
     )?;
-    warn_all(ctx, &rd.warnings);
-    let rd = &rd.diff;
-    if ctx.ui.json {
-        ctx.ui.json(rd);
-        return Ok(0);
-    }
-    for (e, h) in rd.entries.iter().zip(&rd.headers) {
-        ctx.ui.out(h);
-        if let Some(d) = &e.diff {
-            for l in d.lines() {
-                ctx.ui.out(format!("    {l}"));
+    ctx.ui.print(&rd);
+    Ok(0)
+}
+
+/// `series range-diff`: git's header lines, each changed pair's diff under it indented four spaces. What
+/// the comparison says about versions that are not their persona's goes to stderr, the range-diff's own
+/// lines being git's.
+impl Print for api::Compared<version::RangeDiff> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        let rd = &self.diff;
+        for (e, h) in rd.entries.iter().zip(&rd.headers) {
+            writeln!(out, "{h}")?;
+            if let Some(d) = &e.diff {
+                for l in d.lines() {
+                    writeln!(out, "    {l}")?;
+                }
             }
         }
+        Ok(())
     }
-    Ok(0)
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
 }
 
 pub fn interdiff(ctx: &Context, a: InterdiffArgs) -> anyhow::Result<i32> {
     let d = api::interdiff(&ctx.workspace()?, &versions_of(a.series, a.old, a.new))?;
-    warn_all(ctx, &d.warnings);
-    let d = &d.diff;
-    if ctx.ui.json {
-        ctx.ui.json(d);
-        return Ok(0);
+    ctx.ui.print(&d);
+    Ok(0)
+}
+
+/// `series interdiff`: git's diff as it is, a note on stderr when the bases differ.
+impl Print for api::Compared<version::Interdiff> {
+    fn human(&self, out: &mut dyn Write, _: &Style) -> std::io::Result<()> {
+        out.write_all(self.diff.diff.as_bytes())
     }
-    if d.bases_differ {
-        ctx.ui.status(format!(
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        let d = &self.diff;
+        if !d.bases_differ {
+            return Vec::new();
+        }
+        vec![format!(
             "note: v{} and v{} have different bases; the interdiff shows upstream changes too",
             d.old_version, d.new_version
-        ));
+        )]
     }
-    ctx.ui.out_raw(&d.diff);
-    Ok(0)
 }
 
 /// `series list --all`.
 pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
-    let listed = api::list_versions(&ctx.workspace()?, cmd)?;
-    for s in &listed.skipped {
-        ctx.ui.warn(format!("skipped {}: {}", s.name, s.reason));
-    }
-    if ctx.ui.json {
-        ctx.ui.json(&listed);
-        return Ok(0);
-    }
-    let all = &listed.series;
-    if all.is_empty() {
-        ctx.ui.status(
-            "no series versions: `git jules series format` or `series version` records one",
-        );
-    }
-    for l in all {
-        let r = &l.latest.record;
-        let verify = match &l.verify {
-            None => "verify: no jules.verify.cmd".to_owned(),
-            Some(c) => c
-                .iter()
-                .map(|(k, n)| format!("{n} {k}"))
-                .collect::<Vec<_>>()
-                .join(", "),
-        };
-        let mark = l
-            .latest
-            .mark()
-            .map(|m| format!("  ({m})"))
-            .unwrap_or_default();
-        ctx.ui.out(format!(
-            "{:<32} v{:<3} {:>3} patches  base {:<16} {}{}",
-            l.series,
-            r.number,
-            r.patches.len(),
-            r.base.name,
-            verify,
-            ctx.ui.red(&mark)
-        ));
-    }
+    ctx.ui.print(&api::list_versions(&ctx.workspace()?, cmd)?);
     Ok(0)
+}
+
+/// `series list --all`: one line a series, its latest version and verify results; the refs skipped as
+/// warnings.
+impl Print for api::AllVersions {
+    fn human(&self, out: &mut dyn Write, style: &Style) -> std::io::Result<()> {
+        for l in &self.series {
+            let r = &l.latest.record;
+            let verify = match &l.verify {
+                None => "verify: no jules.verify.cmd".to_owned(),
+                Some(c) => c
+                    .iter()
+                    .map(|(k, n)| format!("{n} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            let mark = l
+                .latest
+                .mark()
+                .map(|m| format!("  ({m})"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "{:<32} v{:<3} {:>3} patches  base {:<16} {}{}",
+                l.series,
+                r.number,
+                r.patches.len(),
+                r.base.name,
+                verify,
+                style.red(&mark)
+            )?;
+        }
+        Ok(())
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        self.skipped
+            .iter()
+            .map(|s| format!("skipped {}: {}", s.name, s.reason))
+            .collect()
+    }
+
+    fn human_status(&self, _: &Style) -> Vec<String> {
+        if !self.series.is_empty() {
+            return Vec::new();
+        }
+        vec!["no series versions: `git jules series format` or `series version` records one".into()]
+    }
 }
