@@ -21,10 +21,12 @@
 //! served with a warning).
 
 pub mod auth;
+mod leases;
 mod live;
 mod pages;
 pub mod render;
 pub mod search;
+mod series;
 
 use std::io::Cursor;
 use std::net::SocketAddr;

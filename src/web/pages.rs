@@ -36,6 +36,13 @@ pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
         (Method::Get, ["message", id, "raw"]) => raw(shared, id),
         (Method::Get, ["message", id, "file", name]) => attachment(shared, id, name),
         (Method::Get, ["series"]) => series(shared),
+        (Method::Get, ["series", persona, name]) => {
+            super::series::versions(shared, r, persona, name)
+        }
+        (Method::Get, ["series", persona, name, "range-diff"]) => {
+            super::series::range_diff(shared, r, persona, name)
+        }
+        (Method::Get, ["leases"]) => super::leases::page(shared, r),
         (Method::Get, ["weave"]) => weave(shared),
         (Method::Get, ["search"]) => search(shared, r),
         (Method::Post, ["send"]) => send(shared, r),
@@ -60,7 +67,7 @@ fn percent_decode(s: &str) -> String {
         .unwrap_or_default()
 }
 
-fn repo(shared: &Shared) -> Result<gix::Repository> {
+pub(super) fn repo(shared: &Shared) -> Result<gix::Repository> {
     crate::repo::open_with(&shared.dir, &shared.opts.overrides)
 }
 
@@ -70,7 +77,12 @@ fn value(v: impl Serialize) -> Result<serde_json::Value> {
 
 /// The page of `doc`: its JSON document when the request asks for JSON, else its template's data made
 /// straight from the typed value (a long listing is not turned into a JSON tree first).
-fn reply(r: &Req, template: &'static str, title: String, doc: &impl Serialize) -> Result<Reply> {
+pub(super) fn reply(
+    r: &Req,
+    template: &'static str,
+    title: String,
+    doc: &impl Serialize,
+) -> Result<Reply> {
     Ok(if r.json {
         Reply::Page {
             template,
@@ -309,7 +321,9 @@ fn series(shared: &Shared) -> Result<Reply> {
     Ok(Reply::Page {
         template: "series.html",
         title: "series".into(),
-        data: json!({ "version": 1, "series": value(list)? }),
+        // Every persona's recorded versions too (`series list --all`): on a clone with no staging branch
+        // of its own, these are the series.
+        data: json!({ "version": 1, "series": value(list)?, "versions": value(super::series::all(&repo)?)? }),
     })
 }
 

@@ -1272,3 +1272,152 @@ fn request_size_bounds_are_refused_with_their_status() {
     assert_eq!(post.status, 413, "{}", post.text());
     assert_eq!(server.get("/api/fleet").status, 200);
 }
+
+/// A summary, file lines and cover letter that would run, mark the DOM or reorder text if shown as markup:
+/// a script, an event handler, a right-to-left override and a control character.
+const HOSTILE_SUMMARY: &str =
+    "<script>document.body.dataset.pwned='cover'</script> \u{202e}fdp.exe \u{7}bell";
+
+/// alice's series `feat`: v1 (two patches), v2 (the first changed, the second dropped, a third added),
+/// each with hostile lines, and a weave of v2 recorded.
+fn versioned_series() -> Repo {
+    let r = Repo::new();
+    r.jules_ok(["series", "start", "feat"]);
+    // Enough unchanged lines that the changed first patch pairs (`!`) rather than drops and adds.
+    let keep: String = (1..=20).map(|i| format!("keep {i}\n")).collect();
+    r.write(
+        "a.txt",
+        &format!("<script>document.body.dataset.pwned='rd'</script>\n{keep}"),
+    );
+    r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        HOSTILE_SUMMARY,
+        "--rationale",
+        "r",
+    ]);
+    r.write("b.txt", "b\n");
+    r.jules_ok(["series", "commit", "--summary", "Add b", "--rationale", "r"]);
+    r.jules_ok(["series", "version", "--persona", "alice"]);
+    r.git(["reset", "-q", "--hard", "HEAD~2"]);
+    r.write(
+        "a.txt",
+        &format!("<img src=x onerror=\"document.body.dataset.pwned='rd2'\">\u{202e}\n{keep}"),
+    );
+    r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        HOSTILE_SUMMARY,
+        "--rationale",
+        "r",
+    ]);
+    r.write("c.txt", "c\n");
+    r.jules_ok(["series", "commit", "--summary", "Add c", "--rationale", "r"]);
+    r.jules_ok(["series", "version", "--persona", "alice"]);
+    r.git(["checkout", "-q", "main"]);
+    let woven = r.jules(["weave", "alice/feat@v2"]);
+    assert!(woven.status.success(), "{}", crate::harness::stderr(&woven));
+    r
+}
+
+/// Issue 44: the series page lists every persona's recorded series (`series list --all`) on a clone with
+/// no staging branch of its own (it said "No staging series"), a series' page shows each version with its
+/// cover letter, patches and the weave that took it, and the range-diff page pairs like `series
+/// range-diff` (`!`, `<`, `>`), with the inner diff's lines classed as git colours them. The hostile cover
+/// letter, summary and diff lines stay text: nothing runs, nothing marks the DOM, the override is shown as
+/// `<U+202E>`.
+#[test]
+fn series_versions_and_range_diff_pages_show_every_persona_and_stay_inert() {
+    let r = versioned_series();
+    // The staging branch is gone, as on the orchestrator's clone: only the version refs remain.
+    r.git(["branch", "-q", "-D", "jules/staging/feat"]);
+    let server = Server::start(&r, &["--read-only"]);
+    let doc = server.get("/api/series").json();
+    assert_eq!(
+        doc["versions"]["series"][0]["series"], "alice/feat",
+        "{doc}"
+    );
+    assert_eq!(doc["versions"]["series"][0]["versions"], 2);
+
+    let cli: Value = serde_json::from_str(&r.jules_ok([
+        "--json",
+        "series",
+        "range-diff",
+        "alice/feat",
+        "v1",
+        "v2",
+    ]))
+    .unwrap();
+    let api = server
+        .get("/api/series/alice/feat/range-diff?old=v1&new=v2")
+        .json();
+    let signs = |entries: &Value| -> Vec<String> {
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["status"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(signs(&api["entries"]), signs(&cli["entries"]));
+    assert_eq!(signs(&api["entries"]), ["changed", "dropped", "added"]);
+
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/series"));
+    assert!(
+        b.text().contains("alice/feat"),
+        "every persona's series: {}",
+        b.text()
+    );
+    b.eval("document.querySelector('table.series-versions a').click()");
+    b.wait_for("document.querySelector('section.version')");
+    let text = b.text();
+    assert!(text.contains("v2") && text.contains("v1"), "{text}");
+    assert_eq!(
+        b.eval("document.querySelectorAll('section.version').length"),
+        json!(2)
+    );
+    assert!(
+        b.eval("document.querySelector('#v2 .weaves').innerText")
+            .as_str()
+            .unwrap()
+            .contains("applied"),
+        "the weave of v2 is linked: {text}"
+    );
+    let cover = b.eval("document.querySelector('#v2 pre.cover').textContent");
+    let cover = cover.as_str().unwrap();
+    assert!(
+        cover.contains("<script>") && cover.contains("<U+202E>") && cover.contains("^G"),
+        "{cover}"
+    );
+
+    b.goto(&format!(
+        "http://{}/series/alice/feat/range-diff?old=v1&new=v2",
+        server.addr
+    ));
+    let headers = b.eval(
+        "[...document.querySelectorAll('.rd-header')].map(h => h.textContent.split(/\\s+/)[2])",
+    );
+    assert_eq!(headers, json!(["!", "<", ">"]));
+    assert!(
+        b.eval("document.querySelectorAll('.rd-diff .rd-add-add, .rd-diff .rd-del-del, .rd-diff .rd-add-del, .rd-diff .rd-del-add').length")
+            .as_u64()
+            .unwrap()
+            >= 2,
+        "the inner diff's changed lines are classed"
+    );
+    let diff = b.eval("document.querySelector('.rd-diff').textContent");
+    let diff = diff.as_str().unwrap();
+    assert!(
+        diff.contains("<img src=x onerror=") && diff.contains("<U+202E>"),
+        "{diff}"
+    );
+    b.eval("new Promise(r => setTimeout(r, 300))");
+    assert_eq!(
+        b.eval("document.body.dataset.pwned === undefined && document.querySelectorAll('main script, main img, main [onerror]').length === 0"),
+        json!(true)
+    );
+    b.screenshot("range-diff");
+}
