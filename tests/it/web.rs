@@ -1421,3 +1421,101 @@ fn series_versions_and_range_diff_pages_show_every_persona_and_stay_inert() {
     );
     b.screenshot("range-diff");
 }
+
+/// Issue 44: the leases page shows live, expiring and recently ended leases with holder, paths, reason,
+/// task and time left, filtered by the query's `persona` and `path` (the server filters: no script needed);
+/// a hostile reason (script, bidi override, control character) is text.
+#[test]
+fn leases_page_shows_live_expiring_and_ended_leases_filtered_and_inert() {
+    let r = Repo::new();
+    const T0: &str = "2030-01-01T10:00:00Z";
+    let at = |args: &[&str]| -> String {
+        let o = r.jules_at(T0, args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            crate::harness::stderr(&o)
+        );
+        crate::harness::stdout(&o)
+    };
+    let lease = |persona: &str, args: &[&str]| -> String {
+        let mut all = vec!["--json", "lease", "acquire", "--persona", persona];
+        all.extend_from_slice(args);
+        let v: Value = serde_json::from_str(&at(&all)).unwrap();
+        assert_eq!(v["held"], true, "{v}");
+        v["lease"]["id"].as_str().unwrap().to_owned()
+    };
+    let hostile = "<script>document.body.dataset.pwned='reason'</script>\u{202e}gnp.exe\u{1b}[31m";
+    lease(
+        "bob",
+        &[
+            "src/parser/",
+            "--ttl",
+            "2h",
+            "--reason",
+            hostile,
+            "--task",
+            "T-7",
+        ],
+    );
+    lease("alice", &["docs/", "--shared", "--ttl", "10m"]);
+    let gone = lease("carol", &["tmp/", "--ttl", "1h", "--reason", "scratch"]);
+    at(&["lease", "release", &gone, "--persona", "carol"]);
+
+    let server = Server::start_at(&r, T0, &[]);
+    let doc = server.get("/api/leases").json();
+    let personas = |list: &str| -> Vec<String> {
+        doc[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["persona"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(personas("live"), ["bob"], "{doc}");
+    assert_eq!(personas("expiring"), ["alice"], "{doc}");
+    assert_eq!(personas("ended"), ["carol"], "{doc}");
+    assert_eq!(doc["live"][0]["task"], "T-7");
+    assert_eq!(doc["live"][0]["expires_in"], 7200);
+
+    let only_docs = server.get("/api/leases?path=docs/x.md").json();
+    assert_eq!(
+        (
+            only_docs["live"].as_array().unwrap().len(),
+            only_docs["expiring"][0]["persona"].clone(),
+            only_docs["ended"].as_array().unwrap().len()
+        ),
+        (0, json!("alice"), 0)
+    );
+    let only_carol = server.get("/api/leases?persona=carol").json();
+    assert_eq!(only_carol["ended"][0]["persona"], "carol");
+    assert_eq!(only_carol["live"].as_array().unwrap().len(), 0);
+
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/leases"));
+    let reason = b.eval("document.querySelector('table.live td.reason').textContent");
+    let reason = reason.as_str().unwrap();
+    assert!(
+        reason.contains("<script>") && reason.contains("<U+202E>") && reason.contains("^["),
+        "{reason}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('table.live td.left').innerText"),
+        json!("2h 00m left")
+    );
+    assert!(b.text().contains("T-7"));
+    // The filter form works without script: a plain GET with the fields.
+    b.eval("document.querySelector('form.filter input[name=persona]').value = 'carol'; document.querySelector('form.filter').submit()");
+    b.wait_for("location.search.includes('persona=carol') && document.readyState === 'complete'");
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('tr.lease')].map(t => t.dataset.persona)"),
+        json!(["carol"])
+    );
+    b.eval("new Promise(r => setTimeout(r, 300))");
+    assert_eq!(
+        b.eval("document.body.dataset.pwned === undefined"),
+        json!(true)
+    );
+    b.goto(&format!("http://{}/leases", server.addr));
+    b.screenshot("leases");
+}
