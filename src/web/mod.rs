@@ -21,6 +21,7 @@
 //! served with a warning).
 
 pub mod auth;
+pub mod fetch;
 mod leases;
 mod live;
 mod pages;
@@ -50,6 +51,8 @@ pub struct Options {
     /// What the frontend decided for every read and write (`--full`, a signing key). With `as_persona`,
     /// [`Server::bind`] pins that persona's key here: the server signs with it and holds no other.
     pub overrides: crate::repo::Overrides,
+    /// `--fetch INTERVAL`: fetch the clone's jules remote in the background this often ([`fetch`]).
+    pub fetch: Option<std::time::Duration>,
 }
 
 /// The security headers of every response: no script but our own file, no framing, no sniffing, no
@@ -72,6 +75,8 @@ pub(crate) struct Shared {
     /// What the configuration warns about (a trust ref naming nothing: nothing is marked NOT VERIFIED):
     /// every page shows it, since the operator reading marks must know they mean nothing.
     pub config_warnings: Vec<String>,
+    /// The background fetch (`--fetch`), whose status every page shows.
+    pub fetch: Option<Arc<fetch::Fetcher>>,
 }
 
 impl Shared {
@@ -105,6 +110,15 @@ impl Server {
             }
         }
         let config_warnings = crate::settings::warnings(&repo);
+        // The remote is decided at start, so a clone with none (or an ambiguous one) is refused now, not
+        // reported on every page.
+        let fetch = match opts.fetch {
+            Some(every) => Some(Arc::new(fetch::Fetcher::new(
+                crate::sync::default_remote(&repo)?,
+                every,
+            ))),
+            None => None,
+        };
         let common = repo.common_dir().to_path_buf();
         drop(repo);
         let http = tiny_http::Server::from_listener(listen(opts.listen)?, None)
@@ -131,6 +145,7 @@ impl Server {
                 warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
                 as_warnings,
                 config_warnings,
+                fetch,
             }),
             _watcher: watcher,
         })
@@ -157,6 +172,13 @@ impl Server {
 
     /// Serve until the process ends.
     pub fn run(self) {
+        if let Some(f) = &self.shared.fetch {
+            f.start(
+                self.shared.dir.clone(),
+                self.shared.opts.overrides.clone(),
+                self.shared.live.clone(),
+            );
+        }
         for req in self.http.incoming_requests() {
             let shared = self.shared.clone();
             std::thread::spawn(move || serve(&shared, req));
@@ -611,6 +633,7 @@ impl Probe {
                     read_only: false,
                     overrides: Default::default(),
                     strict_personas: false,
+                    fetch: None,
                 },
                 secrets: auth::Secrets::new()?,
                 env: render::environment(),
@@ -618,6 +641,7 @@ impl Probe {
                 warm: Arc::new(crate::eventlog::warm::WarmViews::new()),
                 as_warnings: Vec::new(),
                 config_warnings: Vec::new(),
+                fetch: None,
             },
         })
     }
@@ -721,6 +745,7 @@ fn page(
             can_write => shared.can_write(),
             csrf => shared.secrets.csrf,
             max_body => render::MAX_BODY,
+            fetch => shared.fetch.as_ref().map(|f| f.status()),
         },
         &mut out,
     )

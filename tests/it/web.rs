@@ -1519,3 +1519,74 @@ fn leases_page_shows_live_expiring_and_ended_leases_filtered_and_inert() {
     b.goto(&format!("http://{}/leases", server.addr));
     b.screenshot("leases");
 }
+
+/// Issue 44: with `--fetch 1s` the served clone fetches its remote by itself: a message another clone sent
+/// and synced appears on the open page with nobody running `git fetch` or `sync` in the served clone, and
+/// the page says when the last fetch was and that it succeeded.
+#[test]
+fn with_fetch_a_message_from_another_clone_appears_without_anyone_fetching() {
+    let origin = Repo::new();
+    let remote = origin.bare_sibling();
+    origin.git(["remote", "add", "origin", remote.path().to_str().unwrap()]);
+    origin.git(["push", "-q", "origin", "main"]);
+    origin.jules_ok(["init"]);
+    send(&origin, "alice", "bob", "first", "one", &[]);
+    origin.jules_ok(["sync"]);
+    let other = origin.clone_of(remote.path());
+    other.jules_ok(["init"]);
+    other.jules_ok(["sync"]);
+
+    let server = Server::start(&origin, &["--fetch", "1s"]);
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/mail/bob"));
+    b.wait_for("document.body.dataset.live === 'open'");
+    b.eval("window.__not_reloaded = true");
+    assert!(!b.text().contains("second, from the other clone"));
+    send(
+        &other,
+        "carol",
+        "bob",
+        "second, from the other clone",
+        "two",
+        &[],
+    );
+    other.jules_ok(["sync"]);
+    // Nothing runs in `origin`: the server's own fetch brings the message.
+    b.wait_for("document.body.innerText.includes('second, from the other clone')");
+    assert_eq!(b.eval("window.__not_reloaded === true"), json!(true));
+    let status = b.eval("document.getElementById('fetch-status').innerText");
+    let status = status.as_str().unwrap();
+    assert!(
+        status.contains("Fetching origin every 1s") && status.contains("up to date"),
+        "{status}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#fetch-status time').getAttribute('datetime').length > 0"),
+        json!(true)
+    );
+}
+
+/// Issue 44: a fetch that fails is shown on every page, with git's reason and the backed-off next try.
+#[test]
+fn with_fetch_a_failing_remote_is_shown_with_its_reason() {
+    let r = seeded();
+    let gone = tempfile::tempdir().unwrap();
+    let missing = gone.path().join("no-such-remote.git");
+    r.git(["remote", "add", "origin", missing.to_str().unwrap()]);
+    let server = Server::start(&r, &["--fetch", "1s"]);
+    let deadline = Instant::now() + PATIENCE;
+    let page = loop {
+        let page = server.get("/series").text();
+        if page.contains("fetch-failed") {
+            break page;
+        }
+        assert!(Instant::now() < deadline, "no failure shown: {page}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(page.contains("failed</strong> ("), "{page}");
+    assert!(page.contains("origin"), "{page}");
+    assert!(
+        page.contains("next try in 2s") || page.contains("in a row"),
+        "{page}"
+    );
+}
