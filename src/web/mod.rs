@@ -28,6 +28,7 @@ mod pages;
 pub mod render;
 pub mod search;
 mod series;
+mod tables;
 
 use std::io::Cursor;
 use std::net::SocketAddr;

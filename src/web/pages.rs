@@ -113,12 +113,18 @@ struct Listing<'a> {
     /// What the persona check said (`mail inbox --json`'s `warnings`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     warnings: Vec<api::UnknownName>,
+    /// The HTML page's place in a long listing (`web::tables`); never in JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paging: Option<super::tables::Paging>,
 }
 
 fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
     let repo = repo(shared)?;
     let f = crate::fleet::read(&repo, Some(shared.warm.clone()), Utc::now())?;
-    reply(r, "fleet.html", "fleet".into(), &f)
+    if r.json {
+        return reply(r, "fleet.html", "fleet".into(), &f);
+    }
+    super::tables::fleet_page(shared, &repo, r, f)
 }
 
 /// The mail log, or `None` when nothing was ever sent (no log to open a view of).
@@ -142,10 +148,11 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
     let warnings = api::check_persona(&workspace(shared)?, &repo, persona)?;
     let now = Utc::now();
     let folder = r.param("folder").unwrap_or("inbox");
+    let mut paging = None;
     let doc = if folder == "sent" {
         with_mail(shared, &repo, |log, view| {
             let mut doc = out::sent(view, persona, None, now)?;
-            out::sign_listing(log.repo(), view, &mut doc.messages)?;
+            paging = super::tables::listing(r, log.repo(), view, &mut doc.messages)?;
             Ok(doc)
         })?
     } else {
@@ -167,7 +174,7 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
         };
         with_mail(shared, &repo, |log, view| {
             let mut doc = out::inbox(view, persona, &filter, now)?;
-            out::sign_listing(log.repo(), view, &mut doc.messages)?;
+            paging = super::tables::listing(r, log.repo(), view, &mut doc.messages)?;
             Ok(doc)
         })?
     };
@@ -183,6 +190,7 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
         selected: None,
         markable: None,
         warnings,
+        paging,
     };
     reply(r, "mailbox.html", title, &listing)
 }
@@ -223,6 +231,7 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         selected: Some(id),
         markable,
         warnings,
+        paging: None,
     };
     reply(r, "thread.html", "thread".into(), &listing)
 }

@@ -139,12 +139,12 @@ pub fn trust_html(v: &Value) -> String {
         "unsigned" => ("sig-quiet", "unsigned".to_owned()),
         "unsigned_with_key" => (
             "sig-forged",
-            "unsigned, yet its persona has a key: likely forged".to_owned(),
+            "not verified: likely forged (unsigned, yet its persona has a key)".to_owned(),
         ),
-        "bad_signature" => ("sig-forged", "bad signature".to_owned()),
+        "bad_signature" => ("sig-forged", "not verified: bad signature".to_owned()),
         "key_not_allowed" => (
             "sig-forged",
-            "signed by a key not allowed for it".to_owned(),
+            "not verified: signed by a key not allowed for it".to_owned(),
         ),
         "" => return String::new(),
         other => (

@@ -303,6 +303,30 @@ impl Browser {
     }
 }
 
+impl Browser {
+    /// Issue 44's screenshots: `DIR/<name>-1280.png` and `DIR/<name>-400.png` (a desktop and a phone width),
+    /// when `JULES_WEB_SCREENSHOTS=DIR`; the page is reloaded at each width, then left at 1200 px.
+    fn screenshots(&mut self, name: &str) {
+        if std::env::var_os("JULES_WEB_SCREENSHOTS").is_none() {
+            return;
+        }
+        for (w, h) in [(1280, 900), (400, 860)] {
+            self.width(w, h);
+            self.screenshot(&format!("{name}-{w}"));
+        }
+        self.width(1200, 900);
+    }
+
+    /// Lay the page out at `w` x `h` CSS pixels, as a window that size would.
+    fn width(&mut self, w: u32, h: u32) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600 }),
+        );
+        self.wait_for(&format!("window.innerWidth === {w}"));
+    }
+}
+
 fn base64_decode(s: &str) -> Vec<u8> {
     let val = |c: u8| match c {
         b'A'..=b'Z' => c - b'A',
@@ -542,7 +566,11 @@ fn read_only_shows_no_form_and_refuses_writes() {
     let mut b = Browser::start();
     b.goto(&server.with_token("/mail/bob"));
     assert!(b.text().contains("Parser plan"));
-    assert_eq!(b.eval("document.querySelectorAll('form').length"), json!(0));
+    // No form that writes (the mailbox's filter is a GET form, which reads).
+    assert_eq!(
+        b.eval("document.querySelectorAll('form[method=post]').length"),
+        json!(0)
+    );
     b.eval("document.querySelector('a.subject').click()");
     b.wait_for("document.querySelector('article.message')");
     assert_eq!(b.eval("document.querySelectorAll('form').length"), json!(0));
@@ -950,7 +978,9 @@ fn the_search_box_answers_as_mail_search_does() {
 }
 
 /// Signed events in the web view: the mailbox marks unverified mail and the API carries the CLI's
-/// `signature` (issue 28).
+/// `signature` (issue 28). Issue 44: the marks tell forgeries from legacy mail. Mail from a persona with no
+/// key (written before keys existed) is marked quietly "unsigned", never "not verified"; mail in the name of
+/// a persona that has a key but without its signature is "likely forged", in red (`sig-forged`).
 #[test]
 fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
     let r = Repo::new();
@@ -965,16 +995,33 @@ fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
         key.to_str().unwrap(),
     ]);
     send(&r, "alice", "bob", "signed one", "x", &[]);
-    send(&r, "mallory", "bob", "forged one", "x", &[]);
+    send(&r, "mallory", "bob", "legacy one", "x", &[]);
+    r.git(["config", "--unset", "jules.persona.alice.signingKey"]);
+    send(&r, "alice", "bob", "forged one", "x", &[]);
     let server = Server::start(&r, &[]);
     let get = |path: &str, accept: &str| server.get_as(path, accept);
     let page = get("/mail/bob", "text/html").text();
-    assert_eq!(page.matches("not verified").count(), 1, "{page}");
-    let row = page
-        .split("<tr")
-        .find(|row| row.contains("forged one"))
-        .unwrap();
-    assert!(row.contains("not verified"), "{row}");
+    let row = |subject: &str| -> String {
+        page.split("<tr")
+            .find(|row| row.contains(subject))
+            .unwrap()
+            .to_owned()
+    };
+    let forged = row("forged one");
+    assert!(
+        forged.contains("sig-forged") && forged.contains("likely forged"),
+        "{forged}"
+    );
+    let legacy = row("legacy one");
+    assert!(
+        legacy.contains("sig-quiet") && !legacy.contains("not verified"),
+        "{legacy}"
+    );
+    assert!(
+        !row("signed one").contains("class=\"sig "),
+        "verified mail carries no mark"
+    );
+    assert_eq!(page.matches("sig-forged").count(), 1, "{page}");
     let cli: Value =
         serde_json::from_str(&r.jules_ok(["mail", "inbox", "--persona", "bob", "--json"])).unwrap();
     let api = get("/api/mail/bob", "*/*").json();
@@ -1419,7 +1466,7 @@ fn series_versions_and_range_diff_pages_show_every_persona_and_stay_inert() {
         b.eval("document.body.dataset.pwned === undefined && document.querySelectorAll('main script, main img, main [onerror]').length === 0"),
         json!(true)
     );
-    b.screenshot("range-diff");
+    b.screenshots("range-diff");
 }
 
 /// Issue 44: the leases page shows live, expiring and recently ended leases with holder, paths, reason,
@@ -1517,7 +1564,7 @@ fn leases_page_shows_live_expiring_and_ended_leases_filtered_and_inert() {
         json!(true)
     );
     b.goto(&format!("http://{}/leases", server.addr));
-    b.screenshot("leases");
+    b.screenshots("leases");
 }
 
 /// Issue 44: with `--fetch 1s` the served clone fetches its remote by itself: a message another clone sent
@@ -1589,4 +1636,130 @@ fn with_fetch_a_failing_remote_is_shown_with_its_reason() {
         page.contains("next try in 2s") || page.contains("in a row"),
         "{page}"
     );
+}
+
+/// Issue 44, at 30 personas: the fleet's rows are sorted and filtered by query parameter (links and a GET
+/// form: no script needed), times are relative with the exact time in `<time datetime>` and `title`, a
+/// signature-health column marks the persona whose name was used without its key (red) apart from legacy
+/// unsigned mail (quiet); the mailbox is paged by 50 with its counts kept, its filter works with and without
+/// script, and a 200-character unbroken subject wraps instead of pushing the table off a phone-width screen.
+#[test]
+fn thirty_personas_sort_filter_page_and_fit_a_phone() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("p01");
+    let line = r.jules_ok(["keys", "new", "p01", "--out", key.to_str().unwrap()]);
+    r.write(".jules/allowed_signers", &line);
+    r.commit_all("trust p01");
+    r.git([
+        "config",
+        "jules.persona.p01.signingKey",
+        key.to_str().unwrap(),
+    ]);
+    let personas: Vec<String> = (1..=30).map(|i| format!("p{i:02}")).collect();
+    for p in &personas {
+        send(&r, p, "bob", &format!("hello from {p}"), "x", &[]);
+    }
+    // p07 sends most; p01's name is used once without its key (a likely forgery).
+    for i in 0..90 {
+        send(&r, "p07", "bob", &format!("report {i}"), "x", &[]);
+    }
+    let long = "x".repeat(200);
+    send(&r, "p02", "bob", &long, "x", &[]);
+    r.git(["config", "--unset", "jules.persona.p01.signingKey"]);
+    send(&r, "p01", "bob", "forged in p01's name", "x", &[]);
+
+    let server = Server::start(&r, &[]);
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/"));
+    let rows =
+        "[...document.querySelectorAll('table.personas tbody tr')].map(t => t.dataset.persona)";
+    assert_eq!(
+        b.eval(&format!("{rows}.length")),
+        json!(31),
+        "30 senders and bob"
+    );
+    // Sorting is a link: sent, largest first.
+    b.eval("document.querySelector('thead a[href*=\"sort=sent\"]').click()");
+    b.wait_for("location.search.includes('sort=sent')");
+    b.wait_for("document.readyState === 'complete'");
+    assert_eq!(b.eval(&format!("{rows}[0]")), json!("p07"));
+    assert_eq!(
+        b.eval("document.querySelector('th[aria-sort]').getAttribute('aria-sort')"),
+        json!("descending")
+    );
+    // Filtering is a GET form; the sort is kept.
+    b.goto(&format!(
+        "http://{}/?q=p1&sort=persona&dir=asc",
+        server.addr
+    ));
+    assert_eq!(
+        b.eval(rows),
+        json!(["p10", "p11", "p12", "p13", "p14", "p15", "p16", "p17", "p18", "p19"])
+    );
+    assert!(b.text().contains("personas 1–10 of 10 (filtered from 31)"));
+    b.goto(&format!("http://{}/", server.addr));
+    // Relative times, the exact one in datetime and on hover.
+    let time = b.eval("(t => [t.getAttribute('datetime'), t.title, t.textContent])(document.querySelector('tr[data-persona=p03] time'))");
+    assert!(
+        time[0].as_str().unwrap().starts_with("20") && time[0] == time[1],
+        "{time}"
+    );
+    assert!(
+        time[2].as_str().unwrap().ends_with("ago") || time[2] == "just now",
+        "{time}"
+    );
+    // Signature health: p01 has one likely forgery (red), p03's legacy unsigned mail is quiet.
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=p01] td.health .sig-forged').textContent"),
+        json!("1 likely forged")
+    );
+    assert_eq!(
+        b.eval("getComputedStyle(document.querySelector('tr[data-persona=p01] .sig-forged')).backgroundColor"),
+        json!("rgb(179, 0, 27)")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=p03] td.health').textContent.trim()"),
+        json!("1 unsigned")
+    );
+    b.screenshots("fleet-30");
+
+    // The mailbox: 122 messages, 50 a page, the counts kept.
+    b.goto(&format!("http://{}/mail/bob", server.addr));
+    let count = "document.querySelectorAll('table.messages tbody tr').length";
+    assert_eq!(b.eval(count), json!(50));
+    assert!(b.text().contains("messages 1–50 of 122"), "{}", b.text());
+    b.eval("document.querySelector('a[rel=next]').click()");
+    b.wait_for("location.search.includes('page=2') && document.readyState === 'complete'");
+    assert!(b.text().contains("messages 51–100 of 122"));
+    // The filter box hides the page's rows as one types (script), and filters the whole folder on submit.
+    b.goto(&format!("http://{}/mail/bob", server.addr));
+    b.eval("(i => { i.value = 'forged in'; i.dispatchEvent(new Event('input', {bubbles: true})); })(document.querySelector('input[data-filter]'))");
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('table.messages tbody tr')].filter(t => !t.hidden).length"),
+        json!(1)
+    );
+    b.eval("document.querySelector('form.filter').submit()");
+    b.wait_for("location.search.includes('q=forged') && document.readyState === 'complete'");
+    assert_eq!(b.eval(count), json!(1));
+    // The long subject wraps: at phone width nothing is wider than the screen but the table's own box.
+    b.goto(&format!("http://{}/mail/bob?q=xxxxxxxxxx", server.addr));
+    b.width(400, 860);
+    assert_eq!(
+        b.eval("document.documentElement.scrollWidth <= window.innerWidth"),
+        json!(true)
+    );
+    assert!(
+        b.eval("document.querySelector('td.subject-cell').getBoundingClientRect().width")
+            .as_f64()
+            .unwrap()
+            < 400.0,
+        "the 200-character subject breaks"
+    );
+    b.width(1200, 900);
+    b.goto(&format!("http://{}/mail/bob", server.addr));
+    b.screenshots("mailbox");
+    b.eval("document.querySelector('a.subject').click()");
+    b.wait_for("document.querySelector('article.message')");
+    b.screenshots("thread");
 }
