@@ -73,6 +73,7 @@ pub fn environment() -> Environment<'static> {
         Value::from_safe_string(ago_html(&s, now))
     });
     env.add_filter("trust", |v: Value| Value::from_safe_string(trust_html(&v)));
+    env.add_filter("trust_why", |v: Value| trust_why(&v));
     env
 }
 
@@ -129,28 +130,8 @@ pub fn ago_html(t: &str, now: chrono::DateTime<chrono::Utc>) -> String {
 /// from a persona with no key quietly grey (legacy mail, not an alarm), unsigned from a persona that has a
 /// key (likely forged), a bad signature or a key not allowed in red.
 pub fn trust_html(v: &Value) -> String {
-    let state = v
-        .get_attr("state")
-        .ok()
-        .and_then(|s| s.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    let (class, word) = match state.as_str() {
-        "verified" => ("sig-ok", "verified".to_owned()),
-        "unsigned" => ("sig-quiet", "unsigned".to_owned()),
-        "unsigned_with_key" => (
-            "sig-forged",
-            "not verified: likely forged (unsigned, yet its persona has a key)".to_owned(),
-        ),
-        "bad_signature" => ("sig-forged", "not verified: bad signature".to_owned()),
-        "key_not_allowed" => (
-            "sig-forged",
-            "not verified: signed by a key not allowed for it".to_owned(),
-        ),
-        "" => return String::new(),
-        other => (
-            "sig-forged",
-            format!("not verified: {}", visible(other, MAX_NAME)),
-        ),
+    let Some((class, word, why)) = trust_parts(v) else {
+        return String::new();
     };
     let tag = if class == "sig-forged" {
         "strong"
@@ -158,9 +139,53 @@ pub fn trust_html(v: &Value) -> String {
         "span"
     };
     format!(
-        "<{tag} class=\"sig {class}\" title=\"signature: {w}\">{w}</{tag}>",
-        w = escape(&word)
+        "<{tag} class=\"sig {class}\" title=\"signature: {}\">{word}</{tag}>",
+        escape(&why)
     )
+}
+
+/// The whole sentence of a signature's state (what the mark's `title` says), as text.
+pub fn trust_why(v: &Value) -> String {
+    trust_parts(v).map(|(_, _, why)| why).unwrap_or_default()
+}
+
+/// A signature state's class, its short word and its whole sentence; `None` for no state.
+fn trust_parts(v: &Value) -> Option<(&'static str, &'static str, String)> {
+    let state = v
+        .get_attr("state")
+        .ok()
+        .and_then(|s| s.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    // A short word on the page, the whole sentence on hover (`title`).
+    Some(match state.as_str() {
+        "verified" => ("sig-ok", "verified", "verified".to_owned()),
+        "unsigned" => (
+            "sig-quiet",
+            "unsigned",
+            "unsigned, from a persona with no key at the time (mail from before keys)".to_owned(),
+        ),
+        "unsigned_with_key" => (
+            "sig-forged",
+            "likely forged",
+            "not verified: unsigned, yet its persona has a key".to_owned(),
+        ),
+        "bad_signature" => (
+            "sig-forged",
+            "bad signature",
+            "not verified: the signature does not verify".to_owned(),
+        ),
+        "key_not_allowed" => (
+            "sig-forged",
+            "key not allowed",
+            "not verified: signed by a key not allowed for it".to_owned(),
+        ),
+        "" => return None,
+        other => (
+            "sig-forged",
+            "not verified",
+            format!("not verified: {}", visible(other, MAX_NAME)),
+        ),
+    })
 }
 
 /// Seconds left as the largest units that say it (`1h 05m`, `4m 10s`, `9s`).

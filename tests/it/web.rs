@@ -321,7 +321,7 @@ impl Browser {
     fn width(&mut self, w: u32, h: u32) {
         self.call(
             "Emulation.setDeviceMetricsOverride",
-            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": w < 600 }),
+            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": false }),
         );
         self.wait_for(&format!("window.innerWidth === {w}"));
     }
