@@ -1617,6 +1617,20 @@ fn with_fetch_a_message_from_another_clone_appears_without_anyone_fetching() {
 #[test]
 fn with_fetch_a_failing_remote_is_shown_with_its_reason() {
     let r = seeded();
+    // No remote, or an interval it cannot read: refused at start (exit 2), not reported on every page.
+    for (args, says) in [
+        (["web", "--fetch", "1s"], "no remote configured"),
+        (["web", "--fetch", "0s"], "longer than nothing"),
+        (["web", "--fetch", "soon"], "cannot read the interval"),
+    ] {
+        let out = r.jules(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            crate::harness::stderr(&out).contains(says),
+            "{args:?}: {}",
+            crate::harness::stderr(&out)
+        );
+    }
     let gone = tempfile::tempdir().unwrap();
     let missing = gone.path().join("no-such-remote.git");
     r.git(["remote", "add", "origin", missing.to_str().unwrap()]);
