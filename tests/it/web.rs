@@ -303,7 +303,35 @@ impl Browser {
     }
 }
 
+/// Every element with its own text whose colour against its background is below WCAG AA (4.5:1), as
+/// `tag.class: ratio`; the background is the nearest one that is not transparent.
+const CONTRAST_FAILURES: &str = r#"(() => {
+  const rgb = s => (s.match(/[\d.]+/g) || []).map(Number);
+  const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const bg = el => { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor); if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; };
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const a = lum(rgb(getComputedStyle(el).color)), b = lum(bg(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) out.push(el.tagName.toLowerCase() + '.' + el.className + ': ' + ratio.toFixed(2));
+  }
+  return out;
+})()"#;
+
 impl Browser {
+    /// Press a key (Tab, Enter) as the keyboard would.
+    fn key(&mut self, key: &str, code: u32) {
+        for kind in ["keyDown", "keyUp"] {
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code }),
+            );
+        }
+    }
+
     /// Issue 44's screenshots: `DIR/<name>-1280.png` and `DIR/<name>-400.png` (a desktop and a phone width),
     /// when `JULES_WEB_SCREENSHOTS=DIR`; the page is reloaded at each width, then left at 1200 px.
     fn screenshots(&mut self, name: &str) {
@@ -1466,6 +1494,7 @@ fn series_versions_and_range_diff_pages_show_every_persona_and_stay_inert() {
         b.eval("document.body.dataset.pwned === undefined && document.querySelectorAll('main script, main img, main [onerror]').length === 0"),
         json!(true)
     );
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
     b.screenshots("range-diff");
 }
 
@@ -1564,6 +1593,7 @@ fn leases_page_shows_live_expiring_and_ended_leases_filtered_and_inert() {
         json!(true)
     );
     b.goto(&format!("http://{}/leases", server.addr));
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
     b.screenshots("leases");
 }
 
@@ -1736,6 +1766,21 @@ fn thirty_personas_sort_filter_page_and_fit_a_phone() {
         b.eval("document.querySelector('tr[data-persona=p03] td.health').textContent.trim()"),
         json!("1 unsigned")
     );
+    // Accessible: every text meets AA contrast, and the keyboard reaches the page: the first Tab stop
+    // skips to it, and Tab goes on to the sort links.
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
+    // The check itself finds a pale grey on white (2.3:1).
+    b.eval("(p => { p.id = 'pale'; p.style.color = '#aaa'; p.textContent = 'pale'; document.querySelector('main').append(p); })(document.createElement('p'))");
+    assert_eq!(b.eval(&format!("{CONTRAST_FAILURES}.length")), json!(1));
+    b.eval("document.getElementById('pale').remove()");
+    b.key("Tab", 9);
+    assert_eq!(b.eval("document.activeElement.className"), json!("skip"));
+    let mut tabs = 0;
+    while b.eval("!!document.activeElement.closest('thead')") != json!(true) {
+        b.key("Tab", 9);
+        tabs += 1;
+        assert!(tabs < 20, "the sort links are reachable with Tab");
+    }
     b.screenshots("fleet-30");
 
     // The mailbox: 122 messages, 50 a page, the counts kept.
@@ -1772,6 +1817,7 @@ fn thirty_personas_sort_filter_page_and_fit_a_phone() {
     );
     b.width(1200, 900);
     b.goto(&format!("http://{}/mail/bob", server.addr));
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
     b.screenshots("mailbox");
     b.eval("document.querySelector('a.subject').click()");
     b.wait_for("document.querySelector('article.message')");
