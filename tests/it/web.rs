@@ -1391,6 +1391,24 @@ fn versioned_series() -> Repo {
     r.write("c.txt", "c\n");
     r.jules_ok(["series", "commit", "--summary", "Add c", "--rationale", "r"]);
     r.jules_ok(["series", "version", "--persona", "alice"]);
+    // A review of v2's second patch, written about that version.
+    let buffer = r.jules_ok(["series", "review", "--version", "alice/feat@v2", "--print"]);
+    let edited = buffer.replacen(
+        "### Patch [2/2] ###\n",
+        "### Patch [2/2] ###\nR: <b>c</b> needs a test\u{202e}\n",
+        1,
+    );
+    let side = tempfile::tempdir().unwrap();
+    let file = side.path().join("review.txt");
+    std::fs::write(&file, edited).unwrap();
+    r.jules_ok([
+        "series",
+        "review",
+        "--version",
+        "alice/feat@v2",
+        "--from-file",
+        file.to_str().unwrap(),
+    ]);
     r.git(["checkout", "-q", "main"]);
     let woven = r.jules(["weave", "alice/feat@v2"]);
     assert!(woven.status.success(), "{}", crate::harness::stderr(&woven));
@@ -1461,6 +1479,21 @@ fn series_versions_and_range_diff_pages_show_every_persona_and_stay_inert() {
             .contains("applied"),
         "the weave of v2 is linked: {text}"
     );
+    // The review comment is under v2's patch 2, naming the version, as text.
+    let review = b.eval("document.querySelector('#v2 p.review').textContent");
+    assert!(
+        review.as_str().unwrap().contains("on alice/feat@v2")
+            && review
+                .as_str()
+                .unwrap()
+                .contains("<b>c</b> needs a test<U+202E>"),
+        "{review}"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('#v1 p.review, main p.review b').length"),
+        json!(0)
+    );
+    b.screenshots("series-versions");
     let cover = b.eval("document.querySelector('#v2 pre.cover').textContent");
     let cover = cover.as_str().unwrap();
     assert!(
