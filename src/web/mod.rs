@@ -78,6 +78,8 @@ pub(crate) struct Shared {
     pub config_warnings: Vec<String>,
     /// The background fetch (`--fetch`), whose status every page shows.
     pub fetch: Option<Arc<fetch::Fetcher>>,
+    /// The fleet's signature-health column, as last computed (`tables`).
+    pub health: tables::HealthMemo,
 }
 
 impl Shared {
@@ -147,6 +149,7 @@ impl Server {
                 as_warnings,
                 config_warnings,
                 fetch,
+                health: Default::default(),
             }),
             _watcher: watcher,
         })
@@ -643,6 +646,7 @@ impl Probe {
                 as_warnings: Vec::new(),
                 config_warnings: Vec::new(),
                 fetch: None,
+                health: Default::default(),
             },
         })
     }

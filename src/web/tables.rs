@@ -255,6 +255,14 @@ pub(super) fn fleet_page(
     )
 }
 
+/// Each persona's health as last computed, for the mail log's tips and trust roots it was computed under:
+/// reading a persona's sent list reaches into its recipients' mailboxes, which a fleet page must not pay
+/// again on every view while nothing moved.
+#[derive(Default)]
+pub struct HealthMemo {
+    state: std::sync::Mutex<(String, BTreeMap<String, Health>)>,
+}
+
 /// The signature health of `personas` (their last [`HEALTH_SAMPLE`] sent messages each), `None` when the
 /// repository verifies nothing or no mail was ever sent.
 fn health(
@@ -262,14 +270,50 @@ fn health(
     repo: &gix::Repository,
     personas: &[&str],
 ) -> Result<Option<BTreeMap<String, Health>>> {
-    if crate::eventlog::Verifier::open(repo)?.is_none() {
+    let Some(verifier) = crate::eventlog::Verifier::open(repo)? else {
         return Ok(None);
-    }
+    };
+    drop(verifier);
     let log = crate::mail::ops::log(repo)?.with_warm(Some(shared.warm.clone()));
-    if log.tips()?.is_empty() {
+    let tips = log.tips()?;
+    if tips.is_empty() {
         return Ok(None);
     }
-    crate::mail::ops::with_view(&log, |view| {
+    // What the states depend on: the log's tips and the trust roots (the allowed-signers blob at the trust
+    // ref, read as `sign::verify` reads it).
+    let trust = crate::sign::verify::trust_blob(repo);
+    let key = format!("{tips:?} {trust:?}");
+    let mut memo = shared
+        .health
+        .state
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if memo.0 != key {
+        *memo = (key, BTreeMap::new());
+    }
+    let missing: Vec<&str> = personas
+        .iter()
+        .copied()
+        .filter(|p| !memo.1.contains_key(*p))
+        .collect();
+    if !missing.is_empty() {
+        let fresh = count_health(repo, &log, &missing)?;
+        memo.1.extend(fresh);
+    }
+    Ok(Some(
+        personas
+            .iter()
+            .filter_map(|p| memo.1.get(*p).map(|h| ((*p).to_owned(), h.clone())))
+            .collect(),
+    ))
+}
+
+fn count_health(
+    repo: &gix::Repository,
+    log: &crate::eventlog::Log<'_>,
+    personas: &[&str],
+) -> Result<BTreeMap<String, Health>> {
+    crate::mail::ops::with_view(log, |view| {
         let mut out = BTreeMap::new();
         for p in personas {
             let sent = view.sent(p)?;
@@ -292,7 +336,7 @@ fn health(
             }
             out.insert((*p).to_owned(), h);
         }
-        Ok(Some(out))
+        Ok(out)
     })
 }
 

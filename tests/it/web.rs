@@ -1799,6 +1799,13 @@ fn thirty_personas_sort_filter_page_and_fit_a_phone() {
         b.eval("document.querySelector('tr[data-persona=p03] td.health').textContent.trim()"),
         json!("1 unsigned")
     );
+    // The column is remembered for the log's tips only: a new forgery is counted on the next view.
+    send(&r, "p01", "bob", "forged again", "x", &[]);
+    b.goto(&format!("http://{}/", server.addr));
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=p01] td.health .sig-forged').textContent"),
+        json!("2 likely forged")
+    );
     // Accessible: every text meets AA contrast, and the keyboard reaches the page: the first Tab stop
     // skips to it, and Tab goes on to the sort links.
     assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
@@ -1816,14 +1823,14 @@ fn thirty_personas_sort_filter_page_and_fit_a_phone() {
     }
     b.screenshots("fleet-30");
 
-    // The mailbox: 122 messages, 50 a page, the counts kept.
+    // The mailbox: 123 messages, 50 a page, the counts kept.
     b.goto(&format!("http://{}/mail/bob", server.addr));
     let count = "document.querySelectorAll('table.messages tbody tr').length";
     assert_eq!(b.eval(count), json!(50));
-    assert!(b.text().contains("messages 1–50 of 122"), "{}", b.text());
+    assert!(b.text().contains("messages 1–50 of 123"), "{}", b.text());
     b.eval("document.querySelector('a[rel=next]').click()");
     b.wait_for("location.search.includes('page=2') && document.readyState === 'complete'");
-    assert!(b.text().contains("messages 51–100 of 122"));
+    assert!(b.text().contains("messages 51–100 of 123"));
     // The filter box hides the page's rows as one types (script), and filters the whole folder on submit.
     b.goto(&format!("http://{}/mail/bob", server.addr));
     b.eval("(i => { i.value = 'forged in'; i.dispatchEvent(new Event('input', {bubbles: true})); })(document.querySelector('input[data-filter]'))");
