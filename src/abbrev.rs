@@ -22,7 +22,11 @@ pub fn unique_len(sorted: &[String]) -> usize {
 }
 
 /// Resolve `prefix` against `sorted` full hex ids: exactly one match, else a clear error.
-pub fn resolve<'a>(what: &'static str, prefix: &str, sorted: &'a [String]) -> Result<&'a str> {
+pub fn resolve<'a>(
+    what: crate::error::Thing,
+    prefix: &str,
+    sorted: &'a [String],
+) -> Result<&'a str> {
     let p = prefix.to_ascii_lowercase();
     if !p.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(Error::usage(format!(
@@ -63,23 +67,23 @@ mod tests {
         ];
         assert_eq!(unique_len(&ids), 7);
         assert_eq!(
-            resolve("message", "bbbb", &ids).unwrap(),
+            resolve(crate::error::Thing::Message, "bbbb", &ids).unwrap(),
             "bbbbbbbbbbbbbbbb"
         );
         assert!(matches!(
-            resolve("message", "abcdef", &ids),
+            resolve(crate::error::Thing::Message, "abcdef", &ids),
             Err(Error::Ambiguous { .. })
         ));
         assert_eq!(
-            resolve("message", "ABCDEF1", &ids).unwrap(),
+            resolve(crate::error::Thing::Message, "ABCDEF1", &ids).unwrap(),
             "abcdef1111111111"
         );
         assert!(matches!(
-            resolve("message", "cccc", &ids),
+            resolve(crate::error::Thing::Message, "cccc", &ids),
             Err(Error::NotFound { .. })
         ));
         assert!(matches!(
-            resolve("message", "ab", &ids),
+            resolve(crate::error::Thing::Message, "ab", &ids),
             Err(Error::Usage(_))
         ));
     }

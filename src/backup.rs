@@ -116,7 +116,7 @@ fn numbered(
 ) -> Result<Vec<Backup>> {
     let mut out = Vec::new();
     for r in repo.references()?.prefixed(prefix)? {
-        let mut r = r.map_err(|e| Error::Other(format!("listing {prefix}*: {e}")))?;
+        let mut r = r.map_err(|e| Error::wrap(format!("listing {prefix}*"), e))?;
         let name = r.name().as_bstr().to_string();
         let Some(number) = name
             .strip_prefix(prefix)

@@ -81,7 +81,7 @@ pub struct SignedWritten {
 pub fn write(log: &Log<'_>, every: Option<u64>) -> Result<Written> {
     let at = log
         .local_tip()?
-        .ok_or_else(|| Error::not_found("log", log.name()))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Log, log.name()))?;
     let previous = checkpoint::newest(log, &[at])?;
     let since_previous = match previous {
         Some((anchor, _)) => Some(

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::eventlog::warm::WarmViews;
+use crate::mail::api;
 use crate::mail::message::BROADCAST;
-use crate::mail::ops;
 use crate::mail::recipients::{Groups, Known};
 use crate::state::status::{sprint_status, SprintStatus};
 use crate::state::view::{Run, TickRecord};
@@ -93,13 +93,9 @@ pub fn read(
     if let Some(wt) = repo.workdir() {
         declared.extend(crate::roles::scan(wt).personas);
     }
-    let log = ops::log(repo)?.with_warm(warm);
     let mut rows: BTreeMap<String, PersonaRow> = BTreeMap::new();
-    let (messages, unanswered) = if log.tips()?.is_empty() {
-        (0, 0)
-    } else {
-        // One pass over every mailbox (`MailView::tally`), not a listing per persona.
-        let tally = ops::tally(&log, now)?;
+    // One pass over every mailbox (`MailView::tally`), not a listing per persona.
+    let (messages, unanswered) = if let Some(tally) = api::tally(repo, warm, now)? {
         for (p, t) in tally.personas {
             let mut row = PersonaRow::empty(&p, declared.contains(&p));
             row.received = t.received;
@@ -111,6 +107,8 @@ pub fn read(
             rows.insert(p, row);
         }
         (tally.messages, tally.unanswered)
+    } else {
+        (0, 0)
     };
     for p in &declared {
         if p == BROADCAST {

@@ -106,7 +106,7 @@ impl Web {
     pub fn new() -> Result<Web> {
         use crate::mail::api;
         let dir = tempfile::tempdir().map_err(|e| Error::io("a scratch directory", e))?;
-        gix::init(dir.path()).map_err(|e| Error::Other(format!("a scratch repository: {e}")))?;
+        gix::init(dir.path()).map_err(|e| Error::wrap("a scratch repository", e))?;
         let ws = crate::workspace::Workspace::open(dir.path())?;
         let first = api::send(
             &ws,

@@ -28,7 +28,7 @@ use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::eventlog::event::{decode_event, event_message, parse_message, Framed};
 use crate::eventlog::{EventId, IdSet, Log, LoggedEvent};
 
@@ -76,10 +76,10 @@ struct EventCommit {
 fn framed(repo: &gix::Repository, commit: ObjectId) -> Result<Option<EventCommit>> {
     let c = repo
         .find_commit(commit)
-        .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
     let msg = c
         .message_raw()
-        .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
     let Ok(Framed::Event {
         json,
         claimed_id,
@@ -375,10 +375,10 @@ fn rebuild(log: &Log<'_>, base: Option<ObjectId>, events: &[Rebuild]) -> Result<
     for e in events {
         let c = repo
             .find_commit(e.commit)
-            .map_err(|err| Error::Other(format!("reading commit {}: {err}", e.commit)))?;
+            .map_err(|err| Error::wrap(format!("reading commit {}", e.commit), err))?;
         let tree = c
             .tree_id()
-            .map_err(|err| Error::Other(format!("reading commit {}: {err}", e.commit)))?
+            .map_err(|err| Error::wrap(format!("reading commit {}", e.commit), err))?
             .detach();
         let Some(framed) = framed(repo, e.commit)? else {
             return Err(Error::Other(format!(
@@ -555,7 +555,7 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
             }
             many => {
                 return Err(Error::Ambiguous {
-                    what: "event",
+                    what: crate::error::Thing::Event,
                     prefix: want.clone(),
                     candidates: many.iter().map(|(_, id)| id.to_hex()).collect(),
                 })
@@ -591,12 +591,17 @@ pub fn settle(repo: &gix::Repository, which: &Which, action: Settle) -> Result<V
                 };
                 let signature = crate::sign::sign_event(repo, &e.event.actor, &c.json)?
                     .ok_or_else(|| {
-                        Error::Refused(format!(
-                            "{} has no signing key to sign event {} again (`git jules keys new {} --configure`)",
-                            e.event.actor,
-                            e.id.short(12),
-                            e.event.actor
-                        ))
+                        Error::needs(
+                            ErrorKind::Usage,
+                            format!(
+                                "{} has no signing key to sign event {} again",
+                                e.event.actor,
+                                e.id.short(12),
+                            ),
+                            Remedy::SigningKey {
+                                persona: e.event.actor.clone(),
+                            },
+                        )
                     })?;
                 chain.push(Rebuild {
                     commit: e.commit,
@@ -649,7 +654,7 @@ fn state_in(
         let c = log
             .repo()
             .find_commit(commit)
-            .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+            .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
         at = c.parent_ids().next().map(|p| p.detach());
     }
     Ok(None)

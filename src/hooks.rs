@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::error::{Error, Result, ResultExt};
+use crate::error::{Error, ErrorKind, Remedy, Result, ResultExt};
 
 /// The pre-push hook: verify pushed series commits and refuse the push when one fails.
 pub const PRE_PUSH: &str = include_str!("../hooks/pre-push");
@@ -147,10 +147,14 @@ fn install(
         // An older hook of ours (the shim, or another binary's path): updated in place.
         Ok(existing) if name == "pre-commit" && is_our_pre_commit(&existing) => Action::Updated,
         Ok(_) if !force => {
-            return Err(Error::Conflict(format!(
-                "a different {name} hook exists at {}; pass --force to replace it (the old one is kept as {name}{BACKUP_SUFFIX})",
-                path.display()
-            )))
+            return Err(Error::needs(
+                ErrorKind::Conflict,
+                format!(
+                    "a different {name} hook exists at {} (replacing it keeps the old one as {name}{BACKUP_SUFFIX})",
+                    path.display()
+                ),
+                Remedy::Replace,
+            ))
         }
         Ok(_) => {
             let to = dir.join(format!("{name}{BACKUP_SUFFIX}"));

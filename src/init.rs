@@ -46,7 +46,7 @@ pub fn init_coordination(repo: &mut gix::Repository, remote: &str) -> Result<Vec
             .config_file_mut(&path)
             .context(|| format!("locking {}", path.display()))?;
         tx.set_raw_value("jules.remote", remote)
-            .map_err(|e| Error::Other(format!("setting jules.remote: {e}")))?;
+            .map_err(|e| Error::wrap("setting jules.remote", e))?;
         tx.commit()
             .context(|| format!("writing {}", path.display()))?;
     }
@@ -74,7 +74,7 @@ pub fn init(repo: &mut gix::Repository, remotes: &[String]) -> Result<Vec<InitRe
     let known: Vec<String> = repo.remote_names().iter().map(|n| n.to_string()).collect();
     for n in &names {
         if !known.contains(n) {
-            return Err(Error::not_found("remote", n.clone()));
+            return Err(Error::not_found(crate::error::Thing::Remote, n.clone()));
         }
     }
     let path = repo
@@ -108,10 +108,10 @@ pub fn init(repo: &mut gix::Repository, remotes: &[String]) -> Result<Vec<InitRe
             for (key, value) in pending {
                 let mut section = tx
                     .section_mut_or_create_new("remote", Some(remote.as_str().into()))
-                    .map_err(|e| Error::Other(format!("editing remote.{remote}: {e}")))?;
+                    .map_err(|e| Error::wrap(format!("editing remote.{remote}"), e))?;
                 section
                     .push(key, Some(value.as_str().into()))
-                    .map_err(|e| Error::Other(format!("config key {key}: {e}")))?;
+                    .map_err(|e| Error::wrap(format!("config key {key}"), e))?;
                 added.push(format!("{key} = {value}"));
             }
             reports.push(InitReport {

@@ -56,5 +56,5 @@ pub mod weave;
 pub mod web;
 pub mod workspace;
 
-pub use error::{Error, ErrorKind, NameProblem, Result};
+pub use error::{Error, ErrorKind, NameProblem, Remedy, Result, Thing};
 pub use workspace::Workspace;

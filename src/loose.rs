@@ -35,9 +35,9 @@ pub fn write(repo: &gix::Repository, object: &impl WriteTo) -> Result<ObjectId> 
     let mut data = Vec::with_capacity(size as usize);
     object
         .write_to(&mut data)
-        .map_err(|e| Error::Other(format!("encoding a {} object: {e}", object.kind())))?;
+        .map_err(|e| Error::wrap(format!("encoding a {} object", object.kind()), e))?;
     let id = gix::objs::compute_hash(repo.object_hash(), object.kind(), &data)
-        .map_err(|e| Error::Other(format!("hashing a {} object: {e}", object.kind())))?;
+        .map_err(|e| Error::wrap(format!("hashing a {} object", object.kind()), e))?;
     let hex = id.to_hex().to_string();
     let dir = repo.objects.store_ref().path().join(&hex[..2]);
     let path = dir.join(&hex[2..]);

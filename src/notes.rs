@@ -27,10 +27,10 @@ pub fn read_at(
 ) -> Result<Option<Vec<u8>>> {
     let tree = repo.find_commit(notes_commit)?.tree_id()?.detach();
     let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
-        .map_err(|e| Error::Other(format!("reading notes tree {tree}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading notes tree {tree}"), e))?;
     let Some(blob) = state
         .get(&object, &repo.objects)
-        .map_err(|e| Error::Other(format!("reading notes: {e}")))?
+        .map_err(|e| Error::wrap("reading notes", e))?
     else {
         return Ok(None);
     };
@@ -57,11 +57,11 @@ pub fn update_many(
             None => crate::loose::empty_tree(repo)?,
         };
         let mut state = gix::note::plumbing::State::new(tree, &repo.objects)
-            .map_err(|e| Error::Other(format!("reading notes tree: {e}")))?;
+            .map_err(|e| Error::wrap("reading notes tree", e))?;
         for object in objects {
             let current = state
                 .get(object, &repo.objects)
-                .map_err(|e| Error::Other(format!("reading notes: {e}")))?;
+                .map_err(|e| Error::wrap("reading notes", e))?;
             let current = match current {
                 Some(blob) => Some(repo.find_blob(blob)?.data.clone()),
                 None => None,
@@ -70,11 +70,11 @@ pub fn update_many(
             let blob = repo.write_blob(&text)?.detach();
             state
                 .edit(*object, Some(blob), &repo.objects)
-                .map_err(|e| Error::Other(format!("editing notes: {e}")))?;
+                .map_err(|e| Error::wrap("editing notes", e))?;
         }
         let new_tree = state
             .write(&repo.objects)
-            .map_err(|e| Error::Other(format!("writing notes tree: {e}")))?;
+            .map_err(|e| Error::wrap("writing notes tree", e))?;
         let commit = notes_commit(repo, new_tree, tip.into_iter().collect(), message)?;
         match crate::refs::cas(repo, notes_ref, tip, commit, message) {
             Ok(true) => return Ok(()),
@@ -94,22 +94,22 @@ pub fn union(repo: &gix::Repository, ours: ObjectId, theirs: ObjectId) -> Result
     let our_tree = repo.find_commit(ours)?.tree_id()?.detach();
     let their_tree = repo.find_commit(theirs)?.tree_id()?.detach();
     let mut state = gix::note::plumbing::State::new(our_tree, &repo.objects)
-        .map_err(|e| Error::Other(format!("reading notes tree: {e}")))?;
+        .map_err(|e| Error::wrap("reading notes tree", e))?;
     let mut theirs_notes = Vec::new();
     collect_notes(repo, their_tree, String::new(), &mut theirs_notes)?;
     for (object, blob) in theirs_notes {
         let present = state
             .get(&object, &repo.objects)
-            .map_err(|e| Error::Other(format!("reading notes: {e}")))?;
+            .map_err(|e| Error::wrap("reading notes", e))?;
         if present.is_none() {
             state
                 .edit(object, Some(blob), &repo.objects)
-                .map_err(|e| Error::Other(format!("editing notes: {e}")))?;
+                .map_err(|e| Error::wrap("editing notes", e))?;
         }
     }
     let tree = state
         .write(&repo.objects)
-        .map_err(|e| Error::Other(format!("writing notes tree: {e}")))?;
+        .map_err(|e| Error::wrap("writing notes tree", e))?;
     let mut parents = vec![ours, theirs];
     parents.sort();
     notes_commit(repo, tree, parents, "jules: merge notes")
@@ -133,7 +133,7 @@ fn collect_notes(
     let entries: Vec<(String, ObjectId, bool)> = repo
         .objects
         .find_tree(&tree, &mut buf)
-        .map_err(|e| Error::Other(format!("reading notes tree {tree}: {e}")))?
+        .map_err(|e| Error::wrap(format!("reading notes tree {tree}"), e))?
         .entries
         .iter()
         .map(|e| (e.filename.to_string(), e.oid.to_owned(), e.mode.is_tree()))

@@ -18,7 +18,7 @@ pub fn watch(
     common_dir: &Path,
     on_change: impl Fn() + Send + 'static,
 ) -> Result<notify::RecommendedWatcher> {
-    let err = |e: notify::Error| Error::Other(format!("watching {}: {e}", common_dir.display()));
+    let err = |e: notify::Error| Error::wrap(format!("watching {}", common_dir.display()), e);
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if let Ok(event) = event {
             // Only changes: inotify also reports every open and close, and every reader opens refs, which

@@ -178,7 +178,7 @@ pub struct Published {
 pub fn pending(repo: &gix::Repository, remote: &str) -> Result<Vec<Pending>> {
     let mut pending = Vec::new();
     for r in repo.references()?.prefixed(PREFIX)? {
-        let r = r.map_err(|e| Error::Other(format!("listing {PREFIX}: {e}")))?;
+        let r = r.map_err(|e| Error::wrap(format!("listing {PREFIX}"), e))?;
         let name = r.name().as_bstr().to_string();
         let Some(id) = r.target().try_id().map(|i| i.to_owned()) else {
             continue;

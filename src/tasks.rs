@@ -51,7 +51,8 @@ pub fn done(ws: &Workspace, actor: &str, id: &str) -> Result<Done> {
     let task = State::open(&repo)?.task_resolve(actor, id, true)?;
     let (released, release_error) = match crate::lease::release_after_done(&repo, actor, &task) {
         Ok(leases) => (leases.into_iter().map(|l| l.id).collect(), None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
+        // One string in the data: the message and its causes on one line.
+        Err(e) => (Vec::new(), Some(format!("{e:#}"))),
     };
     Ok(Done {
         task,

@@ -26,15 +26,7 @@ pub struct Mailbox {
 /// Count `persona`'s unread mail at `now`.
 pub fn mailbox(repo: &gix::Repository, persona: &str, now: DateTime<Utc>) -> Result<Mailbox> {
     mail::message::validate_persona(persona)?;
-    let log = mail::ops::log(repo)?;
-    let mut unread: Vec<mail::view::Header> = if log.tips()?.is_empty() {
-        Vec::new()
-    } else {
-        mail::ops::with_view(&log, |view| mail::ops::unread(view, persona, now))?
-            .into_iter()
-            .map(|i| i.header)
-            .collect()
-    };
+    let mut unread = mail::api::unread_headers(repo, persona, now)?;
     unread.sort_by(|a, b| b.lamport.cmp(&a.lamport).then_with(|| b.id.cmp(&a.id)));
     Ok(Mailbox {
         persona: persona.to_owned(),

@@ -14,7 +14,7 @@ use gix::bstr::BStr;
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::error::{Error, Result, ResultExt};
+use crate::error::{Error, ErrorKind, Remedy, Result, ResultExt};
 use crate::id::ser_oid as ser_id;
 
 /// The config key (in the branch's section) that stores a branch's base.
@@ -91,16 +91,17 @@ pub fn resolve(
     if let Some(name) = explicit {
         return Ok(Base {
             name: name.to_owned(),
-            commit: resolve_commit(repo, "base", name)?,
+            commit: resolve_commit(repo, crate::error::Thing::Base, name)?,
             source: BaseSource::Explicit,
         });
     }
     if let Some(branch) = branch {
         if let Some(name) = configured(repo, branch) {
-            let commit = resolve_commit(repo, "base", &name).map_err(|_| {
-                Error::not_found(
-                    "base",
-                    format!("{name} (configured in branch.{branch}.{BASE_KEY}; fix it with `git config branch.{branch}.{BASE_KEY} BRANCH` or pass --base)"),
+            let commit = resolve_commit(repo, crate::error::Thing::Base, &name).map_err(|_| {
+                Error::needs(
+                    ErrorKind::NotFound,
+                    format!("base not found: {name} (configured in branch.{branch}.{BASE_KEY}; fix it with `git config branch.{branch}.{BASE_KEY} BRANCH`)"),
+                    Remedy::Base,
                 )
             })?;
             return Ok(Base {
@@ -112,7 +113,7 @@ pub fn resolve(
     }
     defaults(repo)?.ok_or_else(|| {
         Error::not_found(
-            "base branch",
+            crate::error::Thing::BaseBranch,
             "none of main, master, origin/main, origin/master exists",
         )
     })
@@ -160,7 +161,7 @@ pub fn set_configured(repo: &mut gix::Repository, branch: &str, base: Option<&st
     match base {
         Some(base) => {
             tx.set_raw_value_by("branch", Some(BStr::new(branch)), BASE_KEY, base)
-                .map_err(|e| Error::Other(format!("setting branch.{branch}.{BASE_KEY}: {e}")))?;
+                .map_err(|e| Error::wrap(format!("setting branch.{branch}.{BASE_KEY}"), e))?;
         }
         None => {
             let empty = match tx.section_mut("branch", Some(BStr::new(branch))) {
@@ -182,7 +183,11 @@ pub fn set_configured(repo: &mut gix::Repository, branch: &str, base: Option<&st
 }
 
 /// Resolve a revision (branch, remote branch, tag, commit id, `HEAD~2`, …) to a commit.
-pub fn resolve_commit(repo: &gix::Repository, what: &'static str, rev: &str) -> Result<ObjectId> {
+pub fn resolve_commit(
+    repo: &gix::Repository,
+    what: crate::error::Thing,
+    rev: &str,
+) -> Result<ObjectId> {
     let id = repo
         .rev_parse_single(rev)
         .map_err(|_| Error::not_found(what, rev))?;

@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use git_jules::{Error, ErrorKind};
+use git_jules::{Error, ErrorKind, Remedy, Thing};
 
 /// What went wrong, from the user's point of view; decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,8 +117,14 @@ impl CliError {
         self.kind.exit_code()
     }
 
-    /// The one place where a failure gets its kind and its hints.
+    /// The one place where a failure gets its kind and its hints, in the CLI's words (flags, commands).
     pub fn from(e: &anyhow::Error) -> Self {
+        Self::with_hints(e, library_hints)
+    }
+
+    /// A failure with its kind and causes, and the hints `hints_of` gives for a library error: the CLI's
+    /// ([`CliError::from`]) or another frontend's (the MCP server names its tools' fields, not flags).
+    pub fn with_hints(e: &anyhow::Error, hints_of: fn(&Error) -> Vec<String>) -> Self {
         // The outermost message; the causes below it unless they repeat what is already said.
         let message = e.to_string();
         let mut causes: Vec<String> = Vec::new();
@@ -137,7 +143,7 @@ impl CliError {
             hints.extend(f.hints.iter().cloned());
             f.kind
         } else if let Some(lib) = e.chain().find_map(|c| c.downcast_ref::<Error>()) {
-            hints.extend(library_hints(lib));
+            hints.extend(hints_of(lib));
             match lib.kind() {
                 ErrorKind::Usage | ErrorKind::NotFound => Kind::Usage,
                 ErrorKind::CheckFailed => Kind::CheckFailed,
@@ -189,20 +195,64 @@ fn library_hints(e: &Error) -> Vec<String> {
         Error::NotRepository { .. } => {
             hint("run it inside a git repository, or name one with `git jules -C DIR ...`")
         }
-        Error::NotFound { what, .. } => match *what {
-            "message" => hint("list the ids with `git jules mail inbox --persona P`"),
-            "series" => hint("list the series with `git jules series list`"),
-            "remote" => hint("list the remotes with `git remote -v`"),
-            "task" => hint("list the tasks with `git jules task ls`"),
-            "base branch" => hint("name the base: pass --base BRANCH"),
-            "run or session" => hint("list the runs with `git jules state show`"),
+        Error::NotFound { what, .. } => match what {
+            Thing::Message => hint("list the ids with `git jules mail inbox --persona P`"),
+            Thing::Series => hint("list the series with `git jules series list`"),
+            Thing::Remote => hint("list the remotes with `git remote -v`"),
+            Thing::Task => hint("list the tasks with `git jules task ls`"),
+            Thing::BaseBranch => hint("name the base: pass --base BRANCH"),
+            Thing::RunOrSession => hint("list the runs with `git jules state show`"),
             _ => Vec::new(),
         },
         Error::Persona { problem, .. } => persona_hints(problem),
+        Error::Needs { remedy, .. } => vec![remedy_hint(remedy)],
         Error::GitCommand { .. } | Error::Git { .. } | Error::Io { .. } | Error::Corrupt { .. } => {
             Vec::new()
         }
         _ => Vec::new(),
+    }
+}
+
+/// What fixes a refusal, in the CLI's flags: the one place a library [`Remedy`] becomes a flag (the MCP
+/// server words the same remedies as its tools' fields, in `mcp::remedy_hint`).
+pub fn remedy_hint(remedy: &Remedy) -> String {
+    match remedy {
+        Remedy::ForceWithReason => {
+            "pass --force --reason TEXT to release it (the holder is mailed)".to_owned()
+        }
+        Remedy::Reason => "a forced release needs --reason TEXT".to_owned(),
+        Remedy::Replace => "pass --force to replace it".to_owned(),
+        Remedy::Base => "name the base: pass --base BRANCH".to_owned(),
+        Remedy::RebaseOrMerge => "use --rebase or --merge".to_owned(),
+        Remedy::Merge => "reroll the series onto the new base, or use --merge".to_owned(),
+        Remedy::Drop { patch } => {
+            format!("drop it with `git jules series reroll {patch} --drop`")
+        }
+        Remedy::NoRebase => "compare without --rebase".to_owned(),
+        Remedy::Rationale => "say why: --rationale TEXT or -F FILE".to_owned(),
+        Remedy::MessageAlone => {
+            "--message replaces the whole message; use it without --summary and --rationale"
+                .to_owned()
+        }
+        Remedy::KeepRationale => {
+            "keep the trailer in --message, or change only the summary with --summary".to_owned()
+        }
+        Remedy::Reword { patch } => format!(
+            "change files first, or reword patch {patch} with --message, --summary or --rationale"
+        ),
+        Remedy::OtherPath => "remove it, or give --out another path".to_owned(),
+        Remedy::Persona => "pass --persona".to_owned(),
+        Remedy::Label => "give its label (its label field or --label)".to_owned(),
+        Remedy::Issue => "pass --issue".to_owned(),
+        Remedy::SigningKey { persona } => {
+            format!("make one: `git jules keys new {persona} --configure`")
+        }
+        Remedy::CheckWithoutVerify => "--check cannot be combined with --verify".to_owned(),
+        Remedy::Into => "pick another --into".to_owned(),
+        Remedy::Inputs => "give branches, ranges or patch files, or --branches GLOB".to_owned(),
+        Remedy::VerifyCommand => {
+            "pass --cmd CMD or set one with `git config jules.verify.cmd CMD`".to_owned()
+        }
     }
 }
 
@@ -254,6 +304,31 @@ mod tests {
         let json = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
         let bad = CliError::from(&anyhow::Error::new(json).context("--data is not valid JSON"));
         assert_eq!(bad.exit_code(), 2);
+    }
+
+    /// A remedy becomes the CLI's flags here, with the kind (and exit code) the library gave; a wrapped
+    /// error's source becomes a cause under the context, not part of the message.
+    #[test]
+    fn remedies_become_flag_hints_and_sources_become_causes() {
+        let needs = CliError::from(&anyhow::Error::new(Error::needs(
+            ErrorKind::Conflict,
+            "lease 1234 on src/ is held by alice",
+            Remedy::ForceWithReason,
+        )));
+        assert_eq!(needs.exit_code(), 3);
+        assert_eq!(needs.message, "lease 1234 on src/ is held by alice");
+        assert!(
+            needs.hints[0].contains("--force --reason TEXT"),
+            "{:?}",
+            needs.hints
+        );
+        let json = serde_json::from_str::<serde_json::Value>("{").unwrap_err();
+        let wrapped = CliError::from(&anyhow::Error::new(Error::wrap("reading x", json)));
+        assert_eq!(wrapped.exit_code(), 4);
+        assert_eq!(wrapped.message, "reading x");
+        assert_eq!(wrapped.causes.len(), 1, "{:?}", wrapped.causes);
+        let missing = CliError::from(&anyhow::Error::new(Error::not_found(Thing::Task, "ab12")));
+        assert_eq!(missing.hints, ["list the tasks with `git jules task ls`"]);
     }
 
     #[test]

@@ -5,8 +5,8 @@
 
 use std::fmt::Write as _;
 
-use git_jules::lease::{self, ops, Changes, Filter, Lease};
-use git_jules::Error;
+use git_jules::lease::{self, api, Changes, Filter, Lease};
+use git_jules::{Error, Workspace};
 
 use super::ui;
 use crate::cli::context::{Context, EXIT_CHECK_FAILED, EXIT_CONFLICT};
@@ -192,184 +192,210 @@ fn describe(l: &Lease, now: i64) -> String {
 }
 
 pub fn run(ctx: &Context, cmd: LeaseCommand) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let result = run_in(ctx, &repo, cmd);
+    let ws = ctx.workspace()?;
+    let result = run_in(ctx, &ws, cmd);
     // The process ends with the command (the pre-commit hook runs here on every commit): freeing the
     // repository's caches one allocation at a time was about 2% of the hook's time, for nothing.
-    std::mem::forget(repo);
+    std::mem::forget(ws);
     result
 }
 
-fn run_in(ctx: &Context, repo: &gix::Repository, cmd: LeaseCommand) -> anyhow::Result<i32> {
-    let log = lease::open(repo)?;
-    let now = lease::now(repo);
-    let settings = lease::Settings::from_config(repo)?;
-    let ttl = |t: Option<String>| -> Result<i64, Error> { settings.ttl(t.as_deref()) };
+/// Translate the arguments, call the use case (`lease::api`), present its answer.
+fn run_in(ctx: &Context, ws: &Workspace, cmd: LeaseCommand) -> anyhow::Result<i32> {
     match cmd {
         LeaseCommand::Acquire(a) => {
-            let req = ops::AcquireRequest {
-                persona: persona(a.persona)?,
-                paths: a.paths,
-                exclusive: !a.shared,
-                ttl: ttl(a.ttl)?,
-                reason: a.reason,
-                task: a.task,
-            };
-            let remote = lease::sync_remote(repo, a.sync, a.remote)?;
-            let r = ops::acquire(&log, now, &req, remote.as_deref())?;
-            if ctx.ui.json {
-                ui::json(&r);
-            } else if let Some(l) = &r.lease {
-                ui::out(format!(
-                    "{} {}{}",
-                    ctx.ui.green("held:"),
-                    describe(l, now),
-                    if r.is_final {
-                        ""
-                    } else {
-                        " (provisional: `--sync` makes it final)"
-                    }
-                ));
-                for t in &r.took_over {
-                    ui::status(format!(
-                        "took over {} (its holder was mailed)",
-                        describe(t, now)
-                    ));
-                }
-            } else {
-                for h in &r.holders {
-                    ui::out(format!("{} {}", ctx.ui.red("held by:"), describe(h, now)));
-                }
-            }
-            Ok(if r.held { 0 } else { EXIT_CONFLICT })
+            let r = api::acquire(
+                ws,
+                &api::AcquireInput {
+                    persona: persona(a.persona)?,
+                    paths: a.paths,
+                    shared: a.shared,
+                    ttl: a.ttl,
+                    reason: a.reason,
+                    task: a.task,
+                    sync: a.sync,
+                    remote: a.remote,
+                },
+            )?;
+            show_acquired(ctx, &r);
+            Ok(if r.report.held { 0 } else { EXIT_CONFLICT })
         }
         LeaseCommand::Renew(a) => {
-            let who = persona(a.persona)?;
-            let remote = lease::sync_remote(repo, a.sync, a.remote)?;
-            let l = ops::renew(&log, now, &who, &a.id, ttl(a.ttl)?, remote.as_deref())?;
+            let r = api::renew(
+                ws,
+                &api::RenewInput {
+                    persona: persona(a.persona)?,
+                    id: a.id,
+                    ttl: a.ttl,
+                    sync: a.sync,
+                    remote: a.remote,
+                },
+            )?;
             if ctx.ui.json {
-                ui::json(&l);
+                ui::json(&r);
             } else {
-                ui::out(format!("renewed: {}", describe(&l, now)));
+                ui::out(format!("renewed: {}", describe(&r.lease, r.now)));
             }
             Ok(0)
         }
         LeaseCommand::Release(a) => {
-            let who = persona(a.persona)?;
-            let released: Vec<Lease> = if a.all || a.task.is_some() {
-                ops::release_all(&log, now, &who, a.task.as_deref(), a.reason.as_deref())?
-            } else {
-                a.ids
-                    .iter()
-                    .map(|id| ops::release(&log, now, &who, id, a.force, a.reason.as_deref()))
-                    .collect::<Result<_, _>>()?
-            };
+            let r = api::release(
+                ws,
+                &api::ReleaseInput {
+                    persona: persona(a.persona)?,
+                    ids: a.ids,
+                    all: a.all,
+                    task: a.task,
+                    force: a.force,
+                    reason: a.reason,
+                },
+            )?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "released": released }));
+                ui::json(&r);
             } else {
-                for l in &released {
-                    ui::out(format!("released: {}", describe(l, now)));
+                for l in &r.released {
+                    ui::out(format!("released: {}", describe(l, r.now)));
                 }
             }
             Ok(0)
         }
         LeaseCommand::List(a) => {
-            let v = lease::view(&log)?;
-            let mut items = lease::list(
-                &v,
-                now,
+            let r = api::list(
+                ws,
                 &Filter {
                     persona: a.persona,
                     path: a.path,
                     all: a.all,
                 },
             )?;
-            lease::sign_listed(&log, &mut items)?;
             if ctx.ui.json {
-                ui::json(&serde_json::json!({ "now": lease::format_time(now), "leases": items }));
+                ui::json(&r);
             } else {
-                for i in &items {
-                    let mut state = match i.lease.state {
-                        lease::State::Held if i.live => String::new(),
-                        lease::State::Held => " [expired]".into(),
-                        s => format!(" [{}]", serde_json::to_value(s)?.as_str().unwrap_or("")),
-                    };
-                    if let Some(s) = i.signature.as_ref().filter(|s| !s.is_verified()) {
-                        state.push_str(&format!(" (NOT VERIFIED: {})", s.describe()));
-                    }
-                    ui::out(format!("{}{state}", describe(&i.lease, now)));
-                }
+                show_listing(&r)?;
             }
             Ok(0)
         }
-        LeaseCommand::Check(a) => {
-            if a.pre_commit && settings.pre_commit == lease::PreCommit::Off {
-                return Ok(0);
-            }
-            let changes = Changes::from_flags(a.diff, a.staged);
-            let r = lease::held::check_request(
-                &log,
-                now,
-                a.persona.as_deref(),
-                &a.paths,
-                changes.as_ref(),
-                settings.ignore_case,
-            );
-            let r = match r {
-                Err(e) if a.pre_commit => {
-                    ui::status("pre-commit: could not check leases; commit refused");
-                    return Err(e.into());
-                }
-                r => r?,
-            };
+        LeaseCommand::Check(a) => check(ctx, ws, a),
+        LeaseCommand::Remind(a) => {
+            let r = api::remind(
+                ws,
+                &api::RemindInput {
+                    from: a.from.unwrap_or_else(|| "scheduler".into()),
+                    lead: a.lead,
+                },
+            )?;
             if ctx.ui.json {
                 ui::json(&r);
-            } else if !r.conflicts.is_empty() {
-                // One write for them all: the hook runs on every commit, and a write per line showed.
-                // Many paths fall under one lease: describe each lease once.
-                let mut text = String::new();
-                let mut described: std::collections::HashMap<&str, String> = Default::default();
-                for c in &r.conflicts {
-                    let lease = described
-                        .entry(c.lease.id.as_str())
-                        .or_insert_with(|| describe(&c.lease, now));
-                    let _ = writeln!(text, "{}: under lease {lease}", c.path);
-                }
-                ui::out_raw(&text);
-            }
-            if r.conflicts.is_empty() {
-                return Ok(0);
-            }
-            if a.pre_commit {
-                if settings.pre_commit == lease::PreCommit::Warn {
-                    ui::status(
-                        "pre-commit: warning: the commit touches paths under another persona's lease \
-                         (jules.lease.preCommit=warn)",
-                    );
-                    return Ok(0);
-                }
-                ui::status(
-                    "pre-commit: commit refused: it touches paths under another persona's exclusive lease \
-                     (git commit --no-verify skips this)",
-                );
-            }
-            Ok(EXIT_CHECK_FAILED)
-        }
-        LeaseCommand::Remind(a) => {
-            let lead = match a.lead {
-                Some(l) => lease::parse_ttl(&l)?,
-                None => settings.remind_before,
-            };
-            let from = a.from.unwrap_or_else(|| "scheduler".into());
-            let done = ops::remind(&log, now, lead, &from)?;
-            if ctx.ui.json {
-                ui::json(&serde_json::json!({ "reminded": done }));
             } else {
-                for l in &done {
-                    ui::out(format!("reminded {}: {}", l.persona, describe(l, now)));
+                for l in &r.reminded {
+                    ui::out(format!("reminded {}: {}", l.persona, describe(l, r.now)));
                 }
             }
             Ok(0)
         }
     }
+}
+
+fn show_acquired(ctx: &Context, r: &api::Acquired) {
+    let now = r.now;
+    let r = &r.report;
+    if ctx.ui.json {
+        ui::json(r);
+    } else if let Some(l) = &r.lease {
+        ui::out(format!(
+            "{} {}{}",
+            ctx.ui.green("held:"),
+            describe(l, now),
+            if r.is_final {
+                ""
+            } else {
+                " (provisional: `--sync` makes it final)"
+            }
+        ));
+        for t in &r.took_over {
+            ui::status(format!(
+                "took over {} (its holder was mailed)",
+                describe(t, now)
+            ));
+        }
+    } else {
+        for h in &r.holders {
+            ui::out(format!("{} {}", ctx.ui.red("held by:"), describe(h, now)));
+        }
+    }
+}
+
+fn show_listing(r: &api::Listing) -> anyhow::Result<()> {
+    for i in &r.leases {
+        let mut state = match i.lease.state {
+            lease::State::Held if i.live => String::new(),
+            lease::State::Held => " [expired]".into(),
+            s => format!(" [{}]", serde_json::to_value(s)?.as_str().unwrap_or("")),
+        };
+        if let Some(s) = i.signature.as_ref().filter(|s| !s.is_verified()) {
+            state.push_str(&format!(" (NOT VERIFIED: {})", s.describe()));
+        }
+        ui::out(format!("{}{state}", describe(&i.lease, r.now)));
+    }
+    Ok(())
+}
+
+/// `lease check`, also the pre-commit hook (`--pre-commit`), whose setting may turn it off or into a warning.
+fn check(ctx: &Context, ws: &Workspace, a: CheckArgs) -> anyhow::Result<i32> {
+    let pre_commit = if a.pre_commit {
+        Some(api::pre_commit(ws)?)
+    } else {
+        None
+    };
+    if pre_commit == Some(lease::PreCommit::Off) {
+        return Ok(0);
+    }
+    let r = api::check(
+        ws,
+        &api::CheckInput {
+            persona: a.persona,
+            paths: a.paths,
+            changes: Changes::from_flags(a.diff, a.staged),
+        },
+    );
+    let r = match r {
+        Err(e) if a.pre_commit => {
+            ui::status("pre-commit: could not check leases; commit refused");
+            return Err(e.into());
+        }
+        r => r?,
+    };
+    if ctx.ui.json {
+        ui::json(&r);
+    } else if !r.clean() {
+        // One write for them all: the hook runs on every commit, and a write per line showed.
+        // Many paths fall under one lease: describe each lease once.
+        let mut text = String::new();
+        let mut described: std::collections::HashMap<&str, String> = Default::default();
+        for c in &r.report.conflicts {
+            let lease = described
+                .entry(c.lease.id.as_str())
+                .or_insert_with(|| describe(&c.lease, r.now));
+            let _ = writeln!(text, "{}: under lease {lease}", c.path);
+        }
+        ui::out_raw(&text);
+    }
+    if r.clean() {
+        return Ok(0);
+    }
+    match pre_commit {
+        Some(lease::PreCommit::Warn) => {
+            ui::status(
+                "pre-commit: warning: the commit touches paths under another persona's lease \
+                 (jules.lease.preCommit=warn)",
+            );
+            return Ok(0);
+        }
+        Some(_) => ui::status(
+            "pre-commit: commit refused: it touches paths under another persona's exclusive lease \
+             (git commit --no-verify skips this)",
+        ),
+        None => {}
+    }
+    Ok(EXIT_CHECK_FAILED)
 }

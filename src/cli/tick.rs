@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use anyhow::Context as _;
 use chrono::{DateTime, Utc};
 use git_jules::lease::{self, Lease};
-use git_jules::mail::{self, message::SendRequest, recipients::Groups};
+use git_jules::mail::{self, message::SendRequest};
 use git_jules::state::schedules::Schedules;
 use git_jules::state::tick::{self, Plan, TickInput};
 use git_jules::state::State;
@@ -85,6 +85,7 @@ fn load_schedules(repo: &gix::Repository, config: Option<PathBuf>) -> anyhow::Re
 
 /// Unread messages for each persona the schedules know, from the mail view.
 fn unread_counts(
+    ctx: &Context,
     repo: &gix::Repository,
     schedules: &Schedules,
     now: DateTime<Utc>,
@@ -94,19 +95,11 @@ fn unread_counts(
     personas.extend(schedules.schedules.values().map(|s| s.persona.clone()));
     personas.sort();
     personas.dedup();
-    let log = mail::ops::log(repo)?;
-    if log.tips()?.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let mut out = BTreeMap::new();
-    mail::ops::with_view(&log, |view| {
-        out.clear();
-        for p in &personas {
-            out.insert(p.clone(), mail::ops::unread(view, p, now)?.len());
-        }
-        Ok(())
-    })?;
-    Ok(out)
+    Ok(mail::api::unread_counts(
+        &ctx.workspace_of(repo.clone()),
+        &personas,
+        now,
+    )?)
 }
 
 pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
@@ -126,7 +119,7 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
     for _ in 0..50 {
         let tip = state.log.local_tip()?;
         let view = state.view()?.view;
-        let unread = unread_counts(&repo, &schedules, now)?;
+        let unread = unread_counts(ctx, &repo, &schedules, now)?;
         let mut plan = tick::plan(&TickInput {
             schedules: &schedules,
             view: &view,
@@ -154,10 +147,8 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
     for alert in &plan.alerts {
         match &schedules.alert_group {
             Some(group) => {
-                let log = mail::ops::log(&repo)?;
-                let groups = Groups::load(&repo)?;
-                mail::ops::send(
-                    &log,
+                mail::api::notice(
+                    &ctx.workspace_of(repo.clone()),
                     SendRequest {
                         from: a.actor.clone(),
                         to: vec![group.clone()],
@@ -172,7 +163,6 @@ pub fn run_tick(ctx: &Context, a: TickArgs) -> anyhow::Result<i32> {
                         priority: mail::message::Priority::Urgent,
                         ..Default::default()
                     },
-                    &groups,
                 )?;
             }
             None => ui::warn(format!(

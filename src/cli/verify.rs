@@ -59,12 +59,7 @@ pub fn run(ctx: &Context, a: Args, json: bool) -> anyhow::Result<i32> {
         force: a.force,
         worktree_dir: a.worktree_dir.clone(),
     };
-    let plan = match api::plan(&ws, &input) {
-        Err(Error::Usage(m)) if m.starts_with("no verify command") => bail!(Error::usage(
-            "no verify command: pass --cmd CMD or set one with `git config jules.verify.cmd CMD`"
-        )),
-        other => other?,
-    };
+    let plan = api::plan(&ws, &input)?;
     let quiet = json || a.markdown;
     if !quiet {
         ui::status(format!("base: {}", plan.base.describe()));

@@ -114,7 +114,7 @@ impl Section {
 
 fn blob_id(bytes: &[u8]) -> Result<ObjectId> {
     gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
-        .map_err(|e| Error::Other(format!("hashing a checkpoint file: {e}")))
+        .map_err(|e| Error::wrap("hashing a checkpoint file", e))
 }
 
 impl Manifest {
@@ -247,9 +247,9 @@ pub fn build<P: Projection>(
 ) -> Result<Section> {
     let scratch = crate::repo::jules_dir(log.repo).join("tmp");
     std::fs::create_dir_all(&scratch)
-        .map_err(|e| Error::Other(format!("creating {}: {e}", scratch.display())))?;
+        .map_err(|e| Error::wrap(format!("creating {}", scratch.display()), e))?;
     let tmp = tempfile::tempdir_in(&scratch)
-        .map_err(|e| Error::Other(format!("creating a scratch directory: {e}")))?;
+        .map_err(|e| Error::wrap("creating a scratch directory", e))?;
     // The same last two components as the cache directory: files are sealed under `<log>/<projection>/`.
     let real = log.cache_dir(P::NAME);
     let dir = tmp
@@ -300,9 +300,9 @@ pub fn build<P: Projection>(
 
 fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
     let entries =
-        std::fs::read_dir(dir).map_err(|e| Error::Other(format!("{}: {e}", dir.display())))?;
+        std::fs::read_dir(dir).map_err(|e| Error::wrap(format!("{}", dir.display()), e))?;
     for entry in entries {
-        let entry = entry.map_err(|e| Error::Other(format!("{}: {e}", dir.display())))?;
+        let entry = entry.map_err(|e| Error::wrap(format!("{}", dir.display()), e))?;
         let path = entry.path();
         if path.is_dir() {
             collect_files(root, &path, out)?;
@@ -312,8 +312,8 @@ fn collect_files(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> R
                 .expect("below root")
                 .to_string_lossy()
                 .replace('\\', "/");
-            let bytes = std::fs::read(&path)
-                .map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
+            let bytes =
+                std::fs::read(&path).map_err(|e| Error::wrap(format!("{}", path.display()), e))?;
             out.push((rel, bytes));
         }
     }
@@ -411,7 +411,7 @@ pub fn list_ref(repo: &gix::Repository, notes_ref: &str) -> Result<Vec<(ObjectId
     }
     let suffix = notes_ref.trim_start_matches("refs/");
     for r in repo.references()?.prefixed("refs/remotes/")? {
-        let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing remote refs", e))?;
         let name = r.name().as_bstr().to_string();
         if name.ends_with(&format!("/{suffix}")) {
             if let Some(id) = r.target().try_id() {
@@ -649,7 +649,7 @@ pub(crate) fn seed_cache<P: Projection>(
         };
         let _ = std::fs::remove_dir_all(dir);
         std::fs::create_dir_all(dir)
-            .map_err(|e| Error::Other(format!("creating {}: {e}", dir.display())))?;
+            .map_err(|e| Error::wrap(format!("creating {}", dir.display()), e))?;
         let stamp = Stamp::of(&[at]);
         // The files are checked (present, sizes) but not inflated: each is read from its blob on first use
         // and its seal checked then, like any cache file's.
@@ -657,7 +657,7 @@ pub(crate) fn seed_cache<P: Projection>(
             let header = log
                 .repo
                 .find_header(*id)
-                .map_err(|e| Error::Other(format!("checkpoint file {rel}: {e}")))?;
+                .map_err(|e| Error::wrap(format!("checkpoint file {rel}"), e))?;
             // The ids file holds every folded id: its size must agree with the count.
             if rel == cache::IDS && header.size() != section.events * 32 + cache::SEAL_LEN as u64 {
                 return Err(Error::Other(
@@ -666,7 +666,7 @@ pub(crate) fn seed_cache<P: Projection>(
             }
         }
         cache::write_pending(dir, log.repo.git_dir(), &section.files)
-            .map_err(|e| Error::Other(format!("writing the pending list: {e}")))?;
+            .map_err(|e| Error::wrap("writing the pending list", e))?;
         let meta = Meta {
             projection: P::NAME.into(),
             version: P::VERSION,
@@ -675,7 +675,7 @@ pub(crate) fn seed_cache<P: Projection>(
             events: section.events,
         };
         cache::save_json(dir, cache::META, &meta, &stamp)
-            .map_err(|e| Error::Other(format!("writing the cache meta: {e}")))?;
+            .map_err(|e| Error::wrap("writing the cache meta", e))?;
         Ok(Some(meta))
     })();
     match seeded {

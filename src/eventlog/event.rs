@@ -84,10 +84,8 @@ impl Event {
                 self.kind
             )));
         }
-        let value =
-            serde_json::to_value(self).map_err(|e| Error::Other(format!("encoding event: {e}")))?;
-        let bytes =
-            serde_json::to_vec(&value).map_err(|e| Error::Other(format!("encoding event: {e}")))?;
+        let value = serde_json::to_value(self).map_err(|e| Error::wrap("encoding event", e))?;
+        let bytes = serde_json::to_vec(&value).map_err(|e| Error::wrap("encoding event", e))?;
         if bytes.len() > MAX_EVENT_BYTES {
             return Err(Error::usage(format!(
                 "event is {} bytes, over the limit of {MAX_EVENT_BYTES} bytes",

@@ -121,12 +121,16 @@ impl Log<'_> {
         let tree = self.repo.find_commit(e.commit)?.tree()?;
         let mut found: Vec<String> = Vec::new();
         for entry in tree.iter() {
-            let entry = entry.map_err(|err| crate::Error::Other(format!("{err}")))?;
+            let entry = entry.map_err(|err| {
+                crate::Error::wrap(format!("reading the tree of {}", e.commit), err)
+            })?;
             let name = entry.filename().to_string();
             if name == "payload" && entry.mode().is_tree() {
                 let sub = self.repo.find_tree(entry.oid())?;
                 for inner in sub.iter() {
-                    let inner = inner.map_err(|err| crate::Error::Other(format!("{err}")))?;
+                    let inner = inner.map_err(|err| {
+                        crate::Error::wrap(format!("reading the tree of {}", e.commit), err)
+                    })?;
                     let file = inner.filename().to_string();
                     let declared = e.event.payload.iter().any(|p| {
                         p.name == file

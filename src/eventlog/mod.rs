@@ -156,7 +156,7 @@ impl<'r> Log<'r> {
         let mut out = Vec::new();
         let platform = self.repo.references()?;
         for r in platform.prefixed("refs/remotes/")? {
-            let r = r.map_err(|e| Error::Other(format!("listing remote refs: {e}")))?;
+            let r = r.map_err(|e| Error::wrap("listing remote refs", e))?;
             let name = r.name().as_bstr().to_string();
             // refs/remotes/<remote>/jules/<log> or …/jules/writers/<log>/<writer>, with a remote name free of
             // '/' (so that refs/remotes/<remote>/notes/jules/<x> never counts as a log).
@@ -217,7 +217,7 @@ impl<'r> Log<'r> {
 pub fn list_logs(repo: &gix::Repository) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for r in repo.references()?.prefixed(LOG_REF_PREFIX)? {
-        let r = r.map_err(|e| Error::Other(format!("listing logs: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing logs", e))?;
         let name = r.name().as_bstr().to_string();
         if !name.starts_with("refs/jules/backup/") && !name.starts_with("refs/jules/writers/") {
             out.push(name);

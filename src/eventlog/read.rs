@@ -146,7 +146,7 @@ impl Log<'_> {
             .repo
             .objects
             .find_commit(&tip, &mut buf)
-            .map_err(|e| crate::Error::Other(format!("reading commit {tip}: {e}")))?;
+            .map_err(|e| crate::Error::wrap(format!("reading commit {tip}"), e))?;
         // Trust the tip's clock only if it is a valid event (cheap: one hash, one small parse); anything
         // else pushed on top, forged clocks included, costs a walk instead.
         let trusted = match parse_message(commit.message) {

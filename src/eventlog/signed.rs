@@ -166,10 +166,10 @@ impl<'r> Verifier<'r> {
         let c = self
             .repo
             .find_commit(commit)
-            .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+            .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
         let msg = c
             .message_raw()
-            .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+            .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
         let state = check(self.trust.as_ref(), msg);
         if let Some(s) = &state {
             cache.added.insert(commit, s.clone());

@@ -167,7 +167,7 @@ pub(crate) fn commit_message<'b>(
         Ok(Some(d)) if d.kind == gix::objs::Kind::Commit => d.data,
         Ok(Some(d)) => return Err(Error::Other(format!("{id} is a {}, not a commit", d.kind))),
         Ok(None) => return Err(Error::Other(format!("commit {id} is missing"))),
-        Err(e) => return Err(Error::Other(format!("reading commit {id}: {e}"))),
+        Err(e) => return Err(Error::wrap(format!("reading commit {id}"), e)),
     };
     // A plain byte loop: `windows(2).position(|w| w == b"\n\n")` may call memcmp once per header byte.
     let mut i = 0;

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::eventlog::{Event, Log, NewEvent};
 use crate::{refs, sync};
 
@@ -127,7 +127,7 @@ fn data<T: serde::de::DeserializeOwned>(d: &serde_json::Value) -> Option<T> {
 }
 
 fn to_data(v: &impl Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| Error::Other(format!("encoding exchange event data: {e}")))
+    serde_json::to_value(v).map_err(|e| Error::wrap("encoding exchange event data", e))
 }
 
 pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {
@@ -323,7 +323,7 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
             .unwrap_or_default(),
         Err(_) => {
             return Err(Error::NotFound {
-                what: "schema",
+                what: crate::error::Thing::Schema,
                 name: schema_rel,
             })
         }
@@ -334,10 +334,11 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
         "perspective" | "idea" | "comment" | "proposal" | "workstation"
     );
     if needs_persona && req.persona.is_none() {
-        return Err(Error::usage(format!(
-            "a {} belongs to a persona (or role): pass --persona",
-            req.kind
-        )));
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            format!("a {} belongs to a persona (or role)", req.kind),
+            Remedy::Persona,
+        ));
     }
     if let Some(p) = &req.persona {
         crate::mail::message::validate_persona(p)?;
@@ -368,7 +369,7 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
                 .or_else(|| field("label"))
                 .filter(|l| !l.is_empty())
                 .ok_or_else(|| {
-                    Error::usage("an issue needs a label (its label field or --label)")
+                    Error::needs(ErrorKind::Usage, "an issue needs a label", Remedy::Label)
                 })?;
             let sources: Vec<String> = fields
                 .get("source_events")
@@ -382,7 +383,7 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
             for e in &sources {
                 if current.find(&req.workstream, "event", e).is_none() {
                     return Err(Error::NotFound {
-                        what: "source event",
+                        what: crate::error::Thing::SourceEvent,
                         name: format!("{e} (in workstream {})", req.workstream),
                     });
                 }
@@ -391,13 +392,16 @@ pub fn add(log: &Log<'_>, workdir: &Path, actor: &str, req: AddRequest) -> Resul
             data.source_events = Some(sources);
         }
         "plan" => {
-            let issue = req
-                .issue
-                .clone()
-                .ok_or_else(|| Error::usage("a plan expands an issue: pass --issue"))?;
+            let issue = req.issue.clone().ok_or_else(|| {
+                Error::needs(
+                    ErrorKind::Usage,
+                    "a plan expands an issue: name it",
+                    Remedy::Issue,
+                )
+            })?;
             let Some(i) = current.find(&req.workstream, "issue", &issue) else {
                 return Err(Error::NotFound {
-                    what: "issue",
+                    what: crate::error::Thing::Issue,
                     name: issue,
                 });
             };
@@ -468,7 +472,7 @@ fn take_event(ws: &str, issue: &str, persona: &str, lock: bool) -> Result<NewEve
 fn taker(log: &Log<'_>, ws: &str, issue: &str) -> Result<(Option<String>, bool)> {
     let v = view(log)?;
     let a = v.find(ws, "issue", issue).ok_or_else(|| Error::NotFound {
-        what: "issue",
+        what: crate::error::Thing::Issue,
         name: format!("{issue} (in workstream {ws})"),
     })?;
     Ok((a.taken_by.clone(), a.lock))

@@ -65,7 +65,7 @@ impl Held {
                 expires: l.expires,
                 reminded: l.reminded,
             };
-            let json = |e: serde_json::Error| crate::Error::Other(format!("encoding a lease: {e}"));
+            let json = |e: serde_json::Error| crate::Error::wrap("encoding a lease", e);
             serde_json::to_writer(&mut bytes, &head).map_err(json)?;
             bytes.push(b'\t');
             serde_json::to_writer(&mut bytes, l).map_err(json)?;
@@ -91,7 +91,7 @@ impl Held {
     /// The whole lease of a line [`Held::heads`] returned.
     pub(crate) fn lease(raw: &[u8]) -> Result<Lease> {
         serde_json::from_slice::<Stored>(raw)
-            .map_err(|e| crate::Error::Other(format!("the held leases' file is damaged: {e}")))?
+            .map_err(|e| crate::Error::wrap("the held leases' file is damaged", e))?
             .into_lease()
     }
 }
@@ -392,6 +392,26 @@ fn check_table(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A damaged lease line fails with serde_json's error as its cause, not flattened into the message.
+    #[test]
+    fn a_damaged_lease_keeps_the_parsers_error() {
+        let e = Held::lease(b"{ not json").unwrap_err();
+        assert!(crate::error::caused_by::<serde_json::Error>(&e), "{e:?}");
+        assert_eq!(e.kind(), crate::ErrorKind::Internal);
+    }
+
+    /// A damaged index fails with gix's decode error as its cause (`lease check --staged`, the hook).
+    #[test]
+    fn a_damaged_index_keeps_gixs_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init(dir.path()).unwrap();
+        std::fs::write(repo.index_path(), b"DIRCnot an index").unwrap();
+        let e = crate::lease::staged::paths(&repo).unwrap_err();
+        assert_eq!(e.to_string(), "reading the index", "{e:?}");
+        assert!(std::error::Error::source(&e).is_some(), "{e:?}");
+        assert_eq!(e.kind(), crate::ErrorKind::Internal);
+    }
 
     fn held(paths: &[(&str, &str, bool)]) -> Held {
         let mut v = super::super::View::default();

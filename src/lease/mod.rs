@@ -20,6 +20,7 @@
 //! The fold decides overlap with case folded (conservative, and the same on every replica whatever its
 //! `core.ignoreCase`); `check` folds case only where the repository says so.
 
+pub mod api;
 pub mod held;
 mod keys;
 pub mod ops;
@@ -174,9 +175,9 @@ impl View {
             .collect();
         match hits.as_slice() {
             [one] => Ok(one),
-            [] => Err(Error::not_found("lease", prefix)),
+            [] => Err(Error::not_found(crate::error::Thing::Lease, prefix)),
             many => Err(Error::Ambiguous {
-                what: "lease",
+                what: crate::error::Thing::Lease,
                 prefix: prefix.to_owned(),
                 candidates: many.iter().map(|l| l.short().to_owned()).collect(),
             }),
@@ -556,7 +557,8 @@ pub fn sync_and_remind(
     let mut report = sync::sync_configured(repo, remote, push_now)?;
     let (reminded, remind_error) = match remind_due(repo, now(repo), from) {
         Ok(r) => (r, None),
-        Err(e) => (Vec::new(), Some(e.to_string())),
+        // One string in the data: the message and its causes on one line.
+        Err(e) => (Vec::new(), Some(format!("{e:#}"))),
     };
     if !reminded.is_empty() {
         let again = sync::sync_configured(repo, Some(&report.remote), push_now)?;

@@ -13,9 +13,9 @@ use super::pattern::Pattern;
 use super::{
     format_time, parse_patterns, view, Lease, State, View, ACQUIRE, RELEASE, REMIND, RENEW,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::eventlog::{Event, EventId, Log, NewEvent};
-use crate::mail::{recipients::Groups, SendRequest};
+use crate::mail::SendRequest;
 use crate::{refs, sync};
 
 const MAX_ROUNDS: u32 = 12;
@@ -229,10 +229,8 @@ fn notify(
     subject: String,
     body: String,
 ) -> Result<()> {
-    let log = crate::mail::ops::log(repo)?;
-    let groups = Groups::load(repo)?;
-    crate::mail::ops::send(
-        &log,
+    crate::mail::api::notice_in(
+        repo,
         SendRequest {
             from: from.to_owned(),
             to: vec![to.to_owned()],
@@ -243,7 +241,6 @@ fn notify(
             thread: None,
             ..SendRequest::default()
         },
-        &groups,
     )?;
     Ok(())
 }
@@ -329,16 +326,24 @@ fn release_one(
 ) -> Result<bool> {
     let forced = l.persona != persona;
     if forced && !force {
-        return Err(Error::Conflict(format!(
-            "lease {} on {} is held by {} until {}; pass --force --reason TEXT to release it (the holder is mailed)",
-            l.short(),
-            l.paths.join(" "),
-            l.persona,
-            format_time(l.expires)
-        )));
+        return Err(Error::needs(
+            ErrorKind::Conflict,
+            format!(
+                "lease {} on {} is held by {} until {}",
+                l.short(),
+                l.paths.join(" "),
+                l.persona,
+                format_time(l.expires)
+            ),
+            Remedy::ForceWithReason,
+        ));
     }
     if forced && reason.is_none_or(|r| r.trim().is_empty()) {
-        return Err(Error::usage("a forced release needs --reason"));
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            "a forced release needs a reason",
+            Remedy::Reason,
+        ));
     }
     if l.state != State::Held {
         return Ok(false);

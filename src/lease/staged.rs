@@ -32,7 +32,7 @@ pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
     let index = match gix::index::File::at(repo.index_path(), repo.object_hash(), true, options) {
         Ok(i) => Some(i),
         Err(_) if !repo.index_path().exists() => None,
-        Err(e) => return Err(Error::Other(format!("reading the index: {e}"))),
+        Err(e) => return Err(Error::wrap("reading the index", e)),
     };
     let head_tree = head_tree(repo)?;
     let mut in_head = Map::default();
@@ -86,17 +86,15 @@ pub fn paths(repo: &gix::Repository) -> Result<Vec<String>> {
 
 /// `HEAD`'s tree; `None` when HEAD is unborn or its tree is empty.
 fn head_tree(repo: &gix::Repository) -> Result<Option<ObjectId>> {
-    let mut head = repo
-        .head()
-        .map_err(|e| Error::Other(format!("reading HEAD: {e}")))?;
+    let mut head = repo.head().map_err(|e| Error::wrap("reading HEAD", e))?;
     if head.is_unborn() {
         return Ok(None);
     }
     let tree = head
         .peel_to_commit()
-        .map_err(|e| Error::Other(format!("reading HEAD's commit: {e}")))?
+        .map_err(|e| Error::wrap("reading HEAD's commit", e))?
         .tree_id()
-        .map_err(|e| Error::Other(format!("reading HEAD's tree: {e}")))?
+        .map_err(|e| Error::wrap("reading HEAD's tree", e))?
         .detach();
     Ok((tree != ObjectId::empty_tree(repo.object_hash())).then_some(tree))
 }
@@ -129,10 +127,10 @@ fn walk(
     }
     let t = repo
         .find_tree(tree)
-        .map_err(|e| Error::Other(format!("reading tree {tree}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading tree {tree}"), e))?;
     let decoded = t
         .decode()
-        .map_err(|e| Error::Other(format!("decoding tree {tree}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("decoding tree {tree}"), e))?;
     for e in &decoded.entries {
         let mut path = prefix.clone();
         path.push_str(e.filename);

@@ -6,21 +6,39 @@
 //! serialised. Names given where personas are expected are checked here ([`check_names`]); what does not
 //! stop a call (an unknown name, with the closest known one) comes back as data in the output's
 //! `warnings`, for the frontend to show in its own words. No message here names a command-line flag.
+//!
+//! This is mail's one way in: the CLI, the MCP server and the web view call these functions, and beside
+//! them only mail's projection ([`super::view`]: its filters and types), its search ([`super::search`])
+//! and plain values and checks (`message`, `when`, `claim::Outcome`). What the calls are made of (`ops`:
+//! the log, the view's lock, sending and marking; `out`: the JSON shapes filled from the view) is private
+//! to `src/mail/`; the shapes a frontend names are re-exported here. Other capabilities (lease, weave, a
+//! series review, the fleet, prompts) mail as a tool, not as a persona, and read counts and headers: the
+//! crate-internal calls at the end of this file are theirs (`tests/it/ways_in.rs`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::claim::{self, ClaimReport};
-use super::ops::{self, Mark};
-use super::out::{self, ListOut, MessageOut, JSON_VERSION};
+use super::import::ImportReport;
+use super::maildir::export::ExportReport;
 use super::recipients::{Groups, Known, PersonaCheck};
-use super::view::Filter;
+use super::view::{Filter, Header, Tally};
 use super::{message, when, Priority, SendRequest};
 use crate::error::NameProblem;
+use crate::eventlog::{Appended, NewEvent};
 use crate::workspace::Workspace;
 use crate::{Error, Result};
+
+// The implementation the calls below are made of: private to mail, so that no frontend rebuilds a call
+// out of its parts (the web once did, and drifted).
+use super::ops;
+use super::out;
+// What a frontend names: the mail documents' types and a mark's kinds.
+pub use super::ops::{Mark, PersonaStats, Stats, Unanswered};
+pub use super::out::{FileOut, ListOut, MessageOut, StateOut, JSON_VERSION};
 
 /// A name that was given where a persona is expected and that nobody knows: a warning unless strict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -590,4 +608,167 @@ pub fn stats(ws: &Workspace) -> Result<ops::Stats> {
     let log = mail_log(ws, &repo)?;
     // The counts a long-running frontend (the MCP server) keeps warm for the same tips.
     Ok(ops::stats_of(&ops::tally(&log, Utc::now())?))
+}
+
+/// A message's file attachment, by the message's id (or a unique prefix) and the file's name
+/// (`mail attachment`, the web's download link).
+pub fn attachment(ws: &Workspace, id: &str, name: &str) -> Result<Vec<u8>> {
+    let repo = ws.repo();
+    let log = mail_log(ws, &repo)?;
+    let msg = ops::with_view(&log, |view| ops::find(&log, view, id))?;
+    ops::attachment(&repo, &msg, name)
+}
+
+/// The mail log's tips, local and remote-tracking: the mailboxes change only when these move (a frontend
+/// that waits for mail looks again then). Empty when nothing was ever sent here.
+pub fn tips(ws: &Workspace) -> Result<Vec<gix::ObjectId>> {
+    ops::log(&ws.repo())?.tips()
+}
+
+/// How many messages each of `personas` has unread at `now` (what `mail inbox --unread` lists then; a
+/// tick plans at the time it is given), in one read of the view; empty when nothing was ever sent.
+pub fn unread_counts(
+    ws: &Workspace,
+    personas: &[String],
+    now: DateTime<Utc>,
+) -> Result<BTreeMap<String, usize>> {
+    let repo = ws.repo();
+    let log = mail_log(ws, &repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    ops::with_view(&log, |view| {
+        personas
+            .iter()
+            .map(|p| Ok((p.clone(), ops::unread(view, p, now)?.len())))
+            .collect()
+    })
+}
+
+/// A message from a tool acting on the repository (`tick`'s alerts), not from a persona: checked as every
+/// message is, but its sender is the tool's name, so no persona check applies and nothing is warned about.
+pub fn notice(ws: &Workspace, req: SendRequest) -> Result<Sent> {
+    let appended = notice_in(&ws.repo(), req)?;
+    Ok(Sent {
+        version: JSON_VERSION,
+        id: appended.id.to_hex(),
+        commit: appended.commit.to_string(),
+        lamport: appended.lamport,
+        warnings: Vec::new(),
+    })
+}
+
+/// Import a seed-000 `events.jsonl` (its text); importing twice adds nothing (`mail import`).
+pub fn import_jsonl(ws: &Workspace, text: &str) -> Result<ImportReport> {
+    let repo = ws.repo();
+    super::jsonl::import_jsonl(&ops::log(&repo)?, &Groups::load(&repo)?, text)
+}
+
+/// Import a seed-003 maildir; importing twice adds nothing (`mail import --maildir`).
+pub fn import_maildir(ws: &Workspace, dir: &Path) -> Result<ImportReport> {
+    let repo = ws.repo();
+    super::maildir::import::import_maildir(&ops::log(&repo)?, &Groups::load(&repo)?, dir)
+}
+
+/// Export every mailbox as a seed-003 maildir into `dir` (new or empty, unless `force`) (`mail export`).
+pub fn export_maildir(ws: &Workspace, dir: &Path, force: bool) -> Result<ExportReport> {
+    super::maildir::export::export_maildir(&ops::log(&ws.repo())?, dir, force)
+}
+
+/// Whether the next search builds its index from the whole log first (once per clone): a frontend may
+/// say so before it waits.
+pub fn search_needs_index(ws: &Workspace) -> Result<bool> {
+    Ok(super::search::index::needs_build(&ops::log(&ws.repo())?))
+}
+
+// What other capabilities of the library use. They hold a repository (not a `Workspace`: their own use
+// cases take one), mail as a tool rather than as a persona (no persona checks, no warnings), and read
+// counts and headers rather than documents: crate-internal, so that no frontend takes these ways around the
+// use cases above.
+
+/// The event of a notice (checked, nothing written), for a capability that appends it with others or
+/// later ([`append`]): weave's mails, a series review.
+pub(crate) fn notice_event(groups: &Groups, req: SendRequest) -> Result<NewEvent> {
+    ops::build_send(req, groups)
+}
+
+/// Append notices built by [`notice_event`] in one append, in order.
+pub(crate) fn append(repo: &gix::Repository, events: Vec<NewEvent>) -> Result<Vec<Appended>> {
+    ops::append(&ops::log(repo)?, events)
+}
+
+/// Send one notice (a lease's alert): [`notice`] for a capability that holds a repository.
+pub(crate) fn notice_in(repo: &gix::Repository, req: SendRequest) -> Result<Appended> {
+    ops::send(&ops::log(repo)?, req, &Groups::load(repo)?)
+}
+
+/// Whether each thread has a message already (weave's idempotent mails); all false without a mail log.
+pub(crate) fn threads_exist(repo: &gix::Repository, threads: &[String]) -> Result<Vec<bool>> {
+    let log = ops::log(repo)?;
+    if log.local_tip()?.is_none() && log.remote_tips()?.is_empty() {
+        return Ok(vec![false; threads.len()]);
+    }
+    ops::with_view(&log, |v| {
+        threads
+            .iter()
+            .map(|t| Ok(!v.thread(t)?.is_empty()))
+            .collect()
+    })
+}
+
+/// The headers of `persona`'s unread messages (what `mail inbox --unread` lists), for the prompt's and
+/// a session's mailbox summary; empty without a mail log.
+pub(crate) fn unread_headers(
+    repo: &gix::Repository,
+    persona: &str,
+    now: DateTime<Utc>,
+) -> Result<Vec<Header>> {
+    let log = ops::log(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(Vec::new());
+    }
+    let items = ops::with_view(&log, |view| ops::unread(view, persona, now))?;
+    Ok(items.into_iter().map(|i| i.header).collect())
+}
+
+/// Every persona's counts in one pass (the fleet page), kept warm with `warm` (see `ops::tally`); `None`
+/// without a mail log.
+pub(crate) fn tally(
+    repo: &gix::Repository,
+    warm: Option<std::sync::Arc<crate::eventlog::warm::WarmViews>>,
+    now: DateTime<Utc>,
+) -> Result<Option<Tally>> {
+    let log = ops::log(repo)?.with_warm(warm);
+    if log.tips()?.is_empty() {
+        return Ok(None);
+    }
+    ops::tally(&log, now).map(Some)
+}
+
+/// The newest `n` messages carrying the sender's tag `tag`, newest first, without bodies or states (the
+/// weave page's mails); empty without a mail log.
+pub(crate) fn tagged(
+    repo: &gix::Repository,
+    tag: &str,
+    n: usize,
+    now: DateTime<Utc>,
+) -> Result<Vec<MessageOut>> {
+    let log = ops::log(repo)?;
+    if log.tips()?.is_empty() {
+        return Ok(Vec::new());
+    }
+    ops::with_view(&log, |view| {
+        let mut headers: Vec<_> = view
+            .all_headers()?
+            .into_iter()
+            .filter(|h| h.tags.iter().any(|t| t == tag))
+            .collect();
+        headers.reverse();
+        headers.truncate(n);
+        let abbrev = view.abbrev()?;
+        Ok(headers
+            .iter()
+            .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
+            .collect())
+    })
 }

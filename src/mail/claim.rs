@@ -145,7 +145,7 @@ pub fn claim_synced(
             Some(t) => t,
             None => log
                 .local_tip()?
-                .ok_or_else(|| Error::not_found("message", prefix))?,
+                .ok_or_else(|| Error::not_found(crate::error::Thing::Message, prefix))?,
         };
         let commit =
             log.write_detached(Some(parent), vec![claim_event(persona, &id, true)?])?[0].commit;

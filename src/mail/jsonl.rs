@@ -91,7 +91,7 @@ pub fn import_jsonl(log: &Log<'_>, groups: &Groups, text: &str) -> Result<Import
             continue;
         }
         report.records += 1;
-        let at = |e: Error| Error::usage(format!("line {lineno}: {e}"));
+        let at = |e: Error| Error::usage(format!("line {lineno}: {e:#}"));
         let r: Record = serde_json::from_str(line)
             .map_err(|e| Error::usage(format!("line {lineno}: not a seed-000 event: {e}")))?;
         let message_id = match &r.message_id {

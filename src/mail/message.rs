@@ -65,7 +65,8 @@ impl fmt::Display for Priority {
     }
 }
 
-/// A message to send, as the caller gives it. [`super::ops::send`] checks it and resolves the recipients.
+/// A message to send, as the caller gives it. Sending (`ops::build_send`, behind [`super::api`]) checks
+/// it and resolves the recipients.
 #[derive(Debug, Clone, Default)]
 pub struct SendRequest {
     pub from: String,

@@ -9,9 +9,11 @@
 //! - [`message`]: types, priorities, limits and the validation of what a sender gives.
 //! - [`when`]: times given by people (`2h`, `2026-01-28T15:30:00Z`) and times stored in events.
 //! - [`recipients`]: personas, groups (`.jules/schedules.toml`, `jules.group.<name>.member`), `__broadcast`.
+//! - [`api`]: the use cases, one typed call each: mail's one way in for the CLI, the MCP server and the web
+//!   view (and, crate-internal, for the capabilities that mail or count).
 //! - [`view`]: the projection, cached per persona for fast warm reads.
-//! - [`ops`]: sending, marking, looking messages up.
-//! - [`out`]: the JSON shapes (messages, listings) and the typed reads every frontend serialises.
+//! - `ops` (private): the log, the view under its lock, sending, marking, looking messages up.
+//! - `out` (private): the JSON shapes (messages, listings), filled from the view; [`api`] re-exports them.
 //! - [`search`]: full-text search over every message, with a persona's folders and states.
 //! - [`claim`]: who handles a group message, with the remote ref as the lock.
 //! - [`frontmatter`], [`import`], [`export`]: the seed-000 JSONL log and the seed-003 Markdown maildir.
@@ -24,8 +26,9 @@ pub mod jsonl;
 pub mod kinds;
 pub mod maildir;
 pub mod message;
-pub mod ops;
-pub mod out;
+// The implementation behind `api`: no frontend or other capability names these (`tests/it/ways_in.rs`).
+pub(crate) mod ops;
+pub(crate) mod out;
 pub mod recipients;
 pub mod search;
 pub mod view;

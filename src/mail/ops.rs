@@ -1,5 +1,8 @@
 //! Mail operations on a repository: send, mark, look up, read attachments, count.
 //!
+//! Private to `src/mail/`: frontends and other capabilities reach these through the use cases of
+//! [`super::api`], which add the persona checks and the documents.
+//!
 //! Every write is checked before anything is written; a rejected request leaves the log untouched.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -188,7 +191,7 @@ pub fn build_send(req: SendRequest, groups: &Groups) -> Result<NewEvent> {
 }
 
 pub(crate) fn to_value<T: Serialize>(v: &T) -> Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| Error::Other(format!("encoding mail data: {e}")))
+    serde_json::to_value(v).map_err(|e| Error::wrap("encoding mail data", e))
 }
 
 /// Append to the mail log; the log joins everything this replica has seen (fetched copies included)
@@ -207,7 +210,6 @@ pub fn send(log: &Log<'_>, req: SendRequest, groups: &Groups) -> Result<Appended
 #[derive(Debug, Clone)]
 pub struct Message {
     pub id: EventId,
-    pub commit: ObjectId,
     pub lamport: u64,
     pub event: Event,
     pub data: SendData,
@@ -230,7 +232,7 @@ pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message>
     let c = repo
         .objects
         .find_commit(&commit, &mut buf)
-        .map_err(|e| Error::Other(format!("reading commit {commit}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading commit {commit}"), e))?;
     let corrupt = |m: String| Error::Corrupt {
         path: format!("commit {commit}").into(),
         message: m,
@@ -251,7 +253,6 @@ pub fn load_message(repo: &gix::Repository, commit: ObjectId) -> Result<Message>
     let data = SendData::deserialize(&event.data).map_err(|e| corrupt(e.to_string()))?;
     Ok(Message {
         id,
-        commit,
         lamport,
         event,
         data,
@@ -268,22 +269,25 @@ pub fn find(log: &Log<'_>, view: &mut MailView, prefix: &str) -> Result<Message>
         let n: i64 = n
             .parse()
             .map_err(|_| Error::usage(format!("{prefix:?}: #N wants an integer message_id")))?;
-        return find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix));
+        return find_alias(log, view, n)?
+            .ok_or_else(|| Error::not_found(crate::error::Thing::Message, prefix));
     }
     let digits = !prefix.is_empty() && prefix.bytes().all(|b| b.is_ascii_digit());
     if digits && prefix.len() < crate::abbrev::MIN_ABBREV {
         let n: i64 = prefix
             .parse()
-            .map_err(|_| Error::not_found("message", prefix))?;
-        return find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix));
+            .map_err(|_| Error::not_found(crate::error::Thing::Message, prefix))?;
+        return find_alias(log, view, n)?
+            .ok_or_else(|| Error::not_found(crate::error::Thing::Message, prefix));
     }
     match view.resolve(prefix) {
         Ok((_, commit)) => load_message(log.repo(), commit),
         Err(Error::NotFound { .. }) if digits => {
             let n: i64 = prefix
                 .parse()
-                .map_err(|_| Error::not_found("message", prefix))?;
-            find_alias(log, view, n)?.ok_or_else(|| Error::not_found("message", prefix))
+                .map_err(|_| Error::not_found(crate::error::Thing::Message, prefix))?;
+            find_alias(log, view, n)?
+                .ok_or_else(|| Error::not_found(crate::error::Thing::Message, prefix))
         }
         Err(e) => Err(e),
     }
@@ -318,7 +322,7 @@ pub fn attachment(repo: &gix::Repository, msg: &Message, name: &str) -> Result<V
         .ok_or_else(|| {
             let names: Vec<&str> = msg.event.payload.iter().map(|p| p.name.as_str()).collect();
             Error::not_found(
-                "attachment",
+                crate::error::Thing::Attachment,
                 if names.is_empty() {
                     format!("{name} (the message has no file attachments)")
                 } else {
@@ -329,7 +333,7 @@ pub fn attachment(repo: &gix::Repository, msg: &Message, name: &str) -> Result<V
     let blob: ObjectId = p
         .blob
         .parse()
-        .map_err(|_| Error::Other(format!("bad blob id {}", p.blob)))?;
+        .map_err(|e| Error::wrap(format!("bad blob id {}", p.blob), e))?;
     Ok(repo.find_object(blob)?.detach().data)
 }
 
@@ -404,7 +408,7 @@ pub fn set_mark(
     // every view then carries.
     let commit = view
         .commit_of(message)?
-        .ok_or_else(|| Error::not_found("message", message.to_hex()))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Message, message.to_hex()))?;
     let header = load_message(log.repo(), commit)?.header(view)?;
     if !header.reaches(persona) {
         return Err(Error::usage(format!(
@@ -477,11 +481,6 @@ pub fn tally(log: &Log<'_>, now: DateTime<Utc>) -> Result<crate::mail::view::Tal
         }
     }
     Ok(tally)
-}
-
-/// `mail stats`: every persona's counts and the unanswered messages, in one pass ([`MailView::tally`]).
-pub fn stats(view: &mut MailView, now: DateTime<Utc>) -> Result<Stats> {
-    Ok(stats_of(&view.tally(now)?))
 }
 
 /// The `mail stats` document of a [`MailView::tally`].

@@ -1,6 +1,7 @@
-//! The JSON shapes of mail (docs/mail.md, version 1) and the typed reads that produce them: a mailbox
-//! listing, what a persona sent, one message, a thread. The CLI's `--json` and `git jules web` serialise
-//! these same values, so the two frontends cannot drift apart.
+//! The JSON shapes of mail (docs/mail.md, version 1) and the typed reads that fill them from the view: a
+//! mailbox listing, what a persona sent, one message, a thread. Private to mail: the use cases
+//! (`super::api`) call these and re-export the shapes, so the CLI, the MCP server and the web view serialise
+//! the same values from the same calls.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::ops::{self, Message};
-use super::view::{Claim, Filter, Header, Item, MailView, Marks};
+use super::view::{Claim, Filter, Header, MailView, Marks};
 use crate::error::{Error, Result};
 use crate::eventlog::{EventId, Log, PayloadRef};
 
@@ -71,7 +72,7 @@ pub struct MessageOut {
     pub claim: Option<Claim>,
     pub state: Option<StateOut>,
     /// The send event's signature under the trust roots; `null` where nothing is verified (no trust file
-    /// and no `jules.requireSigned`). Filled by [`sign_messages`].
+    /// and no `jules.requireSigned`). Filled by the use cases (`sign_messages`).
     pub signature: Option<crate::sign::State>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
@@ -324,21 +325,6 @@ pub fn inbox(
         persona: Some(persona.to_owned()),
         messages,
     })
-}
-
-/// Listed items of `persona`'s mailbox as a document (`mail inbox`, `mail wait`).
-pub fn listing(persona: &str, items: &[Item], abbrev: usize, now: DateTime<Utc>) -> ListOut {
-    ListOut {
-        version: JSON_VERSION,
-        persona: Some(persona.to_owned()),
-        messages: items
-            .iter()
-            .map(|i| {
-                let state = Some(StateOut::new(persona, &i.marks));
-                MessageOut::new(&i.header, i.via.clone(), state, None, abbrev, now)
-            })
-            .collect(),
-    }
 }
 
 /// What `persona` sent, newest first, at most `limit`.

@@ -121,7 +121,7 @@ pub fn require_workstream(workdir: &Path, ws: &str) -> Result<()> {
     }
     let have = workstreams(workdir);
     Err(Error::NotFound {
-        what: "workstream",
+        what: crate::error::Thing::Workstream,
         name: format!(
             "{ws} (no .jules/workstreams/{ws}/; existing: {})",
             if have.is_empty() {
@@ -274,15 +274,7 @@ pub fn render_template(
 pub fn render(repo: &gix::Repository, persona: &str, o: &Options) -> Result<Rendered> {
     mail::message::validate_persona(persona)?;
     let now = o.now.unwrap_or_else(Utc::now);
-    let log = mail::ops::log(repo)?;
-    let unread: Vec<mail::view::Header> = if log.tips()?.is_empty() {
-        Vec::new()
-    } else {
-        mail::ops::with_view(&log, |view| mail::ops::unread(view, persona, now))?
-            .into_iter()
-            .map(|i| i.header)
-            .collect()
-    };
+    let unread = mail::api::unread_headers(repo, persona, now)?;
     let mut text = preamble(persona, &unread);
     let mut out = Rendered {
         persona: persona.to_string(),
@@ -320,7 +312,7 @@ pub fn render(repo: &gix::Repository, persona: &str, o: &Options) -> Result<Rend
         check_name("layer", l)?;
         if !workdir.join(".jules/roles").join(l).is_dir() {
             return Err(Error::NotFound {
-                what: "layer",
+                what: crate::error::Thing::Layer,
                 name: format!("{l} (no .jules/roles/{l}/)"),
             });
         }
@@ -348,7 +340,7 @@ pub fn render(repo: &gix::Repository, persona: &str, o: &Options) -> Result<Rend
     let source = std::fs::read_to_string(workdir.join(&tpath)).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::NotFound {
-                what: "template",
+                what: crate::error::Thing::Template,
                 name: name.clone(),
             }
         } else {

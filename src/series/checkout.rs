@@ -99,7 +99,7 @@ impl Checkout {
         })?;
         let hex = String::from_utf8_lossy(&out.stdout);
         ObjectId::from_hex(hex.trim().as_bytes())
-            .map_err(|e| Error::Other(format!("`git write-tree` printed {hex:?}: {e}")))
+            .map_err(|e| Error::wrap(format!("`git write-tree` printed {hex:?}"), e))
     }
 
     /// The tree of the index as it was when it was locked (the copy may have changed since): written from
@@ -122,7 +122,7 @@ impl Checkout {
         let out = gitcli::run_on_index(&self.workdir, tmp.path(), ["write-tree"])?;
         let hex = String::from_utf8_lossy(&out.stdout);
         ObjectId::from_hex(hex.trim().as_bytes())
-            .map_err(|e| Error::Other(format!("`git write-tree` printed {hex:?}: {e}")))
+            .map_err(|e| Error::wrap(format!("`git write-tree` printed {hex:?}"), e))
     }
 
     /// Stage everything in the copy: new, modified and deleted files, `.gitignore` respected (`git add -A`).

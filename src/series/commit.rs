@@ -13,7 +13,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::{branch_name, ser_id};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::gitcli;
 
 /// The trailer key.
@@ -32,8 +32,10 @@ pub fn message(summary: &str, rationale: &str) -> Result<String> {
         ));
     }
     let Some(trailer) = crate::trailers::fold(RATIONALE, rationale) else {
-        return Err(Error::usage(
-            "the rationale is empty: say why this patch exists (--rationale TEXT or -F FILE)",
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            "the rationale is empty: say why this patch exists",
+            Remedy::Rationale,
         ));
     };
     let msg = format!("{summary}\n\n{trailer}");
@@ -194,7 +196,7 @@ fn stage_all(workdir: &Path) -> Result<ObjectId> {
     let out = gitcli::run(workdir, ["write-tree"])?;
     let hex = out.stdout.trim();
     ObjectId::from_hex(hex)
-        .map_err(|e| Error::Other(format!("`git write-tree` printed {:?}: {e}", hex.as_bstr())))
+        .map_err(|e| Error::wrap(format!("`git write-tree` printed {:?}", hex.as_bstr()), e))
 }
 
 #[cfg(test)]

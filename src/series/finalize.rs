@@ -20,7 +20,7 @@ use super::checkout::Checkout;
 use super::rewrite::{self, Original, Step, Stop};
 use super::{branch_ref, ser_id, Base, Current};
 use crate::backup::{self, Backup, Owner};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::refs::{relation, Relation};
 use crate::verify::{self, CommitResult, Report};
 
@@ -108,10 +108,14 @@ pub fn finalize(
         )));
     }
     let Some(base_ref) = local_branch(repo, &cur.base)? else {
-        return Err(Error::usage(format!(
-            "the base {} is not a local branch: finalize lands a series on a local branch (pass --base BRANCH)",
-            cur.base.name
-        )));
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            format!(
+                "the base {} is not a local branch: finalize lands a series on a local branch",
+                cur.base.name
+            ),
+            Remedy::Base,
+        ));
     };
     checked_out_elsewhere(repo, &base_ref)?;
     // Fail fast on a dirty tree, before verifying for minutes.
@@ -124,12 +128,16 @@ pub fn finalize(
             (cur.tip, cur.patches.iter().map(|p| p.commit).collect::<Vec<_>>())
         }
         (Mode::FfOnly, false) => {
-            return Err(Error::Conflict(format!(
-                "{} moved since the series started ({} is not on {}): it cannot be fast-forwarded; nothing was changed (use --rebase or --merge)",
-                cur.base.name,
-                cur.base.commit.to_hex_with_len(7),
-                cur.branch
-            )))
+            return Err(Error::needs(
+                ErrorKind::Conflict,
+                format!(
+                    "{} moved since the series started ({} is not on {}): it cannot be fast-forwarded; nothing was changed",
+                    cur.base.name,
+                    cur.base.commit.to_hex_with_len(7),
+                    cur.branch
+                ),
+                Remedy::RebaseOrMerge,
+            ))
         }
         (Mode::Rebase, false) => rebase_onto_base(repo, &cur, &committer)?,
         (Mode::Merge, _) => merge_into_base(repo, &cur, &committer)?,
@@ -296,17 +304,27 @@ fn rebase_onto_base(
                 cur.base.name,
                 cur.base.commit.to_hex_with_len(7)
             );
-            return Err(Error::Conflict(match stop {
-                Stop::Conflict { from, paths, .. } => format!(
-                    "the series no longer applies on its base ({moved}): {} conflicts in {}; nothing was changed (reroll the series onto the new base, or use --merge)",
-                    describe(from),
-                    paths.join(", ")
+            return Err(match stop {
+                Stop::Conflict { from, paths, .. } => Error::needs(
+                    ErrorKind::Conflict,
+                    format!(
+                        "the series no longer applies on its base ({moved}): {} conflicts in {}; nothing was changed",
+                        describe(from),
+                        paths.join(", ")
+                    ),
+                    Remedy::Merge,
                 ),
-                Stop::Empty { from, .. } => format!(
-                    "{} would become empty on its base ({moved}): its changes are already there; nothing was changed (drop it with `git jules series reroll {from} --drop`)",
-                    describe(from)
+                Stop::Empty { from, .. } => Error::needs(
+                    ErrorKind::Conflict,
+                    format!(
+                        "{} would become empty on its base ({moved}): its changes are already there; nothing was changed",
+                        describe(from)
+                    ),
+                    Remedy::Drop {
+                        patch: from.to_string(),
+                    },
                 ),
-            }));
+            });
         }
     };
     rewrite::flush(&mut mem, repo)?;
@@ -458,7 +476,7 @@ pub fn abort(repo: &gix::Repository, name: Option<&str>) -> Result<Aborted> {
     let name = name.expect("not on it means named");
     let branch = super::branch_name(name);
     let tip = crate::refs::target(repo, &branch_ref(name))?
-        .ok_or_else(|| Error::not_found("series", name))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Series, name))?;
     let log = format!("jules series abort: {branch}");
     let moved = || Error::Conflict(format!("{branch} moved meanwhile; nothing was changed"));
     let backup = backup::transaction(

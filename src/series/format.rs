@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::commit::rationale_of;
 use super::diff::{self, PatchDiff, ShortStat};
 use super::{base, branch_name, branch_ref, current_branch, ser_id, series_of_branch, Base};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 /// The version of the JSON shape.
 pub const VERSION: u32 = 1;
@@ -82,7 +82,7 @@ pub fn collect(
     let (series, branch, tip) = match name {
         Some(n) => {
             let tip = crate::refs::target(repo, &branch_ref(n))?
-                .ok_or_else(|| Error::not_found("series", n))?;
+                .ok_or_else(|| Error::not_found(crate::error::Thing::Series, n))?;
             (n.to_owned(), branch_name(n), tip)
         }
         None => {
@@ -91,19 +91,23 @@ pub fn collect(
                 Some(b) if series_of_branch(b).is_some() => {
                     let n = series_of_branch(b).unwrap_or_default().to_owned();
                     let tip = crate::refs::target(repo, &branch_ref(&n))?
-                        .ok_or_else(|| Error::not_found("series", &n))?;
+                        .ok_or_else(|| Error::not_found(crate::error::Thing::Series, &n))?;
                     (n.clone(), branch_name(&n), tip)
                 }
                 Some(b) if explicit_base.is_some() => {
                     let tip = crate::refs::target(repo, &format!("refs/heads/{b}"))?
-                        .ok_or_else(|| Error::not_found("branch", b))?;
+                        .ok_or_else(|| Error::not_found(crate::error::Thing::Branch, b))?;
                     (b.to_owned(), b.to_owned(), tip)
                 }
                 other => {
-                    return Err(Error::usage(format!(
-                        "HEAD is not on a series branch but on {}; name a series, check one out, or pass --base BRANCH to use the current branch",
-                        other.unwrap_or("a detached commit")
-                    )))
+                    return Err(Error::needs(
+                        ErrorKind::Usage,
+                        format!(
+                            "HEAD is not on a series branch but on {}; name a series, check one out, or name a base to use the current branch",
+                            other.unwrap_or("a detached commit")
+                        ),
+                        Remedy::Base,
+                    ))
                 }
             }
         }

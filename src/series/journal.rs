@@ -113,7 +113,7 @@ impl Journal {
         let tmp = tempfile::NamedTempFile::new_in(dir)
             .map_err(|e| Error::io(format!("creating a journal in {}", dir.display()), e))?;
         serde_json::to_writer_pretty(tmp.as_file(), self)
-            .map_err(|e| Error::Other(format!("writing {}: {e}", path.display())))?;
+            .map_err(|e| Error::wrap(format!("writing {}", path.display()), e))?;
         tmp.as_file()
             .sync_all()
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))?;

@@ -24,7 +24,7 @@ pub mod version;
 
 use gix::ObjectId;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 pub use crate::base::patches;
 pub use crate::base::{self, range, resolve_commit, Base, BaseSource, Patch, BASE_KEY};
@@ -153,9 +153,13 @@ fn current_inner(
             Some(series) => (series.to_owned(), branch_name(series), false),
             None if plain_ok => (b.to_owned(), b.to_owned(), true),
             None => {
-                return Err(Error::usage(format!(
-                    "{what} works on the series HEAD is on, but HEAD is on {b}; check out a series branch (jules/staging/NAME), or pass --base BRANCH to work on {b} itself"
-                )))
+                return Err(Error::needs(
+                    ErrorKind::Usage,
+                    format!(
+                        "{what} works on the series HEAD is on, but HEAD is on {b}; check out a series branch (jules/staging/NAME), or name a base to work on {b} itself"
+                    ),
+                    Remedy::Base,
+                ))
             }
         },
         None => {
@@ -206,7 +210,7 @@ pub fn resolve_tip(repo: &gix::Repository, rev: Option<&str>) -> Result<Tip> {
         .flatten()
         .map(|_| short.to_owned());
     Ok(Tip {
-        commit: resolve_commit(repo, "revision", rev)?,
+        commit: resolve_commit(repo, crate::error::Thing::Revision, rev)?,
         branch,
     })
 }

@@ -24,7 +24,7 @@ use super::journal::{self, Hook, Journal};
 use super::rewrite::{self, raw_changes, Original, RawChange, Squash, Step, Stop};
 use super::{ser_id, Current, Patch};
 use crate::backup::{self, Backup};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 /// How to change patch N's message.
 #[derive(Debug, Clone, Default)]
@@ -131,8 +131,10 @@ fn new_message(o: &Original, edit: &MessageEdit) -> Result<Option<BString>> {
     let had_rationale = rationale_of(&old).is_some();
     let msg = if let Some(full) = &edit.message {
         if edit.summary.is_some() || edit.rationale.is_some() {
-            return Err(Error::usage(
-                "--message replaces the whole message; use it without --summary and --rationale",
+            return Err(Error::needs(
+                ErrorKind::Usage,
+                "a whole new message replaces the summary and the rationale: give it alone",
+                Remedy::MessageAlone,
             ));
         }
         let full = full.trim();
@@ -141,10 +143,14 @@ fn new_message(o: &Original, edit: &MessageEdit) -> Result<Option<BString>> {
         }
         let full = format!("{full}\n");
         if had_rationale && rationale_of(&full).is_none() {
-            return Err(Error::usage(format!(
-                "the new message of patch {} has no `Rationale:` trailer but the old one had: keep it in --message, or change only the summary with --summary",
-                o.index
-            )));
+            return Err(Error::needs(
+                ErrorKind::Usage,
+                format!(
+                    "the new message of patch {} has no `Rationale:` trailer but the old one had",
+                    o.index
+                ),
+                Remedy::KeepRationale,
+            ));
         }
         full
     } else {
@@ -217,11 +223,17 @@ pub fn reroll(
                     )));
                 }
                 if msg.is_none() {
-                    return Err(Error::usage(if message.is_empty() {
-                        format!("nothing to fold: the working tree matches HEAD; change files first, or reword patch {patch} with --message, --summary or --rationale")
+                    return Err(if message.is_empty() {
+                        Error::needs(
+                            ErrorKind::Usage,
+                            "nothing to fold: the working tree matches HEAD",
+                            Remedy::Reword {
+                                patch: patch.to_string(),
+                            },
+                        )
                     } else {
-                        format!("nothing to do: the working tree matches HEAD and patch {patch} already has that message")
-                    }));
+                        Error::usage(format!("nothing to do: the working tree matches HEAD and patch {patch} already has that message"))
+                    });
                 }
                 ("reword", None)
             } else {
@@ -243,7 +255,7 @@ pub fn reroll(
         }
         Action::Drop { patch } => {
             check_index(*patch, n, "patch")?;
-            lock.require_clean("series reroll --drop")?;
+            lock.require_clean("dropping a patch")?;
             let steps = (patch + 1..=n).map(Step::pick).collect();
             (*patch, steps, "drop", cur.tip_tree, None)
         }
@@ -255,7 +267,7 @@ pub fn reroll(
                     "patch {from} is already at position {to}"
                 )));
             }
-            lock.require_clean("series reroll --move")?;
+            lock.require_clean("moving a patch")?;
             let mut order: Vec<usize> = (1..=n).filter(|i| i != from).collect();
             order.insert(to - 1, *from);
             let first = (*from).min(*to);
@@ -404,7 +416,12 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>, hook: Hook<'_>) -> Resu
             .iter()
             .find(|b| b.number == k)
             .cloned()
-            .ok_or_else(|| Error::not_found("backup", format!("{}{k}", cur.owner().prefix())))?,
+            .ok_or_else(|| {
+                Error::not_found(
+                    crate::error::Thing::Backup,
+                    format!("{}{k}", cur.owner().prefix()),
+                )
+            })?,
         None => backups.last().cloned().ok_or_else(|| {
             Error::usage(format!(
                 "series {} has no backup to restore ({}*)",
@@ -524,10 +541,16 @@ fn stop_error(cur: &Current, originals: &[Original], action: &Action, stop: Stop
             describe(from),
             shown(&paths)
         )),
-        Stop::Empty { from, .. } => Error::Conflict(format!(
-            "{} would become empty after {what}: its changes are already there; {kept} (remove it with `git jules series reroll {from} --drop`)",
-            describe(from)
-        )),
+        Stop::Empty { from, .. } => Error::needs(
+            ErrorKind::Conflict,
+            format!(
+                "{} would become empty after {what}: its changes are already there; {kept}",
+                describe(from)
+            ),
+            Remedy::Drop {
+                patch: from.to_string(),
+            },
+        ),
     }
 }
 

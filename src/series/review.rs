@@ -315,7 +315,7 @@ pub fn store(repo: &gix::Repository, r: &Review) -> Result<()> {
             };
             serde_json::to_string(&line)
                 .map(|l| (p.commit, l))
-                .map_err(|e| Error::Other(format!("encoding a review note: {e}")))
+                .map_err(|e| Error::wrap("encoding a review note", e))
         })
         .collect::<Result<_>>()?;
     let objects: Vec<ObjectId> = lines.iter().map(|(o, _)| *o).collect();
@@ -391,7 +391,7 @@ pub fn mail_event(
     from: &str,
     to: &[String],
 ) -> Result<crate::eventlog::NewEvent> {
-    use crate::mail::{ops, recipients::Groups, SendRequest};
+    use crate::mail::{api, recipients::Groups, SendRequest};
     let groups = Groups::load(repo)?;
     let req = SendRequest {
         from: from.to_owned(),
@@ -411,7 +411,7 @@ pub fn mail_event(
         thread: Some(format!("review-{}", r.series)),
         ..SendRequest::default()
     };
-    ops::build_send(req, &groups)
+    api::notice_event(&groups, req)
 }
 
 /// Append a mail event built by [`mail_event`] to the mail log.
@@ -419,8 +419,7 @@ pub fn send_mail(
     repo: &gix::Repository,
     event: crate::eventlog::NewEvent,
 ) -> Result<crate::eventlog::Appended> {
-    let log = crate::mail::ops::log(repo)?;
-    Ok(crate::mail::ops::append(&log, vec![event])?.remove(0))
+    Ok(crate::mail::api::append(repo, vec![event])?.remove(0))
 }
 
 /// The review notes of `commit`, oldest first (lines that are not this JSON are skipped).

@@ -317,11 +317,11 @@ fn apply(repo: &gix::Repository, tree: ObjectId, changes: &[RawChange]) -> Resul
                 .kind();
             editor.upsert(components(path), kind, *id)
         };
-        edit.map_err(|e| Error::Other(format!("editing tree {tree} at {path}: {e}")))?;
+        edit.map_err(|e| Error::wrap(format!("editing tree {tree} at {path}"), e))?;
     }
     editor
         .write(|t| write(repo, t))
-        .map_err(|e| Error::Other(format!("writing the edited tree {tree}: {e:#}")))
+        .map_err(|e| Error::wrap(format!("writing the edited tree {tree}"), e))
 }
 
 /// Three-way tree merges with the diff and blob-merge caches (and their attribute stacks) set up once for a
@@ -378,7 +378,7 @@ impl<'r> Merger<'r> {
             &mut self.blob_merge,
             self.options.clone(),
         )
-        .map_err(|e| Error::Other(format!("merging trees {base}, {ours} and {theirs}: {e:#}")))?;
+        .map_err(|e| Error::wrap(format!("merging trees {base}, {ours} and {theirs}"), e))?;
         let how = TreatAsUnresolved::git();
         if outcome.has_unresolved_conflicts(how) {
             let mut paths: Vec<String> = Vec::new();
@@ -431,7 +431,7 @@ pub fn raw_changes(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<V
         &repo.objects,
         &mut recorder,
     )
-    .map_err(|e| Error::Other(format!("comparing trees {a} and {b}: {e}")))?;
+    .map_err(|e| Error::wrap(format!("comparing trees {a} and {b}"), e))?;
     let mut out = Vec::new();
     for ch in recorder.records {
         match ch {
@@ -480,7 +480,7 @@ pub fn flush(mem: &mut gix::Repository, disk: &gix::Repository) -> Result<usize>
         }
         disk.objects
             .write_buf(*kind, data)
-            .map_err(|e| Error::Other(format!("writing rewritten objects: {e}")))?;
+            .map_err(|e| Error::wrap("writing rewritten objects", e))?;
         n += 1;
     }
     Ok(n)

@@ -57,7 +57,7 @@ pub fn start(repo: &mut gix::Repository, name: &str, base: Option<&str>) -> Resu
         Some(b) => base::resolve(repo, Some(b), None)?,
         None => match current_branch(repo)? {
             Some(branch) => Base {
-                commit: resolve_commit(repo, "base", &branch)?,
+                commit: resolve_commit(repo, crate::error::Thing::Base, &branch)?,
                 name: branch,
                 source: BaseSource::CurrentBranch,
             },

@@ -1,4 +1,9 @@
 //! `series status` and `series list`: a series, its base, its numbered patches and their cached verdicts.
+//!
+//! The use cases are [`read`] and [`read_all`] on a [`Workspace`]: they resolve the verify command whose
+//! cached results they show (the one given, else `jules.verify.cmd`) and assemble the one value the CLI's
+//! `--json`, the MCP server's `series_status` and the web's series page all show; [`patch_notes`] adds what
+//! the web shows beside each patch (its rationale and review notes).
 
 use gix::ObjectId;
 use serde::Serialize;
@@ -9,6 +14,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::verify::cache::{Cache, Verdict};
+use crate::workspace::Workspace;
 
 /// A patch's verification state for the configured command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -60,6 +66,70 @@ impl SeriesStatus {
     }
 }
 
+/// What `series status` is asked.
+#[derive(Debug, Clone, Default)]
+pub struct StatusInput {
+    /// The series (default: the one HEAD is on).
+    pub name: Option<String>,
+    /// Measure against this base instead of the configured one.
+    pub base: Option<String>,
+    /// Show the cached results of this command (default: `jules.verify.cmd`).
+    pub cmd: Option<String>,
+}
+
+/// The verify command whose cached results a status shows: the one given, else `jules.verify.cmd`. Blank
+/// is none either way (as `jules.verify.cmd` set to blank is): no command was ever run as "".
+pub(crate) fn command(repo: &gix::Repository, given: Option<&str>) -> Option<String> {
+    match given {
+        Some(c) if !c.trim().is_empty() => Some(c.to_owned()),
+        Some(_) => None,
+        None => crate::verify::settings::command(repo),
+    }
+}
+
+/// `series status` as a use case: the status of one series (see [`StatusInput`]).
+pub fn read(ws: &Workspace, input: &StatusInput) -> Result<SeriesStatus> {
+    let repo = ws.repo();
+    let cmd = command(&repo, input.cmd.as_deref());
+    status(
+        &repo,
+        input.name.as_deref(),
+        input.base.as_deref(),
+        cmd.as_deref(),
+    )
+}
+
+/// `series list` as a use case: every series, by name, with the cached results of `cmd` (default:
+/// `jules.verify.cmd`).
+pub fn read_all(ws: &Workspace, cmd: Option<&str>) -> Result<Vec<SeriesStatus>> {
+    let repo = ws.repo();
+    let cmd = command(&repo, cmd);
+    list(&repo, cmd.as_deref())
+}
+
+/// What is said about a patch beside its status: the `Rationale:` trailers of its message and its review
+/// notes, oldest first.
+#[derive(Debug, Clone, Serialize)]
+pub struct PatchNotes {
+    pub rationale: Vec<String>,
+    pub reviews: Vec<super::review::NoteLine>,
+}
+
+/// The rationale and review notes of a listed patch.
+pub fn patch_notes(ws: &Workspace, patch: &PatchStatus) -> Result<PatchNotes> {
+    let repo = ws.repo();
+    let commit = repo.find_commit(patch.patch.commit)?;
+    let message = commit.message_raw_sloppy().to_string();
+    Ok(PatchNotes {
+        rationale: crate::trailers::parse(&message)
+            .into_iter()
+            .filter(|t| t.key.eq_ignore_ascii_case("Rationale"))
+            .map(|t| t.value)
+            .collect(),
+        reviews: super::review::notes_of(&repo, patch.patch.commit)?,
+    })
+}
+
 /// The status of series `name` (default: the one HEAD is on).
 pub fn status(
     repo: &gix::Repository,
@@ -97,7 +167,7 @@ pub fn list(repo: &gix::Repository, command: Option<&str>) -> Result<Vec<SeriesS
     let current = current_branch(repo)?;
     let mut names = Vec::new();
     for r in repo.references()?.prefixed(STAGING_PREFIX)? {
-        let r = r.map_err(|e| Error::Other(format!("listing series branches: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing series branches", e))?;
         if let Some(n) = series_of_branch(&r.name().as_bstr().to_string()) {
             names.push(n.to_owned());
         }
@@ -120,7 +190,7 @@ fn one(
 ) -> Result<SeriesStatus> {
     let branch = branch_name(name);
     let tip = crate::refs::target(repo, &branch_ref(name))?
-        .ok_or_else(|| Error::not_found("series", name))?;
+        .ok_or_else(|| Error::not_found(crate::error::Thing::Series, name))?;
     let base = base::resolve(repo, explicit_base, Some(&branch))?;
     let key = command.map(crate::verify::cache::command_key);
     let patches = patches(repo, base.commit, tip)?

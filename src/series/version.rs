@@ -20,7 +20,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::rangediff;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 pub use super::commit::{change_id_of, keep_change_id, new_change_id, with_trailer, CHANGE_ID};
 pub use crate::series_refs::{
@@ -166,7 +166,7 @@ impl Version {
 }
 
 fn oid(hex: &str) -> Result<ObjectId> {
-    ObjectId::from_hex(hex.as_bytes()).map_err(|_| Error::Other(format!("bad object id {hex:?}")))
+    ObjectId::from_hex(hex.as_bytes()).map_err(|e| Error::wrap(format!("bad object id {hex:?}"), e))
 }
 
 /// The version in commit `id`, judged by `judge`; an error says why it is not a version commit.
@@ -269,7 +269,7 @@ fn chain(
                 ));
             }
         }
-        next = previous_id(repo, &v).map_err(|e| e.to_string())?;
+        next = previous_id(repo, &v).map_err(|e| format!("{e:#}"))?;
         out.push(v);
     }
     out.reverse();
@@ -280,7 +280,7 @@ fn chain(
 fn candidate_refs(repo: &gix::Repository) -> Result<Vec<(SeriesId, String, ObjectId)>> {
     let mut out = Vec::new();
     for r in repo.references()?.all()? {
-        let r = r.map_err(|e| Error::Other(format!("listing refs: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing refs", e))?;
         let name = r.name().as_bstr().to_string();
         let rest = if let Some(rest) = name.strip_prefix(PREFIX) {
             rest.to_owned()
@@ -374,7 +374,7 @@ pub fn versions(repo: &gix::Repository, series: &SeriesId) -> Result<Vec<Version
     match forged {
         Some(s) => Err(Error::usage(format!("{}: {}", s.name, s.reason))),
         None => Err(Error::not_found(
-            "series",
+            crate::error::Thing::Series,
             format!(
                 "{series} (no refs/jules/series/{series} here; `git jules sync` or `git fetch` brings other clones' series)"
             ),
@@ -434,7 +434,7 @@ pub fn find(repo: &gix::Repository, series: &SeriesId, n: Option<u32>) -> Result
     let n = n.unwrap_or(latest);
     if n == 0 || n > latest {
         return Err(Error::not_found(
-            "series version",
+            crate::error::Thing::SeriesVersion,
             format!("{series}@v{n} (it has v1 to v{latest})"),
         ));
     }
@@ -637,7 +637,7 @@ pub fn record(
         dropped,
     };
     let json = serde_json::to_string_pretty(&rec)
-        .map_err(|e| Error::Other(format!("encoding {RECORD_FILE}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("encoding {RECORD_FILE}"), e))?;
     let rec_bytes = format!("{json}\n");
     let rec_blob = repo.write_blob(rec_bytes.as_bytes())?.detach();
     let cover_blob = repo.write_blob(cover.as_bytes())?.detach();
@@ -801,17 +801,25 @@ fn replay_onto(repo: &gix::Repository, old: &Version, onto: ObjectId) -> Result<
     let committer = crate::repo::committer(repo);
     match replay(repo, onto, onto_tree, &originals, &steps, &committer)? {
         Ok(picked) => Ok(picked.last().map_or(onto, |p| p.commit)),
-        Err(Stop::Conflict { from, paths, .. }) => Err(Error::Conflict(format!(
-            "{}@v{}: patch {from} conflicts when replayed onto the newer base ({}); compare without --rebase",
-            old.series(),
-            old.record.number,
-            paths.join(", ")
-        ))),
-        Err(Stop::Empty { from, .. }) => Err(Error::Conflict(format!(
-            "{}@v{}: patch {from} is already in the newer base; compare without --rebase",
-            old.series(),
-            old.record.number
-        ))),
+        Err(Stop::Conflict { from, paths, .. }) => Err(Error::needs(
+            ErrorKind::Conflict,
+            format!(
+                "{}@v{}: patch {from} conflicts when replayed onto the newer base ({})",
+                old.series(),
+                old.record.number,
+                paths.join(", ")
+            ),
+            Remedy::NoRebase,
+        )),
+        Err(Stop::Empty { from, .. }) => Err(Error::needs(
+            ErrorKind::Conflict,
+            format!(
+                "{}@v{}: patch {from} is already in the newer base",
+                old.series(),
+                old.record.number
+            ),
+            Remedy::NoRebase,
+        )),
     }
 }
 

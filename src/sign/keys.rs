@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey};
 
 use super::{CHECKPOINT_NAMESPACE, NAMESPACE};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 
 /// Keys already read, by path: a long-running frontend signs many events with one key. A cache, not a
 /// switch: which key signs is decided per call by [`key_for`].
@@ -192,10 +192,10 @@ pub fn sign_with(key: &PrivateKey, msg: &[u8]) -> Result<String> {
 pub fn sign_in(key: &PrivateKey, namespace: &str, msg: &[u8]) -> Result<String> {
     let sig = key
         .sign(namespace, HashAlg::Sha512, msg)
-        .map_err(|e| Error::Other(format!("signing: {e}")))?;
+        .map_err(|e| Error::wrap("signing", e))?;
     let pem = sig
         .to_pem(LineEnding::LF)
-        .map_err(|e| Error::Other(format!("encoding a signature: {e}")))?;
+        .map_err(|e| Error::wrap("encoding a signature", e))?;
     Ok(super::compact(&pem))
 }
 
@@ -217,11 +217,11 @@ pub fn generate(persona: &str, path: &Path) -> Result<NewKey> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut key = PrivateKey::random(&mut ssh_key::rand_core::OsRng, Algorithm::Ed25519)
-        .map_err(|e| Error::Other(format!("making a key: {e}")))?;
+        .map_err(|e| Error::wrap("making a key", e))?;
     key.set_comment(persona);
     let text = key
         .to_openssh(LineEnding::LF)
-        .map_err(|e| Error::Other(format!("encoding a key: {e}")))?;
+        .map_err(|e| Error::wrap("encoding a key", e))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
@@ -232,10 +232,11 @@ pub fn generate(persona: &str, path: &Path) -> Result<NewKey> {
         .mode(0o600)
         .open(path)
         .map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => Error::usage(format!(
-                "{} exists; not overwriting a key (remove it, or give --out another path)",
-                path.display()
-            )),
+            std::io::ErrorKind::AlreadyExists => Error::needs(
+                ErrorKind::Usage,
+                format!("{} exists; not overwriting a key", path.display()),
+                Remedy::OtherPath,
+            ),
             _ => Error::io(format!("writing {}", path.display()), e),
         })?;
     file.write_all(text.as_bytes())
@@ -243,7 +244,7 @@ pub fn generate(persona: &str, path: &Path) -> Result<NewKey> {
     let public = key
         .public_key()
         .to_openssh()
-        .map_err(|e| Error::Other(format!("encoding a key: {e}")))?;
+        .map_err(|e| Error::wrap("encoding a key", e))?;
     let mut pub_path = path.as_os_str().to_owned();
     pub_path.push(".pub");
     std::fs::write(&pub_path, format!("{public}\n"))

@@ -188,7 +188,7 @@ pub fn parse_trust(repo: &gix::Repository, id: ObjectId) -> Result<AllowedSigner
     let spec = format!("{}:{TRUST_FILE}", trust_ref(repo));
     let blob = repo
         .find_object(id)
-        .map_err(|e| Error::Other(format!("reading {spec}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading {spec}"), e))?;
     let text = std::str::from_utf8(&blob.data)
         .map_err(|_| Error::usage(format!("{spec} is not UTF-8")))?;
     AllowedSigners::parse(text, &spec)

@@ -122,8 +122,10 @@ impl<'r> State<'r> {
             None => {
                 let mut ids: Vec<String> = view.runs.iter().map(|r| r.id.clone()).collect();
                 ids.sort();
-                abbrev::resolve("run or session", session_or_run, &ids)
-                    .map_err(|_| Error::not_found("run or session", session_or_run))?
+                abbrev::resolve(crate::error::Thing::RunOrSession, session_or_run, &ids)
+                    .map_err(|_| {
+                        Error::not_found(crate::error::Thing::RunOrSession, session_or_run)
+                    })?
                     .to_owned()
             }
         };
@@ -162,7 +164,12 @@ impl<'r> State<'r> {
             .or(view.current_sprint)
             .ok_or_else(|| Error::usage("no sprint has been started"))?;
         match view.sprints.get(&number) {
-            None => return Err(Error::not_found("sprint", number.to_string())),
+            None => {
+                return Err(Error::not_found(
+                    crate::error::Thing::Sprint,
+                    number.to_string(),
+                ))
+            }
             Some(s) if s.closed_at.is_some() => {
                 return Err(Error::usage(format!("sprint {number} is already closed")))
             }
@@ -228,7 +235,7 @@ impl<'r> State<'r> {
         let view = self.view()?.view;
         let mut ids: Vec<String> = view.tasks.iter().map(|t| t.id.clone()).collect();
         ids.sort();
-        let id = abbrev::resolve("task", prefix, &ids)?.to_owned();
+        let id = abbrev::resolve(crate::error::Thing::Task, prefix, &ids)?.to_owned();
         let task = view.tasks.iter().find(|t| t.id == id).expect("resolved");
         if task.state != TASK_TODO {
             return Err(Error::usage(format!(

@@ -95,59 +95,103 @@ fn mail_context(persona: &str, unread: usize) -> String {
     )
 }
 
-/// Decide what to launch now.
+/// Decide what to launch now: by layers, a parallel sprint's batch and weave, or each track's cycle; then
+/// the cron schedules that came due; then, unless a layer or a batch is still at work, the personas with
+/// unread mail.
 pub fn plan(input: &TickInput) -> Plan {
-    let view = input.view;
-    let sched = input.schedules;
-    let sprint = view.current_sprint;
-    let layered = !sched.layers.is_empty();
-    let parallel = !layered && sprint.is_some_and(|s| sched.parallel.is_parallel(s));
-    let mut plan = Plan {
-        sprint,
-        mode: if layered {
-            "layered"
-        } else if parallel {
-            "parallel"
-        } else {
-            "sequential"
+    let mut planner = Planner::new(input);
+    let consolidate = match (planner.layered, planner.plan.sprint) {
+        (true, _) => planner.layers(),
+        (false, Some(s)) if planner.parallel => planner.parallel_sprint(s),
+        _ => {
+            planner.cycles();
+            true
         }
-        .into(),
-        now: input.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        decisions: Vec::new(),
-        waiting: Vec::new(),
-        skipped: Vec::new(),
-        alerts: Vec::new(),
-        complete: false,
     };
-    let running = |p: &str| {
-        view.runs
+    planner.cron();
+    if consolidate {
+        planner.consolidate();
+    }
+    planner.plan
+}
+
+/// A plan being made: the input and the decisions so far.
+struct Planner<'a> {
+    input: &'a TickInput<'a>,
+    layered: bool,
+    parallel: bool,
+    plan: Plan,
+}
+
+impl<'a> Planner<'a> {
+    fn new(input: &'a TickInput<'a>) -> Self {
+        let view = input.view;
+        let sched = input.schedules;
+        let sprint = view.current_sprint;
+        let layered = !sched.layers.is_empty();
+        let parallel = !layered && sprint.is_some_and(|s| sched.parallel.is_parallel(s));
+        let plan = Plan {
+            sprint,
+            mode: if layered {
+                "layered"
+            } else if parallel {
+                "parallel"
+            } else {
+                "sequential"
+            }
+            .into(),
+            now: input.now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            decisions: Vec::new(),
+            waiting: Vec::new(),
+            skipped: Vec::new(),
+            alerts: Vec::new(),
+            complete: false,
+        };
+        Planner {
+            input,
+            layered,
+            parallel,
+            plan,
+        }
+    }
+
+    /// The run of persona `p` that is running, if any.
+    fn running(&self, p: &str) -> Option<&'a super::view::Run> {
+        self.input
+            .view
+            .runs
             .iter()
             .rev()
             .find(|r| r.persona_id == p && r.is_running())
-    };
-    let track_of = |p: &str| -> String {
-        sched
+    }
+
+    fn track_of(&self, p: &str) -> String {
+        self.input
+            .schedules
             .tracks
             .iter()
             .find(|(_, order)| order.iter().any(|x| x == p))
             .map(|(t, _)| t.clone())
             .unwrap_or_else(|| DEFAULT_TRACK.into())
-    };
-    let wait_for = |plan: &mut Plan, r: &super::view::Run| {
-        if !plan.waiting.iter().any(|w| w.run == r.id) {
-            plan.waiting.push(Waiting {
+    }
+
+    fn wait_for(&mut self, r: &super::view::Run) {
+        if !self.plan.waiting.iter().any(|w| w.run == r.id) {
+            self.plan.waiting.push(Waiting {
                 persona: r.persona_id.clone(),
                 track: r.track.clone(),
                 run: r.id.clone(),
                 session_id: r.session_id.clone(),
             });
         }
-    };
-    let mut consolidate = true;
+    }
 
-    if layered {
-        // The first layer not done this sprint: wait while its runs run, else launch its missing roles.
-        for layer in &sched.layers {
+    /// Layers: the first layer not done this sprint; wait while its runs run, else launch its missing roles.
+    /// Whether the mailboxes may be consolidated (every layer is done).
+    fn layers(&mut self) -> bool {
+        let view = self.input.view;
+        let sprint = self.plan.sprint;
+        for layer in &self.input.schedules.layers {
             let runs: Vec<_> = view
                 .runs
                 .iter()
@@ -156,10 +200,9 @@ pub fn plan(input: &TickInput) -> Plan {
             let busy: Vec<_> = runs.iter().filter(|r| r.is_running()).collect();
             if !busy.is_empty() {
                 for r in busy {
-                    wait_for(&mut plan, r);
+                    self.wait_for(r);
                 }
-                consolidate = false;
-                break;
+                return false;
             }
             let missing: Vec<_> = layer
                 .roles
@@ -170,29 +213,40 @@ pub fn plan(input: &TickInput) -> Plan {
                 continue;
             }
             for role in missing {
-                plan.decisions.push(Decision {
+                self.plan.decisions.push(Decision {
                     persona: role.clone(),
                     track: layer.name.clone(),
                     reason: REASON_LAYER.into(),
                     context: format!("Layer {} of the sprint: you are role {role}.", layer.name),
                 });
             }
-            consolidate = false;
-            break;
+            return false;
         }
-    } else if parallel {
-        let s = sprint.expect("parallel implies a sprint");
-        let in_sprint: Vec<_> = view.runs.iter().filter(|r| r.sprint == Some(s)).collect();
+        true
+    }
+
+    /// A parallel sprint `s`: wait while its runs run; else launch the batch, or the weaver once the batch
+    /// (or a mail relaunch) ran after the last weave. Whether the mailboxes may be consolidated.
+    fn parallel_sprint(&mut self, s: u64) -> bool {
+        let sched = self.input.schedules;
+        let in_sprint: Vec<_> = self
+            .input
+            .view
+            .runs
+            .iter()
+            .filter(|r| r.sprint == Some(s))
+            .collect();
         let busy: Vec<_> = in_sprint.iter().filter(|r| r.is_running()).collect();
         if !busy.is_empty() {
             for r in busy {
-                wait_for(&mut plan, r);
+                self.wait_for(r);
             }
-            consolidate = false;
-        } else if !in_sprint.iter().any(|r| r.reason == REASON_PARALLEL) {
+            return false;
+        }
+        if !in_sprint.iter().any(|r| r.reason == REASON_PARALLEL) {
             for p in sched.cycle_personas() {
-                plan.decisions.push(Decision {
-                    track: track_of(&p),
+                self.plan.decisions.push(Decision {
+                    track: self.track_of(&p),
                     context: format!(
                         "Parallel batch of sprint {s}: work on your part; the weaver integrates."
                     ),
@@ -200,31 +254,35 @@ pub fn plan(input: &TickInput) -> Plan {
                     reason: REASON_PARALLEL.into(),
                 });
             }
-            consolidate = false;
-        } else {
-            let last = |reasons: &[&str]| {
-                in_sprint
-                    .iter()
-                    .filter(|r| reasons.contains(&r.reason.as_str()))
-                    .map(|r| r.index)
-                    .max()
-            };
-            let last_work = last(&[REASON_PARALLEL, REASON_MAIL]);
-            let last_weave = last(&[REASON_WEAVE]);
-            if last_weave < last_work {
-                plan.decisions.push(Decision {
-                    persona: sched.weaver.clone(),
-                    track: DEFAULT_TRACK.into(),
-                    reason: REASON_WEAVE.into(),
-                    context: format!(
-                        "Weave sprint {s}: git jules weave the personas' branches and mail each conflict to its author."
-                    ),
-                });
-                consolidate = false;
-            }
+            return false;
         }
-    } else {
-        for (track, order) in &sched.tracks {
+        let last = |reasons: &[&str]| {
+            in_sprint
+                .iter()
+                .filter(|r| reasons.contains(&r.reason.as_str()))
+                .map(|r| r.index)
+                .max()
+        };
+        let last_work = last(&[REASON_PARALLEL, REASON_MAIL]);
+        let last_weave = last(&[REASON_WEAVE]);
+        if last_weave < last_work {
+            self.plan.decisions.push(Decision {
+                persona: sched.weaver.clone(),
+                track: DEFAULT_TRACK.into(),
+                reason: REASON_WEAVE.into(),
+                context: format!(
+                    "Weave sprint {s}: git jules weave the personas' branches and mail each conflict to its author."
+                ),
+            });
+            return false;
+        }
+        true
+    }
+
+    /// Sequential tracks: in each, the persona after the last cycle run, unless a run still runs.
+    fn cycles(&mut self) {
+        let view = self.input.view;
+        for (track, order) in &self.input.schedules.tracks {
             if order.is_empty() {
                 continue;
             }
@@ -233,7 +291,7 @@ pub fn plan(input: &TickInput) -> Plan {
             });
             let next = match last {
                 Some(r) if r.is_running() => {
-                    wait_for(&mut plan, r);
+                    self.wait_for(r);
                     continue;
                 }
                 Some(r) => match order.iter().position(|p| *p == r.persona_id) {
@@ -242,14 +300,14 @@ pub fn plan(input: &TickInput) -> Plan {
                 },
                 None => order[0].clone(),
             };
-            if let Some(r) = running(&next) {
-                wait_for(&mut plan, r);
+            if let Some(r) = self.running(&next) {
+                self.wait_for(r);
                 continue;
             }
-            if plan.decisions.iter().any(|d| d.persona == next) {
+            if self.plan.decisions.iter().any(|d| d.persona == next) {
                 continue;
             }
-            plan.decisions.push(Decision {
+            self.plan.decisions.push(Decision {
                 persona: next,
                 track: track.clone(),
                 reason: REASON_CYCLE.into(),
@@ -258,23 +316,28 @@ pub fn plan(input: &TickInput) -> Plan {
         }
     }
 
-    // Scheduled personas whose cron time came since the previous tick (the first tick sets the baseline).
-    if let Some(since) = view
-        .ticks
-        .last()
-        .and_then(|t| DateTime::parse_from_rfc3339(&t.time).ok())
-        .map(|t| t.with_timezone(&Utc))
-    {
-        for sch in sched.schedules.values() {
-            if !sch.fires_between(since, input.now) {
+    /// Scheduled personas whose cron time came since the previous tick (the first tick sets the baseline).
+    fn cron(&mut self) {
+        let Some(since) = self
+            .input
+            .view
+            .ticks
+            .last()
+            .and_then(|t| DateTime::parse_from_rfc3339(&t.time).ok())
+            .map(|t| t.with_timezone(&Utc))
+        else {
+            return;
+        };
+        for sch in self.input.schedules.schedules.values() {
+            if !sch.fires_between(since, self.input.now) {
                 continue;
             }
-            if let Some(r) = running(&sch.persona) {
-                wait_for(&mut plan, r);
-            } else if !plan.decisions.iter().any(|d| d.persona == sch.persona) {
-                plan.decisions.push(Decision {
+            if let Some(r) = self.running(&sch.persona) {
+                self.wait_for(r);
+            } else if !self.plan.decisions.iter().any(|d| d.persona == sch.persona) {
+                self.plan.decisions.push(Decision {
                     persona: sch.persona.clone(),
-                    track: track_of(&sch.persona),
+                    track: self.track_of(&sch.persona),
                     reason: REASON_CRON.into(),
                     context: format!("Scheduled run ({}).", sch.cron),
                 });
@@ -282,53 +345,60 @@ pub fn plan(input: &TickInput) -> Plan {
         }
     }
 
-    // Mailbox consolidation: personas with unread mail are (re)launched, within their retries.
-    if consolidate {
-        for (persona, &unread) in input.unread {
-            if unread == 0 || plan.decisions.iter().any(|d| &d.persona == persona) {
+    /// Mailbox consolidation: personas with unread mail are (re)launched, within their retries; a parallel
+    /// sprint with nothing left to launch or wait for is complete.
+    fn consolidate(&mut self) {
+        for (persona, &unread) in self.input.unread {
+            if unread == 0 || self.plan.decisions.iter().any(|d| &d.persona == persona) {
                 continue;
             }
-            if let Some(r) = running(persona) {
-                wait_for(&mut plan, r);
+            if let Some(r) = self.running(persona) {
+                self.wait_for(r);
                 continue;
             }
-            let used = view
-                .runs
-                .iter()
-                .filter(|r| {
-                    &r.persona_id == persona && r.reason == REASON_MAIL && r.sprint == sprint
-                })
-                .count() as u32;
-            if used >= input.max_retries {
-                plan.skipped.push(Skipped {
-                    persona: persona.clone(),
-                    why: format!(
-                        "{used} mail relaunches this sprint (jules.maxRetries = {})",
-                        input.max_retries
-                    ),
-                });
-                let key = (persona.clone(), sprint.unwrap_or(0));
-                if !view.alerts.contains(&key) {
-                    plan.alerts.push(Alert {
-                        persona: persona.clone(),
-                        sprint: key.1,
-                        unread,
-                    });
-                }
-                continue;
-            }
-            plan.decisions.push(Decision {
-                persona: persona.clone(),
-                track: track_of(persona),
-                reason: REASON_MAIL.into(),
-                context: mail_context(persona, unread),
-            });
+            self.relaunch_for_mail(persona, unread);
         }
-        if parallel && plan.decisions.is_empty() && plan.waiting.is_empty() {
-            plan.complete = true;
+        if self.parallel && self.plan.decisions.is_empty() && self.plan.waiting.is_empty() {
+            self.plan.complete = true;
         }
     }
-    plan
+
+    /// Relaunch `persona` for its `unread` mail, or skip it (with an alert, once) when its retries this
+    /// sprint are used up.
+    fn relaunch_for_mail(&mut self, persona: &str, unread: usize) {
+        let input = self.input;
+        let sprint = self.plan.sprint;
+        let used = input
+            .view
+            .runs
+            .iter()
+            .filter(|r| r.persona_id == persona && r.reason == REASON_MAIL && r.sprint == sprint)
+            .count() as u32;
+        if used >= input.max_retries {
+            self.plan.skipped.push(Skipped {
+                persona: persona.to_owned(),
+                why: format!(
+                    "{used} mail relaunches this sprint (jules.maxRetries = {})",
+                    input.max_retries
+                ),
+            });
+            let key = (persona.to_owned(), sprint.unwrap_or(0));
+            if !input.view.alerts.contains(&key) {
+                self.plan.alerts.push(Alert {
+                    persona: persona.to_owned(),
+                    sprint: key.1,
+                    unread,
+                });
+            }
+            return;
+        }
+        self.plan.decisions.push(Decision {
+            persona: persona.to_owned(),
+            track: self.track_of(persona),
+            reason: REASON_MAIL.into(),
+            context: mail_context(persona, unread),
+        });
+    }
 }
 
 /// The events that record `plan`: one `state.record` per decision (status running), one `state.alert` per

@@ -78,7 +78,7 @@ impl Cache {
         let mut names = vec![NOTES_REF.to_owned()];
         let refs = repo.references()?;
         for r in refs.prefixed("refs/remotes/")? {
-            let r = r.map_err(|e| Error::Other(format!("listing remote-tracking refs: {e}")))?;
+            let r = r.map_err(|e| Error::wrap("listing remote-tracking refs", e))?;
             let name = r.name().as_bstr().to_string();
             if name.ends_with(REMOTE_SUFFIX) {
                 names.push(name);
@@ -94,7 +94,7 @@ impl Cache {
             };
             let tree = commit.tree_id()?.detach();
             let state = gix::note::plumbing::State::new(tree, &repo.objects)
-                .map_err(|e| Error::Other(format!("reading {name}: {e}")))?;
+                .map_err(|e| Error::wrap(format!("reading {name}"), e))?;
             sources.push((name, state));
         }
         Ok(Cache { sources })
@@ -110,7 +110,7 @@ impl Cache {
         for (name, state) in &mut self.sources {
             let blob = state
                 .get(&tree, &repo.objects)
-                .map_err(|e| Error::Other(format!("reading {name}: {e}")))?;
+                .map_err(|e| Error::wrap(format!("reading {name}"), e))?;
             let Some(blob) = blob else { continue };
             let Ok(blob) = repo.find_blob(blob) else {
                 continue;

@@ -129,7 +129,7 @@ pub fn expand_branches(repo: &gix::Repository, glob: &str, exclude: &str) -> Res
     let mut out = Vec::new();
     let refs = repo.references()?;
     for r in refs.local_branches()? {
-        let r = r.map_err(|e| Error::Other(format!("listing branches: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing branches", e))?;
         let full = r.name().as_bstr().to_string();
         let short = full.trim_start_matches("refs/heads/").to_owned();
         if full == exclude
@@ -245,7 +245,7 @@ fn load_file(path: &Path, label: &str, read: mbox::ReadOptions) -> Result<Input>
 }
 
 fn resolve(repo: &gix::Repository, rev: &str) -> Result<ObjectId> {
-    crate::series::resolve_commit(repo, "revision", rev).map_err(|e| match e {
+    crate::series::resolve_commit(repo, crate::error::Thing::Revision, rev).map_err(|e| match e {
         Error::NotFound { .. } => {
             Error::usage(format!("no such branch, commit or patch file: {rev}"))
         }
@@ -260,7 +260,9 @@ fn series_input(repo: &gix::Repository, rev: &str) -> Result<Option<Input>> {
     if rev.contains("..") || !rev.contains('/') {
         return Ok(None);
     }
-    if !rev.contains('@') && crate::series::resolve_commit(repo, "revision", rev).is_ok() {
+    if !rev.contains('@')
+        && crate::series::resolve_commit(repo, crate::error::Thing::Revision, rev).is_ok()
+    {
         return Ok(None);
     }
     let Ok((id, n)) = version::parse_spec(rev) else {

@@ -39,7 +39,7 @@ use std::sync::atomic::AtomicBool;
 
 use gix::ObjectId;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::refs::{self, Relation};
 use engine::{Engine, Failure, Outcome};
 use input::{Input, Spec};
@@ -164,8 +164,10 @@ fn interrupted() -> Error {
 /// says everything, and `report.clean()` is false when an input was skipped or dropped.
 pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> Result<Report> {
     if opts.check && opts.verify.is_some() {
-        return Err(Error::usage(
-            "--check cannot be combined with --verify: verifying needs the woven commits on disk",
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            "a dry run cannot verify: verifying needs the woven commits on disk",
+            Remedy::CheckWithoutVerify,
         ));
     }
     if opts.mail && !opts.check {
@@ -188,10 +190,14 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
             .head_name()?
             .is_some_and(|h| h.as_bstr() == into_ref.as_str())
     {
-        return Err(Error::usage(format!(
-            "refusing to weave onto {into_short}: it is checked out here, and weave never touches the working \
-             tree; switch to another branch or pick another --into"
-        )));
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            format!(
+                "refusing to weave onto {into_short}: it is checked out here, and weave never touches the working \
+                 tree; switch to another branch or pick another to weave into"
+            ),
+            Remedy::Into,
+        ));
     }
     let base = crate::series::base::resolve(repo, opts.base.as_deref(), Some(&into_short))?;
     let previous = refs::target(repo, &into_ref)?;
@@ -217,8 +223,10 @@ pub fn weave(repo: &gix::Repository, opts: &Options, interrupt: &AtomicBool) -> 
         specs.extend(found.into_iter().map(Spec::Rev));
     }
     if specs.is_empty() {
-        return Err(Error::usage(
-            "nothing to weave: give branches, ranges or patch files, or --branches GLOB",
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            "nothing to weave: name branches, ranges or patch files, or a pattern of branches",
+            Remedy::Inputs,
         ));
     }
 

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use super::input::{Input, Kind};
 use super::report::{conflict_lines, InputReport, MailNote, Status};
 use crate::error::Result;
-use crate::mail::{ops, recipients::Groups, SendRequest};
+use crate::mail::{api, recipients::Groups, SendRequest};
 
 /// What every mail of one run shares.
 pub struct Context<'a> {
@@ -335,18 +335,8 @@ pub fn send(repo: &gix::Repository, drafts: Vec<Draft>) -> Result<Vec<MailNote>>
     if drafts.is_empty() {
         return Ok(Vec::new());
     }
-    let log = ops::log(repo)?;
     let threads: Vec<String> = drafts.iter().map(|d| d.thread.clone()).collect();
-    let existing: Vec<bool> = if log.local_tip()?.is_some() || !log.remote_tips()?.is_empty() {
-        ops::with_view(&log, |v| {
-            threads
-                .iter()
-                .map(|t| Ok(!v.thread(t)?.is_empty()))
-                .collect::<Result<Vec<bool>>>()
-        })?
-    } else {
-        vec![false; drafts.len()]
-    };
+    let existing = api::threads_exist(repo, &threads)?;
     let groups = Groups::load(repo)?;
     let mut notes = Vec::with_capacity(drafts.len());
     let mut events = Vec::new();
@@ -361,13 +351,13 @@ pub fn send(repo: &gix::Repository, drafts: Vec<Draft>) -> Result<Vec<MailNote>>
             id: None,
         };
         if !exists {
-            events.push(ops::build_send(d.req, &groups)?);
+            events.push(api::notice_event(&groups, d.req)?);
             slots.push(notes.len());
         }
         notes.push(note);
     }
     if !events.is_empty() {
-        let appended = ops::append(&log, events)?;
+        let appended = api::append(repo, events)?;
         for (slot, a) in slots.into_iter().zip(appended) {
             notes[slot].id = Some(a.id.to_hex());
         }

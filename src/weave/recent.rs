@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::mail::out::MessageOut;
+use crate::mail::api::{self, MessageOut};
+use crate::workspace::Workspace;
 
 /// Woven commits shown per integration branch.
 const COMMITS: usize = 50;
@@ -44,15 +45,17 @@ pub struct Woven {
     pub input: String,
 }
 
-/// Read the integration branches and the weave mails of `repo`.
-pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Recent> {
+/// The weave reports as one read, the use case every frontend calls: the last recorded weaves
+/// ([`super::record::last`]), the integration branches and the weave mails, with times relative to `now`.
+pub fn read(ws: &Workspace, now: DateTime<Utc>) -> Result<Recent> {
+    let repo = &ws.repo();
     let mut branches = Vec::new();
     let mut refs = Vec::new();
     for r in repo
         .references()?
         .prefixed("refs/heads/jules/integration/")?
     {
-        let r = r.map_err(|e| Error::Other(format!("listing integration branches: {e}")))?;
+        let r = r.map_err(|e| Error::wrap("listing integration branches", e))?;
         let name = r.name().as_bstr().to_string();
         if let Some(id) = r.try_id() {
             refs.push((name, id.detach()));
@@ -62,7 +65,7 @@ pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Recent> {
     for (name, tip) in refs {
         let mut woven = Vec::new();
         for info in repo.rev_walk([tip]).first_parent_only().all()?.take(WALK) {
-            let info = info.map_err(|e| Error::Other(format!("walking {name}: {e}")))?;
+            let info = info.map_err(|e| Error::wrap(format!("walking {name}"), e))?;
             let commit = repo.find_commit(info.id)?;
             let message = commit.message_raw_sloppy().to_string();
             let input = crate::trailers::parse(&message)
@@ -86,25 +89,7 @@ pub fn read(repo: &gix::Repository, now: DateTime<Utc>) -> Result<Recent> {
             woven,
         });
     }
-    let log = crate::mail::ops::log(repo)?;
-    let mails = if log.tips()?.is_empty() {
-        Vec::new()
-    } else {
-        crate::mail::ops::with_view(&log, |view| {
-            let mut headers: Vec<_> = view
-                .all_headers()?
-                .into_iter()
-                .filter(|h| h.tags.iter().any(|t| t == "weave"))
-                .collect();
-            headers.reverse();
-            headers.truncate(MAILS);
-            let abbrev = view.abbrev()?;
-            Ok(headers
-                .iter()
-                .map(|h| MessageOut::new(h, None, None, None, abbrev, now))
-                .collect())
-        })?
-    };
+    let mails = api::tagged(repo, "weave", MAILS, now)?;
     Ok(Recent {
         version: 1,
         reports: super::record::last(repo, REPORTS)?,

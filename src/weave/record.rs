@@ -31,8 +31,8 @@ pub fn open(repo: &gix::Repository) -> Result<Log<'_>> {
 
 /// Record `report` as a `weave.report` event by `actor`.
 pub fn record(repo: &gix::Repository, actor: &str, report: &Report) -> Result<Appended> {
-    let bytes = serde_json::to_vec(report)
-        .map_err(|e| Error::Other(format!("serialising the weave report: {e}")))?;
+    let bytes =
+        serde_json::to_vec(report).map_err(|e| Error::wrap("serialising the weave report", e))?;
     let data = json!({
         "v": DATA_VERSION,
         "into": report.into,
@@ -80,7 +80,7 @@ pub fn last(repo: &gix::Repository, n: usize) -> Result<Vec<Recorded>> {
             None => (None, Some(format!("no {FILE} on the event"))),
             Some(p) => match load(repo, &p.blob) {
                 Ok(v) => (Some(v), None),
-                Err(e) => (None, Some(e.to_string())),
+                Err(e) => (None, Some(format!("{e:#}"))),
             },
         };
         out.push(Recorded {
@@ -99,10 +99,10 @@ pub fn last(repo: &gix::Repository, n: usize) -> Result<Vec<Recorded>> {
 fn load(repo: &gix::Repository, blob: &str) -> Result<serde_json::Value> {
     let id: gix::ObjectId = blob
         .parse()
-        .map_err(|_| Error::Other(format!("bad blob id {blob}")))?;
+        .map_err(|e| Error::wrap(format!("bad blob id {blob}"), e))?;
     let size = repo
         .find_header(id)
-        .map_err(|e| Error::Other(format!("reading the weave report {blob}: {e}")))?
+        .map_err(|e| Error::wrap(format!("reading the weave report {blob}"), e))?
         .size();
     if size > MAX_READ {
         return Err(Error::Other(format!(
@@ -111,7 +111,32 @@ fn load(repo: &gix::Repository, blob: &str) -> Result<serde_json::Value> {
     }
     let object = repo
         .find_object(id)
-        .map_err(|e| Error::Other(format!("reading the weave report {blob}: {e}")))?;
+        .map_err(|e| Error::wrap(format!("reading the weave report {blob}"), e))?;
     serde_json::from_slice(&object.data)
-        .map_err(|e| Error::Other(format!("the weave report {blob} is not JSON: {e}")))
+        .map_err(|e| Error::wrap(format!("the weave report {blob} is not JSON"), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored report that is not JSON fails with the parser's error as its cause, not as text.
+    #[test]
+    fn a_report_that_is_not_json_keeps_the_parsers_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path()).unwrap();
+        let blob = repo
+            .write_blob(b"{ not json")
+            .unwrap()
+            .detach()
+            .to_hex()
+            .to_string();
+        let e = load(&repo, &blob).unwrap_err();
+        assert!(crate::error::caused_by::<serde_json::Error>(&e), "{e:?}");
+        assert_eq!(e.kind(), crate::ErrorKind::Internal);
+        // A blob that is not there: gix's own error is the cause.
+        let missing = "0123456789012345678901234567890123456789";
+        let e = load(&repo, missing).unwrap_err();
+        assert!(std::error::Error::source(&e).is_some(), "{e:?}");
+    }
 }

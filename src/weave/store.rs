@@ -102,7 +102,7 @@ fn index_v2(
     h.update(&out);
     let sum = h
         .try_finalize()
-        .map_err(|e| Error::Other(format!("hashing the pack index: {e}")))?;
+        .map_err(|e| Error::wrap("hashing the pack index", e))?;
     out.extend_from_slice(sum.as_bytes());
     Ok(out)
 }
@@ -148,7 +148,7 @@ fn pack_stream<'a>(
     h.update(&out);
     let sum = h
         .try_finalize()
-        .map_err(|e| Error::Other(format!("hashing the pack: {e}")))?;
+        .map_err(|e| Error::wrap("hashing the pack", e))?;
     out.extend_from_slice(sum.as_bytes());
     Ok((out, entries))
 }

@@ -28,7 +28,7 @@ impl Secrets {
 
 fn random_hex() -> Result<String> {
     let mut b = [0u8; 24];
-    getrandom::fill(&mut b).map_err(|e| Error::Other(format!("no random bytes: {e}")))?;
+    getrandom::fill(&mut b).map_err(|e| Error::wrap("no random bytes", e))?;
     Ok(b.iter().map(|x| format!("{x:02x}")).collect())
 }
 

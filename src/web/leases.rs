@@ -34,20 +34,18 @@ struct LeasesDoc {
 }
 
 pub(super) fn page(shared: &Shared, r: &Req) -> Result<Reply> {
-    let repo = super::pages::repo(shared)?;
-    let settings = lease::Settings::from_config(&repo)?;
-    let now = lease::now(&repo);
+    let ws = super::workspace(shared)?;
+    let settings = lease::Settings::from_config(&ws.repo())?;
     let filter = lease::Filter {
         persona: r.param("persona").map(str::to_owned),
         path: r.param("path").map(str::to_owned),
         all: true,
     };
-    let log = lease::open(&repo)?;
-    let view = lease::view(&log)?;
-    let mut all = lease::list(&view, now, &filter)?;
-    // Signatures first, in one walk of the lease log; then the three lists.
+    // `lease list --all`, the use case the CLI calls (signatures read), then the three lists.
+    let listing = lease::api::list(&ws, &filter)?;
+    let now = listing.now;
+    let mut all = listing.leases;
     all.retain(|l| l.live || l.lease.expires > now.saturating_sub(RECENT));
-    lease::sign_listed(&log, &mut all)?;
     let (mut live, mut ended): (Vec<Listed>, Vec<Listed>) = all.drain(..).partition(|l| l.live);
     ended.sort_by_key(|l| std::cmp::Reverse((l.lease.expires, l.lease.acquired)));
     ended.truncate(ENDED);
@@ -65,5 +63,5 @@ pub(super) fn page(shared: &Shared, r: &Req) -> Result<Reply> {
         expiring,
         ended,
     };
-    super::pages::reply(r, "leases.html", "leases".into(), &doc)
+    super::reply(r, "leases.html", "leases".into(), &doc)
 }

@@ -1,6 +1,6 @@
 //! `git jules web`: the operator's window on the fleet, over HTTP on loopback.
 //!
-//! Pages are rendered on the server from the library's typed reads (`fleet::read`, `mail::out`,
+//! Pages are rendered on the server from the library's typed reads (`fleet::read`, `mail::api`,
 //! `state::status`, `series`, `weave::recent`, `lease`), never from the CLI; each page's data is also served as
 //! JSON (`/api/…` or `Accept: application/json`) in the shapes of docs/json.md. `auth` admits requests,
 //! `render` makes untrusted text inert, `pages` answers the routes, `live` streams ref changes to open
@@ -87,6 +87,42 @@ impl Shared {
     pub fn can_write(&self) -> bool {
         self.opts.as_persona.is_some() && !self.opts.read_only
     }
+}
+
+/// The repository, opened for one request with the server's overrides.
+pub(crate) fn repo(shared: &Shared) -> Result<gix::Repository> {
+    crate::repo::open_with(&shared.dir, &shared.opts.overrides)
+}
+
+/// The request's workspace: the repository, with the server's warm views.
+pub(crate) fn workspace(shared: &Shared) -> Result<crate::Workspace> {
+    let mut ws = crate::Workspace::from_repo(&shared.dir, repo(shared)?);
+    ws.share_warm(shared.warm.clone());
+    ws.strict_personas = shared.opts.strict_personas;
+    Ok(ws)
+}
+
+/// The page of `doc`: its JSON document when the request asks for JSON, else its template's data made
+/// straight from the typed value (a long listing is not turned into a JSON tree first).
+pub(crate) fn reply(
+    r: &Req,
+    template: &'static str,
+    title: String,
+    doc: &impl serde::Serialize,
+) -> Result<Reply> {
+    Ok(if r.json {
+        Reply::Page {
+            template,
+            title,
+            data: serde_json::to_value(doc).map_err(|e| Error::wrap("serialising", e))?,
+        }
+    } else {
+        Reply::Html {
+            template,
+            title,
+            data: minijinja::Value::from_serialize(doc),
+        }
+    })
 }
 
 /// A bound server, not yet serving.

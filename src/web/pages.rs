@@ -7,13 +7,11 @@ use serde_json::json;
 use tiny_http::{Method, StatusCode};
 
 use super::render;
-use super::{Reply, Req, Shared};
+use super::{reply, repo, workspace, Reply, Req, Shared};
 use crate::error::{Error, ErrorKind, Result};
-use crate::mail::ops::{self, Mark};
-use crate::mail::out;
+use crate::mail::api::{self, Mark};
 use crate::mail::view::{Filter, Folder};
-use crate::mail::{api, Priority};
-use crate::workspace::Workspace;
+use crate::mail::Priority;
 
 pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
     let segs: Vec<String> = r
@@ -56,7 +54,8 @@ pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
             ErrorKind::Conflict => 409,
             _ => 500,
         };
-        Reply::Error(StatusCode(status), e.to_string())
+        // The page has room for one line: the message and its causes.
+        Reply::Error(StatusCode(status), format!("{e:#}"))
     })
 }
 
@@ -67,42 +66,17 @@ fn percent_decode(s: &str) -> String {
         .unwrap_or_default()
 }
 
-pub(super) fn repo(shared: &Shared) -> Result<gix::Repository> {
-    crate::repo::open_with(&shared.dir, &shared.opts.overrides)
-}
-
 fn value(v: impl Serialize) -> Result<serde_json::Value> {
-    serde_json::to_value(v).map_err(|e| Error::Other(format!("serialising: {e}")))
+    serde_json::to_value(v).map_err(|e| Error::wrap("serialising", e))
 }
 
-/// The page of `doc`: its JSON document when the request asks for JSON, else its template's data made
-/// straight from the typed value (a long listing is not turned into a JSON tree first).
-pub(super) fn reply(
-    r: &Req,
-    template: &'static str,
-    title: String,
-    doc: &impl Serialize,
-) -> Result<Reply> {
-    Ok(if r.json {
-        Reply::Page {
-            template,
-            title,
-            data: value(doc)?,
-        }
-    } else {
-        Reply::Html {
-            template,
-            title,
-            data: minijinja::Value::from_serialize(doc),
-        }
-    })
-}
-
-/// A listing with what its page adds to the document (the folder shown, the message selected).
+/// A listing of the mail use cases with what its page adds to the document (the folder shown, the message
+/// selected, what may be marked).
 #[derive(Serialize)]
 struct Listing<'a> {
+    /// The use case's document with its `warnings` (what the persona check said), as `mail inbox --json`.
     #[serde(flatten)]
-    doc: &'a out::ListOut,
+    doc: &'a api::Listing,
     #[serde(skip_serializing_if = "Option::is_none")]
     folder: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,9 +84,6 @@ struct Listing<'a> {
     /// The messages the `--as` persona may mark (it received them): the page offers marking on those only.
     #[serde(skip_serializing_if = "Option::is_none")]
     markable: Option<Vec<&'a str>>,
-    /// What the persona check said (`mail inbox --json`'s `warnings`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    warnings: Vec<api::UnknownName>,
     /// The HTML page's place in a long listing (`web::tables`); never in JSON.
     #[serde(skip_serializing_if = "Option::is_none")]
     paging: Option<super::tables::Paging>,
@@ -127,34 +98,13 @@ fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
     super::tables::fleet_page(shared, &repo, r, f)
 }
 
-/// The mail log, or `None` when nothing was ever sent (no log to open a view of).
-fn with_mail<T>(
-    shared: &Shared,
-    repo: &gix::Repository,
-    f: impl FnMut(&crate::eventlog::Log<'_>, &mut crate::mail::MailView) -> Result<T>,
-) -> Result<Option<T>> {
-    let log = ops::log(repo)?.with_warm(Some(shared.warm.clone()));
-    if log.tips()?.is_empty() {
-        return Ok(None);
-    }
-    let mut f = f;
-    ops::with_view(&log, |view| f(&log, view)).map(Some)
-}
-
+/// A persona's folder: the mail use cases `mail inbox` and `mail sent` call, with their persona policy (a
+/// group has no mailbox: 400; an unknown name is shown with its warning, 400 when strict).
 fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    // The CLI's persona policy, as `mail inbox --persona` applies it: a group has no mailbox (400), an
-    // unknown name is shown with its warning (400 when strict).
-    let warnings = api::check_persona(&workspace(shared)?, &repo, persona)?;
-    let now = Utc::now();
+    let ws = workspace(shared)?;
     let folder = r.param("folder").unwrap_or("inbox");
-    let mut paging = None;
-    let doc = if folder == "sent" {
-        with_mail(shared, &repo, |log, view| {
-            let mut doc = out::sent(view, persona, None, now)?;
-            paging = super::tables::listing(r, log.repo(), view, &mut doc.messages)?;
-            Ok(doc)
-        })?
+    let mut doc = if folder == "sent" {
+        api::sent(&ws, persona, None)?
     } else {
         let filter = Filter {
             folder: match folder {
@@ -172,52 +122,29 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
             since: None,
             limit: r.param("limit").and_then(|l| l.parse().ok()),
         };
-        with_mail(shared, &repo, |log, view| {
-            let mut doc = out::inbox(view, persona, &filter, now)?;
-            paging = super::tables::listing(r, log.repo(), view, &mut doc.messages)?;
-            Ok(doc)
-        })?
+        api::inbox(&ws, persona, &filter)?
     };
-    let doc = doc.unwrap_or(out::ListOut {
-        version: out::JSON_VERSION,
-        persona: Some(persona.to_owned()),
-        messages: Vec::new(),
-    });
+    // The HTML table is filtered, sorted and paged; the JSON document stays the use case's, whole.
+    let paging = (!r.json).then(|| super::tables::mail_table(r, &mut doc.list.messages));
     let title = format!("mail of {}", render::visible(persona, render::MAX_NAME));
     let listing = Listing {
         doc: &doc,
         folder: Some(folder),
         selected: None,
         markable: None,
-        warnings,
         paging,
     };
     reply(r, "mailbox.html", title, &listing)
 }
 
+/// A conversation: the use case `mail thread` calls.
 fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let persona = r.param("persona");
-    let warnings = match persona {
-        Some(p) => api::check_persona(&workspace(shared)?, &repo, p)?,
-        None => Vec::new(),
-    };
-    let now = Utc::now();
-    let messages = with_mail(shared, &repo, |log, view| {
-        let mut messages = out::thread(log, view, id, persona, now)?;
-        out::sign_messages(log.repo(), view, &mut messages)?;
-        Ok(messages)
-    })?
-    .ok_or_else(|| Error::not_found("message", id))?;
-    let doc = out::ListOut {
-        version: out::JSON_VERSION,
-        persona: persona.map(str::to_owned),
-        messages,
-    };
-    // Marking is the recipients' (`ops::set_mark` refuses anyone else): no button that can only fail.
+    let doc = api::thread(&workspace(shared)?, id, r.param("persona"))?;
+    // Marking is the recipients' (`api::mark` refuses anyone else): no button that can only fail.
     let markable = match (&shared.opts.as_persona, r.json) {
         (Some(p), false) if shared.can_write() => Some(
-            doc.messages
+            doc.list
+                .messages
                 .iter()
                 .filter(|m| m.reaches(p))
                 .map(|m| m.id.as_str())
@@ -230,32 +157,24 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         folder: None,
         selected: Some(id),
         markable,
-        warnings,
         paging: None,
     };
     reply(r, "thread.html", "thread".into(), &listing)
 }
 
-fn find(shared: &Shared, repo: &gix::Repository, id: &str) -> Result<ops::Message> {
-    with_mail(shared, repo, |log, view| ops::find(log, view, id))?
-        .ok_or_else(|| Error::not_found("message", id))
-}
-
-/// The whole body as plain text: the browser shows it, never renders or sniffs it.
+/// The whole body as plain text (the use case `mail show` calls, with no persona): the browser shows it,
+/// never renders or sniffs it.
 fn raw(shared: &Shared, id: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let msg = find(shared, &repo, id)?;
+    let one = api::show(&workspace(shared)?, id, None)?;
     Ok(Reply::Bytes {
         content_type: "text/plain; charset=utf-8",
         disposition: "inline".into(),
-        bytes: msg.data.body.into_bytes(),
+        bytes: one.message.body.unwrap_or_default().into_bytes(),
     })
 }
 
 fn attachment(shared: &Shared, id: &str, name: &str) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let msg = find(shared, &repo, id)?;
-    let bytes = ops::attachment(&repo, &msg, name)?;
+    let bytes = api::attachment(&workspace(shared)?, id, name)?;
     // The file name goes into a header: keep only characters that cannot end or bend it.
     let safe: String = name
         .chars()
@@ -296,26 +215,20 @@ struct SeriesOut {
 }
 
 fn series(shared: &Shared) -> Result<Reply> {
-    let repo = repo(shared)?;
-    let command = crate::verify::settings::command(&repo);
+    let ws = workspace(shared)?;
     let mut list = Vec::new();
-    for s in crate::series::status::list(&repo, command.as_deref())? {
+    for s in crate::series::status::read_all(&ws, None)? {
         let mut patches = Vec::new();
         for p in &s.patches {
-            let commit = repo.find_commit(p.patch.commit)?;
-            let message = commit.message_raw_sloppy().to_string();
+            let notes = crate::series::status::patch_notes(&ws, p)?;
             patches.push(PatchOut {
                 index: p.patch.index,
                 commit: p.patch.commit.to_string(),
                 short: p.short.clone(),
                 summary: p.patch.summary.clone(),
                 verify: p.verify,
-                rationale: crate::trailers::parse(&message)
-                    .into_iter()
-                    .filter(|t| t.key.eq_ignore_ascii_case("Rationale"))
-                    .map(|t| t.value)
-                    .collect(),
-                reviews: crate::series::review::notes_of(&repo, p.patch.commit)?,
+                rationale: notes.rationale,
+                reviews: notes.reviews,
             });
         }
         list.push(SeriesOut {
@@ -332,16 +245,16 @@ fn series(shared: &Shared) -> Result<Reply> {
         title: "series".into(),
         // Every persona's recorded versions too (`series list --all`): on a clone with no staging branch
         // of its own, these are the series.
-        data: json!({ "version": 1, "series": value(list)?, "versions": value(super::series::all(&repo)?)? }),
+        data: json!({ "version": 1, "series": value(list)?, "versions": value(crate::series::api::list_versions(&ws, None)?)? }),
     })
 }
 
 fn weave(shared: &Shared) -> Result<Reply> {
-    let repo = repo(shared)?;
+    let ws = workspace(shared)?;
     Ok(Reply::Page {
         template: "weave.html",
         title: "weave".into(),
-        data: value(crate::weave::recent::read(&repo, Utc::now())?)?,
+        data: value(crate::weave::recent::read(&ws, Utc::now())?)?,
     })
 }
 
@@ -398,14 +311,6 @@ fn same_origin_path(b: &str) -> bool {
         && !b
             .chars()
             .any(|c| c == '\\' || c.is_control() || c.is_whitespace())
-}
-
-/// The request's workspace: the repository, with the server's warm views.
-fn workspace(shared: &Shared) -> Result<Workspace> {
-    let mut ws = Workspace::from_repo(&shared.dir, repo(shared)?);
-    ws.share_warm(shared.warm.clone());
-    ws.strict_personas = shared.opts.strict_personas;
-    Ok(ws)
 }
 
 /// After a write: back where the form was, or, when the use case warned (an unknown name), a page that

@@ -5,31 +5,21 @@
 //! the range-diff of two versions, line for line what `git range-diff` prints, each line classed as git
 //! colours it.
 //!
-//! Everything here is read through `crate::series::version` (the calls `git jules series` makes); the page
-//! only classifies lines for the stylesheet, and every text it shows goes through the template's autoescape.
+//! Everything here is read through the series use cases (`series::api`: `versions`, `range_diff`,
+//! `list_versions`, the calls `git jules series` makes) and the review notes of each version
+//! (`series::version::reviews`, as `series show` reads them); the page only classifies lines for the
+//! stylesheet, and every text it shows goes through the template's autoescape.
 
 use serde::Serialize;
 
 use super::{Reply, Req, Shared};
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::series::api;
 use crate::series::rangediff;
-use crate::series::version::{self, Listed, SeriesId, Version};
+use crate::series::version::{self, SeriesId, Version};
 
 /// Weave reports looked at for the weaves of a version (the newest first).
 const WEAVES: usize = 50;
-
-/// `series list --all`, for the `/series` page: every persona's series and the refs skipped.
-#[derive(Debug, Serialize)]
-pub(super) struct All {
-    pub series: Vec<Listed>,
-    pub skipped: Vec<version::Skipped>,
-}
-
-pub(super) fn all(repo: &gix::Repository) -> Result<All> {
-    let command = crate::verify::settings::command(repo);
-    let (series, skipped) = version::list_all(repo, command.as_deref())?;
-    Ok(All { series, skipped })
-}
 
 /// One version as its page shows it.
 #[derive(Debug, Serialize)]
@@ -109,9 +99,10 @@ fn weave_inputs(repo: &gix::Repository) -> Result<Vec<(WeaveOut, String)>> {
 
 /// `/series/PERSONA/NAME`: every version, oldest first.
 pub(super) fn versions(shared: &Shared, r: &Req, persona: &str, name: &str) -> Result<Reply> {
-    let repo = super::pages::repo(shared)?;
+    let ws = super::workspace(shared)?;
+    let repo = ws.repo();
     let id = series_id(persona, name)?;
-    let all = version::versions(&repo, &id)?;
+    let all = api::versions(&ws, &id.to_string())?;
     let weaves = weave_inputs(&repo)?;
     let mut out = Vec::new();
     for v in all {
@@ -142,7 +133,7 @@ pub(super) fn versions(shared: &Shared, r: &Req, persona: &str, name: &str) -> R
         name: id.name.clone(),
         versions: out,
     };
-    super::pages::reply(
+    super::reply(
         r,
         "series_versions.html",
         format!(
@@ -203,6 +194,8 @@ struct RangeDiffDoc {
     creation_factor: i32,
     old_signature: Option<crate::sign::State>,
     new_signature: Option<crate::sign::State>,
+    /// Each version that is not its persona's (`PERSONA/NAME@vN: NOT VERIFIED: …`), as the CLI warns.
+    marks: Vec<String>,
     entries: Vec<EntryOut>,
 }
 
@@ -227,35 +220,34 @@ fn classify(line: &str) -> LineClass {
 /// `/series/PERSONA/NAME/range-diff?old=vN&new=vM[&rebase=1]`: the range-diff of two versions (default: the
 /// one before the latest and the latest).
 pub(super) fn range_diff(shared: &Shared, r: &Req, persona: &str, name: &str) -> Result<Reply> {
-    let repo = super::pages::repo(shared)?;
+    let ws = super::workspace(shared)?;
     let id = series_id(persona, name)?;
-    let all = version::versions(&repo, &id)?;
-    let latest = all.len() as u32;
-    let pick = |param: &str, default: u32| -> Result<u32> {
-        let n = match r.param(param) {
-            Some(v) => version::parse_version(v)?,
-            None => default,
-        };
-        if n == 0 || n > latest {
-            return Err(Error::not_found(
-                "series version",
-                format!("{id}@v{n} (it has v1 to v{latest})"),
-            ));
-        }
-        Ok(n)
+    // The version numbers, for the pickers and the defaults (the one before the latest, and the latest).
+    let latest = api::versions(&ws, &id.to_string())?.len() as u32;
+    let new = r.param("new").map_or(format!("v{latest}"), str::to_owned);
+    let old = match r.param("old") {
+        Some(o) => o.to_owned(),
+        None => format!(
+            "v{}",
+            version::parse_version(&new)?.saturating_sub(1).max(1)
+        ),
     };
-    let new_n = pick("new", latest)?;
-    let old_n = pick("old", new_n.saturating_sub(1).max(1))?;
-    let numbers = (1..=latest).collect();
-    let (old, new) = (&all[old_n as usize - 1], &all[new_n as usize - 1]);
-    let rd = version::range_diff(
-        &repo,
-        old,
-        new,
-        rangediff::CREATION_FACTOR,
-        true,
-        r.param("rebase").is_some(),
+    let compared = api::range_diff(
+        &ws,
+        &api::RangeDiffInput {
+            versions: api::Versions {
+                series: id.to_string(),
+                old,
+                new: Some(new),
+            },
+            creation_factor: rangediff::CREATION_FACTOR,
+            with_diff: true,
+            rebase: r.param("rebase").is_some(),
+        },
     )?;
+    let warnings = compared.warnings;
+    let rd = compared.diff;
+    let numbers = (1..=latest).collect();
     let entries = rd
         .entries
         .into_iter()
@@ -288,9 +280,10 @@ pub(super) fn range_diff(shared: &Shared, r: &Req, persona: &str, name: &str) ->
         creation_factor: rd.creation_factor,
         old_signature: rd.old_signature,
         new_signature: rd.new_signature,
+        marks: warnings,
         entries,
     };
-    super::pages::reply(
+    super::reply(
         r,
         "range_diff.html",
         format!(

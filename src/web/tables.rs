@@ -9,7 +9,8 @@
 //! (unsigned although the persona has a key, a bad signature, a key not allowed: shown in red).
 //!
 //! These shape the HTML only: the JSON documents (`/api/fleet`, `/api/mail/P`) stay whole, in the CLI's
-//! shapes.
+//! shapes. The health column reads each persona's last sent messages through `mail::api::sent`, and is
+//! remembered until the mail refs or the trust roots move ([`HealthMemo`]).
 
 use std::collections::BTreeMap;
 
@@ -18,7 +19,7 @@ use serde::Serialize;
 use super::{Reply, Req, Shared};
 use crate::error::Result;
 use crate::fleet::{Fleet, PersonaRow};
-use crate::mail::out::MessageOut;
+use crate::mail::api::MessageOut;
 
 /// Rows on one page.
 pub const PER_PAGE: usize = 50;
@@ -243,7 +244,7 @@ pub(super) fn fleet_page(
     );
     let names: Vec<&str> = fleet.personas.iter().map(|p| p.persona.as_str()).collect();
     let health = health(shared, repo, &names)?;
-    super::pages::reply(
+    super::reply(
         r,
         "fleet.html",
         "fleet".into(),
@@ -263,8 +264,8 @@ pub struct HealthMemo {
     state: std::sync::Mutex<(String, BTreeMap<String, Health>)>,
 }
 
-/// The signature health of `personas` (their last [`HEALTH_SAMPLE`] sent messages each), `None` when the
-/// repository verifies nothing or no mail was ever sent.
+/// The signature health of `personas` (their last [`HEALTH_SAMPLE`] sent messages each, through the use
+/// case `mail sent` calls), `None` when the repository verifies nothing or no mail was ever sent.
 fn health(
     shared: &Shared,
     repo: &gix::Repository,
@@ -274,13 +275,12 @@ fn health(
         return Ok(None);
     };
     drop(verifier);
-    let log = crate::mail::ops::log(repo)?.with_warm(Some(shared.warm.clone()));
-    let tips = log.tips()?;
+    // What the states depend on: the mail log's tips (a sent list changes only when they move) and the
+    // trust roots (the allowed-signers blob the verifier reads).
+    let tips = crate::eventlog::Log::open(repo, "mail")?.tips()?;
     if tips.is_empty() {
         return Ok(None);
     }
-    // What the states depend on: the log's tips and the trust roots (the allowed-signers blob at the trust
-    // ref, read as `sign::verify` reads it).
     let trust = crate::sign::verify::trust_blob(repo);
     let key = format!("{tips:?} {trust:?}");
     let mut memo = shared
@@ -291,14 +291,25 @@ fn health(
     if memo.0 != key {
         *memo = (key, BTreeMap::new());
     }
-    let missing: Vec<&str> = personas
-        .iter()
-        .copied()
-        .filter(|p| !memo.1.contains_key(*p))
-        .collect();
-    if !missing.is_empty() {
-        let fresh = count_health(repo, &log, &missing)?;
-        memo.1.extend(fresh);
+    let ws = super::workspace(shared)?;
+    for p in personas {
+        if memo.1.contains_key(*p) {
+            continue;
+        }
+        let sent = crate::mail::api::sent(&ws, p, Some(HEALTH_SAMPLE))?;
+        let mut h = Health {
+            sampled: sent.list.messages.len(),
+            ..Health::default()
+        };
+        for m in &sent.list.messages {
+            match &m.signature {
+                Some(crate::sign::State::Verified { .. }) => h.verified += 1,
+                Some(crate::sign::State::Unsigned) => h.unsigned += 1,
+                Some(_) => h.forged += 1,
+                None => {}
+            }
+        }
+        memo.1.insert((*p).to_owned(), h);
     }
     Ok(Some(
         personas
@@ -306,38 +317,6 @@ fn health(
             .filter_map(|p| memo.1.get(*p).map(|h| ((*p).to_owned(), h.clone())))
             .collect(),
     ))
-}
-
-fn count_health(
-    repo: &gix::Repository,
-    log: &crate::eventlog::Log<'_>,
-    personas: &[&str],
-) -> Result<BTreeMap<String, Health>> {
-    crate::mail::ops::with_view(log, |view| {
-        let mut out = BTreeMap::new();
-        for p in personas {
-            let sent = view.sent(p)?;
-            let ids: Vec<&str> = sent
-                .iter()
-                .take(HEALTH_SAMPLE)
-                .map(|h| h.id.as_str())
-                .collect();
-            let mut h = Health {
-                sampled: ids.len(),
-                ..Health::default()
-            };
-            let states = crate::mail::out::signatures(repo, view, &ids)?.unwrap_or_default();
-            for s in states.into_iter().flatten() {
-                match s {
-                    crate::sign::State::Verified { .. } => h.verified += 1,
-                    crate::sign::State::Unsigned => h.unsigned += 1,
-                    _ => h.forged += 1,
-                }
-            }
-            out.insert((*p).to_owned(), h);
-        }
-        Ok(out)
-    })
 }
 
 const MAIL_COLUMNS: &[&str] = &["time", "from", "subject"];
@@ -351,26 +330,13 @@ fn mail_key(m: &MessageOut, col: &str) -> Key {
     }
 }
 
-/// A mailbox listing: in JSON the whole listing, signed as `mail inbox --json` signs it; in HTML filtered
-/// (`q` in the subject, the sender or a recipient), sorted (default: the CLI's order, urgent first, then
-/// newest) and paged before the rows' signatures are read, so a page of 50 costs 50 verifications, not the
-/// whole folder's. Under `jules.requireSigned` the unverified rows are hidden first, so that the counts and
-/// pages are of what is shown.
-pub(super) fn listing(
-    r: &Req,
-    repo: &gix::Repository,
-    view: &mut crate::mail::MailView,
-    messages: &mut Vec<MessageOut>,
-) -> Result<Option<Paging>> {
-    let require_signed = crate::sign::verify::require_signed(repo);
-    if r.json || require_signed {
-        crate::mail::out::sign_listing(repo, view, messages)?;
-    }
-    if r.json {
-        return Ok(None);
-    }
+/// A mailbox listing as its HTML page shows it: filtered (`q` in the subject, the sender or a recipient),
+/// sorted (default: the CLI's order, urgent first, then newest) and cut to the page asked for. (The use
+/// case has read the signatures of the whole folder already; reading only the page's would need a paged
+/// use case in `mail::api`.)
+pub(super) fn mail_table(r: &Req, messages: &mut Vec<MessageOut>) -> Paging {
     let a = ask(r, MAIL_COLUMNS, &["folder"]);
-    let paging = shape(
+    shape(
         messages,
         &a,
         MAIL_COLUMNS,
@@ -381,11 +347,7 @@ pub(super) fn listing(
                 || m.to.iter().any(|t| t.to_lowercase().contains(q))
         },
         mail_key,
-    );
-    if !require_signed {
-        crate::mail::out::sign_listing(repo, view, messages)?;
-    }
-    Ok(Some(paging))
+    )
 }
 
 #[cfg(test)]

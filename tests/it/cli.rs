@@ -683,3 +683,28 @@ fn task_done_reports_the_leases_it_released_as_data() {
     assert_eq!(doc["released"].as_array().map(Vec::len), Some(1), "{done}");
     assert!(doc.get("release_error").is_none(), "{done}");
 }
+
+/// An error from below keeps its source: the message says what git-jules was doing, then a numbered
+/// `caused by:` line gives gix's own reason, and `--json` lists it in `causes`; the exit code stays 4.
+/// Catches a library site that turns its source error into text (`Error::Other(format!("…: {e}"))`).
+#[test]
+fn an_error_from_below_prints_its_cause() {
+    let r = Repo::new();
+    std::fs::write(r.path().join(".git/index"), "DIRCnot an index").unwrap();
+    let out = r.jules(["lease", "check", "--staged", "--persona", "a"]);
+    assert_eq!(out.status.code(), Some(4));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines[0], "error: reading the index", "{err}");
+    assert_eq!(lines[1], "caused by:", "{err}");
+    assert!(lines[2].starts_with("  1: "), "{err}");
+    let out = r.jules(["lease", "check", "--staged", "--persona", "a", "--json"]);
+    assert_eq!(out.status.code(), Some(4));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["error"]["message"], "reading the index");
+    assert_eq!(doc["error"]["kind"], "internal");
+    assert!(
+        !doc["error"]["causes"].as_array().unwrap().is_empty(),
+        "{doc}"
+    );
+}

@@ -372,6 +372,10 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
     let tid_typo = typo["id"].as_str().unwrap().to_owned();
     s.run("mail inbox", &["mail", "inbox", "--persona", "bobb"]);
     s.run(
+        "mail wait",
+        &["mail", "wait", "--persona", "bobb", "--timeout", "1"],
+    );
+    s.run(
         "mail show",
         &["mail", "show", &tid_typo, "--persona", "bobb"],
     );

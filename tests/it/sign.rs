@@ -881,6 +881,61 @@ fn unsigned_mail_from_a_persona_with_a_key_is_named_likely_forged_in_every_read(
     assert_eq!(doc["messages"].as_array().unwrap().len(), 1, "{doc}");
 }
 
+/// Issue 42 (one way into mail): `mail wait`, the watchdog's read of the unread mail, is `mail inbox
+/// --unread` through the same use case, so forged mail is marked there too. Before, it read the view
+/// its own way: its listing carried no signatures (`"signature": null` in `--json`, no `NOT VERIFIED`
+/// mark on the line) where the inbox named the same message `unsigned_with_key` ("likely forged").
+#[test]
+fn mail_wait_marks_forged_mail_as_the_inbox_does() {
+    let r = Repo::new();
+    let keys = tempfile::tempdir().unwrap();
+    let (alice_key, alice_line) = new_key(&r, keys.path(), "alice");
+    trust(&r, &[&alice_line]);
+    let good = send_with_key(&r, Some(&alice_key), "alice", "bob", "signed");
+    let forged = send_with_key(&r, None, "alice", "bob", "forged");
+
+    let wait = |json: bool| {
+        let mut args = vec!["mail", "wait", "--persona", "bob", "--timeout", "0"];
+        if json {
+            args.insert(0, "--json");
+        }
+        r.jules_ok(args)
+    };
+    let doc: serde_json::Value = serde_json::from_str(&wait(true)).unwrap();
+    let waited = doc["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        by_subject(&waited, "signed")["signature"]["state"],
+        "verified"
+    );
+    assert_eq!(
+        by_subject(&waited, "forged")["signature"]["state"],
+        "unsigned_with_key",
+        "{doc}"
+    );
+    // The same document as the inbox's unread listing.
+    let inbox: serde_json::Value = serde_json::from_str(&r.jules_ok([
+        "--json",
+        "mail",
+        "inbox",
+        "--persona",
+        "bob",
+        "--unread",
+    ]))
+    .unwrap();
+    assert_eq!(doc, inbox);
+
+    let human = wait(false);
+    let line = |id: &str| -> String {
+        human
+            .lines()
+            .find(|l| l.contains(&id[..7]))
+            .unwrap_or_else(|| panic!("{id} not in {human}"))
+            .to_owned()
+    };
+    assert!(line(&forged).contains("likely forged"), "{human}");
+    assert!(!line(&good).contains("NOT VERIFIED"), "{human}");
+}
+
 /// Issue 40: `guard --require-signed` refuses an unverified update in every namespace the project pushes:
 /// each log (`mail`, `state`, `lease`, `exchange`, `weave`), a writer ref of the sync layout, and a series
 /// version (`refs/jules/series/…`, refused on main, where the guard only parsed `series.json`). The same

@@ -4,8 +4,8 @@
 
 use std::sync::atomic::AtomicBool;
 
+use git_jules::mail::api::Mark;
 use git_jules::mail::api::{self, Attachment, Compose, ReplyInput, SendInput};
-use git_jules::mail::ops::Mark;
 use git_jules::mail::view::Filter;
 use git_jules::{Error, NameProblem, Workspace};
 
@@ -329,4 +329,506 @@ fn a_warm_workspace_reuses_the_view_only_at_the_same_tips() {
     let second = api::inbox(&ws, "alice", &Filter::default()).unwrap();
     assert_eq!(second.list.messages.len(), 2);
     assert_eq!(warm.len(), 1);
+}
+
+/// Pin the clock every lease use case reads (`lease::now`, the committer time) in the repository itself, so
+/// the binary and this process answer for the same moment.
+fn pin_clock(r: &Repo) {
+    r.git([
+        "config",
+        "gitoxide.commit.committerDate",
+        "2030-01-01T00:00:00Z",
+    ]);
+}
+
+/// `value` as `--json` prints it: `"version"` added.
+fn versioned(value: impl serde::Serialize) -> serde_json::Value {
+    let mut v = serde_json::to_value(value).unwrap();
+    v.as_object_mut()
+        .unwrap()
+        .insert("version".into(), 1.into());
+    v
+}
+
+fn cli_json(r: &Repo, args: &[&str]) -> serde_json::Value {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    serde_json::from_str(&r.jules_ok(full)).unwrap()
+}
+
+/// The lease use cases (`lease::api`) are what the CLI shows: a lease acquired in this process is the one
+/// `lease list --json` lists, the list and the check are the CLI's documents value for value, and a release
+/// is seen by the binary. Catches a frontend that assembles a lease call of its own and drifts.
+#[test]
+fn lease_use_cases_acquire_list_check_release_as_the_cli_sees_them() {
+    use git_jules::lease::{api, Changes, Filter};
+    let r = Repo::new();
+    pin_clock(&r);
+    let ws = workspace(&r);
+    let got = api::acquire(
+        &ws,
+        &api::AcquireInput {
+            persona: "alice".into(),
+            paths: vec!["src/".into()],
+            ttl: Some("1h".into()),
+            reason: Some("mine".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(got.report.held);
+    let id = got.report.lease.as_ref().unwrap().id.clone();
+    // The document `acquire --json` prints has no `now`: the moment rides along unserialised.
+    assert!(serde_json::to_value(&got).unwrap().get("now").is_none());
+
+    let listed = api::list(&ws, &Filter::default()).unwrap();
+    assert_eq!(listed.leases[0].lease.id, id);
+    assert_eq!(versioned(&listed), cli_json(&r, &["lease", "list"]));
+    // The bytes keep the order of the sorted map the CLI printed before the document was a struct.
+    let text = r.jules_ok(["--json", "lease", "list"]);
+    assert!(
+        text.find("\n  \"leases\": ").unwrap() < text.find("\n  \"now\": ").unwrap(),
+        "{text}"
+    );
+
+    // bob's acquire loses to alice's, as data; his check names her lease.
+    let lost = api::acquire(
+        &ws,
+        &api::AcquireInput {
+            persona: "bob".into(),
+            paths: vec!["src/a.rs".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(!lost.report.held);
+    assert_eq!(lost.report.holders[0].id, id);
+    let checked = api::check(
+        &ws,
+        &api::CheckInput {
+            persona: Some("bob".into()),
+            paths: vec!["src/x.rs".into()],
+            changes: None,
+        },
+    )
+    .unwrap();
+    assert!(!checked.clean());
+    let out = r.jules(["--json", "lease", "check", "--persona", "bob", "src/x.rs"]);
+    assert_eq!(out.status.code(), Some(1));
+    let cli: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(versioned(&checked), cli);
+    // Naming nothing to check is bad input, as for the CLI.
+    let e = api::check(&ws, &api::CheckInput::default()).unwrap_err();
+    assert_eq!(e.kind(), git_jules::ErrorKind::Usage);
+    let staged = api::check(
+        &ws,
+        &api::CheckInput {
+            persona: Some("bob".into()),
+            changes: Some(Changes::Staged),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(staged.clean());
+
+    // Renew and release as alice; the binary sees the lease gone.
+    let renewed = api::renew(
+        &ws,
+        &api::RenewInput {
+            persona: "alice".into(),
+            id: id[..8].into(),
+            ttl: Some("2h".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(renewed.lease.expires - renewed.now, 7200);
+    let e = api::release(
+        &ws,
+        &api::ReleaseInput {
+            persona: "alice".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.kind(), git_jules::ErrorKind::Usage, "naming no lease");
+    let released = api::release(
+        &ws,
+        &api::ReleaseInput {
+            persona: "alice".into(),
+            all: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(released.released[0].id, id);
+    assert!(cli_json(&r, &["lease", "list"])["leases"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let reminded = api::remind(
+        &ws,
+        &api::RemindInput {
+            from: "scheduler".into(),
+            lead: None,
+        },
+    )
+    .unwrap();
+    assert!(reminded.reminded.is_empty());
+}
+
+/// The series status use case (`series::status::read`) is the document `series status --json` prints and
+/// the MCP server's `series_status` answers, and `read_all` is `series list --json`.
+#[tokio::test(flavor = "current_thread")]
+async fn series_status_use_case_is_the_clis_and_the_mcp_tools_document() {
+    use git_jules::series::status::{self, StatusInput};
+    let r = Repo::new();
+    r.git(["config", "jules.verify.cmd", "true"]);
+    r.git(["checkout", "-qb", "jules/staging/feat"]);
+    r.write("f", "x\n");
+    r.commit_all("feat: x\n\nRationale: a test needs one patch.");
+    let ws = workspace(&r);
+    let st = status::read(
+        &ws,
+        &StatusInput {
+            name: Some("feat".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(st.verify_command.as_deref(), Some("true"));
+    let doc = versioned(&st);
+    assert_eq!(doc, cli_json(&r, &["series", "status", "feat"]));
+    let all = status::read_all(&ws, None).unwrap();
+    assert_eq!(
+        serde_json::json!({"version": 1, "items": serde_json::to_value(&all).unwrap()}),
+        cli_json(&r, &["series", "list"])
+    );
+    let notes = status::patch_notes(&ws, &st.patches[0]).unwrap();
+    assert_eq!(notes.rationale, ["a test needs one patch."]);
+
+    let (mcp, _) = crate::mcp::connect(&r, "alice").await;
+    let answered = crate::mcp::ok(
+        &crate::mcp::call(&mcp, "series_status", serde_json::json!({"name": "feat"})).await,
+    );
+    assert_eq!(answered, doc);
+    mcp.cancel().await.unwrap();
+}
+
+/// The lease tools of the MCP server answer with the use case's documents: `lease_list` is `lease::api::list`
+/// for the same moment, and a lease a tool acquired is the one the use case lists.
+#[tokio::test(flavor = "current_thread")]
+async fn the_mcp_lease_tools_return_the_use_cases_documents() {
+    use git_jules::lease::{api, Filter};
+    let r = Repo::new();
+    pin_clock(&r);
+    let ws = workspace(&r);
+    let (mcp, _) = crate::mcp::connect(&r, "alice").await;
+    let got = crate::mcp::ok(
+        &crate::mcp::call(
+            &mcp,
+            "lease_acquire",
+            serde_json::json!({"paths": ["docs/"], "shared": true}),
+        )
+        .await,
+    );
+    let listed = api::list(&ws, &Filter::default()).unwrap();
+    assert_eq!(
+        listed.leases[0].lease.id,
+        got["lease"]["id"].as_str().unwrap()
+    );
+    assert_eq!(
+        crate::mcp::ok(&crate::mcp::call(&mcp, "lease_list", serde_json::json!({})).await),
+        versioned(&listed)
+    );
+    mcp.cancel().await.unwrap();
+}
+
+/// Finding: a blank `--cmd` was a command of its own for `series status` (`"verify_command": ""`, every
+/// patch `unverified`), while a blank `jules.verify.cmd` is no command (`unknown`) for the MCP tool and the
+/// web page. The use case resolves the command once: blank is none, whoever gives it.
+#[test]
+fn a_blank_verify_command_is_no_command_for_series_status() {
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "jules/staging/feat"]);
+    r.write("f", "x\n");
+    r.commit_all("feat: x");
+    let doc = cli_json(&r, &["series", "status", "feat", "--cmd", " "]);
+    assert_eq!(doc["verify_command"], serde_json::Value::Null, "{doc}");
+    assert_eq!(doc["patches"][0]["verify"], "unknown", "{doc}");
+}
+
+/// The weave reports as one read (`weave::recent::read`, what the web's weave page shows): the report a
+/// weave through the binary recorded is the document its `--json` printed, and the integration branch lists
+/// the woven inputs.
+#[test]
+fn weave_reports_use_case_reads_what_a_weave_recorded() {
+    let r = crate::weave::project();
+    crate::weave::appendix_a(&r);
+    let out = r.jules([
+        "--json",
+        "weave",
+        "jules/curator/tidy",
+        "jules/refactor/rename",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "one input conflicts");
+    let mut printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ws = workspace(&r);
+    let recent = git_jules::weave::recent::read(&ws, chrono::Utc::now()).unwrap();
+    assert_eq!(recent.reports.len(), 1);
+    let mut recorded = recent.reports[0].report.clone().expect("the report blob");
+    for doc in [&mut printed, &mut recorded] {
+        doc.as_object_mut().unwrap().remove("version");
+    }
+    assert_eq!(recorded, printed);
+    assert_eq!(recent.branches[0].woven[0].input, "jules/curator/tidy");
+}
+
+/// The series version use cases (`series::api`: record, versions, show, range-diff, interdiff, list of
+/// every persona's series) answer with the documents the CLI prints for the same versions.
+#[test]
+fn series_version_use_cases_are_the_clis_documents() {
+    use git_jules::series::api;
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "jules/staging/feat"]);
+    r.write("a", "one\n");
+    r.commit_all("feat: a\n\nRationale: the first patch.");
+    let ws = workspace(&r);
+    let v1 = api::record_version(&ws, "alice", Some("feat"), None).unwrap();
+    assert!(v1.recorded);
+    r.write("b", "two\n");
+    r.commit_all("feat: b\n\nRationale: the second patch.");
+    let v2 = api::record_version(&ws, "alice", Some("feat"), None).unwrap();
+    assert_eq!(v2.version.record.number, 2);
+
+    let all = api::versions(&ws, "alice/feat").unwrap();
+    assert_eq!(
+        serde_json::json!({"version": 1, "items": serde_json::to_value(&all).unwrap()}),
+        cli_json(&r, &["series", "versions", "alice/feat"])
+    );
+    let e = api::versions(&ws, "alice/feat@v1").unwrap_err();
+    assert_eq!(e.kind(), git_jules::ErrorKind::Usage);
+    let shown = api::show(&ws, "alice/feat@v1").unwrap();
+    assert_eq!(
+        versioned(&shown),
+        cli_json(&r, &["series", "show", "alice/feat@v1"])
+    );
+    let versions = api::Versions {
+        series: "alice/feat".into(),
+        old: "v1".into(),
+        new: None,
+    };
+    let rd = api::range_diff(
+        &ws,
+        &api::RangeDiffInput {
+            versions: versions.clone(),
+            creation_factor: 60,
+            with_diff: true,
+            rebase: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        versioned(&rd),
+        cli_json(&r, &["series", "range-diff", "alice/feat", "v1"])
+    );
+    assert!(rd.warnings.is_empty(), "{:?}", rd.warnings);
+    let bad = api::RangeDiffInput {
+        versions: versions.clone(),
+        creation_factor: 10_001,
+        with_diff: false,
+        rebase: false,
+    };
+    assert_eq!(
+        api::range_diff(&ws, &bad).unwrap_err().kind(),
+        git_jules::ErrorKind::Usage
+    );
+    let d = api::interdiff(&ws, &versions).unwrap();
+    assert_eq!(
+        versioned(&d),
+        cli_json(&r, &["series", "interdiff", "alice/feat", "v1", "v2"])
+    );
+    let listed = api::list_versions(&ws, None).unwrap();
+    assert_eq!(
+        versioned(&listed),
+        cli_json(&r, &["series", "list", "--all"])
+    );
+}
+
+/// The web view's JSON page at `path` (a `GET /api/…`, admitted with the probe's token), as a value.
+fn web_json(probe: &git_jules::web::Probe, path: &str) -> serde_json::Value {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let url = format!("{path}{sep}token={}", probe.token());
+    let host = probe.host();
+    let answer = probe
+        .request("GET", &url, &[(b"Host", host.as_bytes())], b"")
+        .unwrap();
+    let body = String::from_utf8_lossy(&answer.body).into_owned();
+    assert_eq!(answer.status, 200, "{path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Issue 42 (one way into mail): the web's mailbox, sent and thread pages are the documents of the
+/// mail use cases the CLI and the MCP server call, for the same persona and filter, value for value (the
+/// page adds only what it shows around them: the folder, the message selected). Catches a web read that
+/// rebuilds a listing its own way (another filter, another persona check, signatures left out).
+#[test]
+fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
+    let r = Repo::new();
+    r.write(
+        ".jules/schedules.toml",
+        "[groups]\nreviewers = [\"alice\", \"bob\"]\n",
+    );
+    let ws = workspace(&r);
+    let a = send(&ws, "bob", &["alice"], "first");
+    send(&ws, "carol", &["reviewers"], "to the group");
+    let tagged = api::send(
+        &ws,
+        SendInput {
+            from: "bob".into(),
+            to: vec!["alice".into()],
+            subject: Some("tagged".into()),
+            thread: Some("standup".into()),
+            compose: Compose {
+                body: "b".into(),
+                msg_type: Some("task".into()),
+                priority: Some(git_jules::mail::Priority::Urgent),
+                tags: vec!["x".into()],
+                ..Compose::default()
+            },
+            ..SendInput::default()
+        },
+    )
+    .unwrap();
+    api::mark(&ws, &a.id, "alice", Mark::Read).unwrap();
+    api::mark(&ws, &a.id, "alice", Mark::Archive).unwrap();
+    send(&ws, "alice", &["dave"], "to an unknown name");
+
+    let probe = git_jules::web::Probe::new(r.path().to_path_buf(), None).unwrap();
+    let without = |mut page: serde_json::Value, keys: &[&str]| {
+        for k in keys {
+            page.as_object_mut().unwrap().remove(*k);
+        }
+        page
+    };
+    let cases: [(&str, Filter, &[&str]); 4] = [
+        ("", Filter::default(), &[]),
+        (
+            "?unread=1&type=task&priority=urgent&tag=x&from=bob&limit=5",
+            Filter {
+                unread: true,
+                msg_type: Some("task".into()),
+                priority: Some(git_jules::mail::Priority::Urgent),
+                tag: Some("x".into()),
+                from: Some("bob".into()),
+                limit: Some(5),
+                ..Filter::default()
+            },
+            &[
+                "--unread",
+                "--type",
+                "task",
+                "--priority",
+                "urgent",
+                "--tag",
+                "x",
+                "--from",
+                "bob",
+                "--limit",
+                "5",
+            ],
+        ),
+        (
+            "?folder=archive",
+            Filter {
+                folder: git_jules::mail::view::Folder::Archive,
+                ..Filter::default()
+            },
+            &["--archived"],
+        ),
+        (
+            "?folder=all",
+            Filter {
+                folder: git_jules::mail::view::Folder::All,
+                ..Filter::default()
+            },
+            &["--all"],
+        ),
+    ];
+    for persona in ["alice", "bob", "dave"] {
+        for (query, filter, flags) in &cases {
+            let web = without(
+                web_json(&probe, &format!("/api/mail/{persona}{query}")),
+                &["folder"],
+            );
+            let lib = serde_json::to_value(api::inbox(&ws, persona, filter).unwrap()).unwrap();
+            let mut args = vec!["--json", "mail", "inbox", "--persona", persona];
+            args.extend_from_slice(flags);
+            let cli: serde_json::Value = serde_json::from_str(&r.jules_ok(args)).unwrap();
+            assert_eq!(web, lib, "web and library, {persona}{query}");
+            assert_eq!(cli, lib, "CLI and library, {persona}{query}");
+        }
+        let web = without(
+            web_json(&probe, &format!("/api/mail/{persona}?folder=sent")),
+            &["folder"],
+        );
+        let lib = serde_json::to_value(api::sent(&ws, persona, None).unwrap()).unwrap();
+        assert_eq!(web, lib, "sent of {persona}");
+    }
+    // The unknown name is warned about on every way in, as data.
+    let dave = web_json(&probe, "/api/mail/dave");
+    assert_eq!(dave["warnings"][0]["name"], "dave");
+
+    // A thread, with and without a persona.
+    for (query, persona) in [("", None), ("?persona=alice", Some("alice"))] {
+        let web = without(
+            web_json(&probe, &format!("/api/message/standup{query}")),
+            &["selected"],
+        );
+        let lib = serde_json::to_value(api::thread(&ws, "standup", persona).unwrap()).unwrap();
+        assert_eq!(web, lib, "thread{query}");
+    }
+    let web = without(
+        web_json(&probe, &format!("/api/message/{}", &tagged.id[..10])),
+        &["selected"],
+    );
+    let lib = serde_json::to_value(api::thread(&ws, &tagged.id[..10], None).unwrap()).unwrap();
+    assert_eq!(web, lib, "thread of a message id");
+}
+
+/// The status the web view answers `GET path` with (admitted with the probe's token).
+fn web_status(probe: &git_jules::web::Probe, path: &str) -> u16 {
+    let url = format!("{path}?token={}", probe.token());
+    let host = probe.host();
+    probe
+        .request("GET", &url, &[(b"Host", host.as_bytes())], b"")
+        .unwrap()
+        .status
+}
+
+/// Issue 42 (one way into mail): a thread or a message the web cannot find is answered as the use case
+/// (`mail thread`, `mail show`) answers it, whether or not any mail was ever sent. Before, the web's own
+/// path answered 404 for anything while the repository had no mail log, and 400 (a thread name that names
+/// no thread, an id that is not hexadecimal: usage errors, exit 2 in the CLI) once it had one.
+#[test]
+fn the_web_answers_a_missing_thread_alike_with_or_without_mail() {
+    let r = Repo::new();
+    let ws = workspace(&r);
+    let probe = git_jules::web::Probe::new(r.path().to_path_buf(), None).unwrap();
+    let paths = [
+        "/api/message/standup",
+        "/api/message/zz/raw",
+        "/api/message/abcdef12",
+    ];
+    let statuses = || paths.map(|p| web_status(&probe, p));
+    let without_mail = statuses();
+    send(&ws, "alice", &["bob"], "hello");
+    let with_mail = statuses();
+    assert_eq!(without_mail, with_mail);
+    // The use case's error kind decides it: a usage error is 400, an unknown id 404.
+    assert!(matches!(
+        api::thread(&ws, "standup", None),
+        Err(Error::Usage(_))
+    ));
+    assert_eq!(with_mail, [400, 400, 404]);
 }

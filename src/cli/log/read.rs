@@ -96,7 +96,7 @@ pub(super) fn get(ctx: &Context, repo: &gix::Repository, a: GetArgs) -> anyhow::
     warn_invalid(&invalid);
     let mut ids: Vec<String> = events.iter().map(|e| e.id.to_hex()).collect();
     ids.sort();
-    let full = abbrev::resolve("event", &a.id, &ids)?;
+    let full = abbrev::resolve(git_jules::Thing::Event, &a.id, &ids)?;
     let e = events
         .iter()
         .find(|e| e.id.to_hex() == full)

@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
-use git_jules::mail::view::{Filter, Folder, Item};
-use git_jules::mail::{api, ops, out, when, Priority};
+use git_jules::mail::api::{self, MessageOut};
+use git_jules::mail::view::{Filter, Folder};
+use git_jules::mail::{when, Priority};
 
 use super::{short_time, PersonaArg};
 use crate::cli::context::Context;
@@ -78,92 +79,64 @@ pub fn inbox(ctx: &Context, repo: &gix::Repository, a: InboxArgs) -> anyhow::Res
             .transpose()?,
         limit: a.limit,
     };
+    // One use case for both outputs (and for the MCP server and the web view): the human listing shows
+    // the same messages, states and signatures as `--json`.
+    let listing = api::inbox(&ctx.workspace_of(repo.clone()), &persona, &filter)?;
+    super::warn_unknown(&listing.warnings);
     if ctx.ui.json {
-        let listing = api::inbox(&ctx.workspace_of(repo.clone()), &persona, &filter)?;
-        super::warn_unknown(&listing.warnings);
         ui::json(&listing);
         return Ok(0);
     }
-    // The human listing wants the items themselves (marks, via, expiry) and their signatures.
-    let persona = a.persona.checked(ctx, repo)?;
-    let log = ops::log(repo)?;
-    let (items, abbrev, sigs) = ops::with_view(&log, |view| {
-        let mut items = view.inbox(&persona, &filter, now)?;
-        let ids: Vec<&str> = items.iter().map(|i| i.header.id.as_str()).collect();
-        let mut sigs = out::signatures(repo, view, &ids)?;
-        // Under jules.requireSigned what is not verified is not listed (as `--json` does).
-        if let Some(states) = sigs
-            .as_mut()
-            .filter(|_| git_jules::sign::verify::require_signed(repo))
-        {
-            let keep: Vec<bool> = states
-                .iter()
-                .map(|s| s.as_ref().is_some_and(|s| s.is_verified()))
-                .collect();
-            let mut k = keep.iter();
-            items.retain(|_| *k.next().unwrap_or(&false));
-            states.retain(|s| s.as_ref().is_some_and(|s| s.is_verified()));
-        }
-        Ok((items, view.abbrev()?, sigs))
-    })?;
-    print_items(ctx, &persona, &items, abbrev, now, sigs.as_deref());
+    print_messages(ctx, &listing.list.messages);
     Ok(0)
 }
 
-pub fn print_items(
-    ctx: &Context,
-    persona: &str,
-    items: &[Item],
-    abbrev: usize,
-    now: chrono::DateTime<chrono::Utc>,
-    signatures: Option<&[Option<git_jules::sign::State>]>,
-) {
-    if ctx.ui.json {
-        ui::json(&out::listing(persona, items, abbrev, now));
-        return;
-    }
+/// A mailbox listing, one line per message: `*` marks unread; what is not verified says so.
+pub fn print_messages(ctx: &Context, messages: &[MessageOut]) {
     // One write for the whole listing: thousands of lines, one system call each, cost more than the rest.
     let mut text = String::new();
-    for (n, i) in items.iter().enumerate() {
-        let h = &i.header;
-        let flag = if i.marks.read.is_none() { "*" } else { " " };
+    for m in messages {
+        let unread = m.state.as_ref().is_some_and(|s| s.unread);
+        let flag = if unread { "*" } else { " " };
         let mut extra = String::new();
         // Names, tags and subjects come from senders (or a replica's log): escaped on a terminal, so a
         // right-to-left override cannot turn the `(NOT VERIFIED …)` after them around.
         let t = |s: &str| ctx.ui.text(s).into_owned();
-        if let Some(v) = &i.via {
+        if let Some(v) = &m.via {
             extra.push_str(&format!("  (via {})", t(v)));
         }
-        let mut tags: Vec<&str> = h.tags.iter().map(String::as_str).collect();
-        tags.extend(i.marks.tags.iter().map(String::as_str));
+        let mut tags: Vec<&str> = m.tags.iter().map(String::as_str).collect();
+        if let Some(s) = &m.state {
+            tags.extend(s.tags.iter().map(String::as_str));
+        }
         if !tags.is_empty() {
             extra.push_str(&format!("  [{}]", t(&tags.join(", "))));
         }
-        if let Some(c) = &h.claim {
+        if let Some(c) = &m.claim {
             extra.push_str(&format!("  claimed by {}", t(&c.persona)));
         }
-        if h.is_expired(now) {
+        if m.expired {
             extra.push_str("  (expired)");
         }
         // Only a repository with trust roots verifies; there, what is not verified says so.
-        if let Some(Some(state)) = signatures.and_then(|s| s.get(n)) {
+        if let Some(state) = &m.signature {
             if !state.is_verified() {
                 extra.push_str(&format!("  (NOT VERIFIED: {})", t(&state.describe())));
             }
         }
-        let prio = match h.priority {
-            Priority::Urgent => ctx.ui.red("urgent"),
-            p => p.to_string(),
+        let prio = match m.priority.as_str() {
+            "urgent" => ctx.ui.red("urgent"),
+            p => p.to_owned(),
         };
         let _ = writeln!(
             text,
             "{flag} {}  {}  {:<6}  {:<9} {:<16} {}{}",
-            ctx.ui.yellow(&h.id[..abbrev]),
-            short_time(&h.time),
+            ctx.ui.yellow(&m.short),
+            short_time(&m.time),
             prio,
-            t(&h.msg_type),
-            t(&h.from),
-            t(&h.subject),
+            t(&m.msg_type),
+            t(&m.from),
+            t(&m.subject),
             ctx.ui.dim(&extra)
         );
     }
@@ -174,43 +147,21 @@ pub fn print_items(
 
 pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Result<i32> {
     let persona = a.persona.required()?;
+    // The use case `--json` prints: what is not verified is marked, and under jules.requireSigned dropped.
+    let listing = api::sent(&ctx.workspace_of(repo.clone()), &persona, a.limit)?;
+    super::warn_unknown(&listing.warnings);
     if ctx.ui.json {
-        let listing = api::sent(&ctx.workspace_of(repo.clone()), &persona, a.limit)?;
-        super::warn_unknown(&listing.warnings);
         ui::json(&listing);
         return Ok(0);
     }
-    let persona = a.persona.checked(ctx, repo)?;
-    let log = ops::log(repo)?;
-    // The headers and their signatures, as `--json` has them: what is not verified is marked, and under
-    // jules.requireSigned (where the fold already left unverified mail out) dropped.
-    let (headers, abbrev, sigs) = ops::with_view(&log, |view| {
-        let mut headers = view.sent(&persona)?;
-        if let Some(l) = a.limit {
-            headers.truncate(l);
-        }
-        let ids: Vec<&str> = headers.iter().map(|h| h.id.as_str()).collect();
-        let mut sigs = out::signatures(repo, view, &ids)?;
-        if let Some(states) = sigs
-            .as_mut()
-            .filter(|_| git_jules::sign::verify::require_signed(repo))
-        {
-            let mut keep = states
-                .iter()
-                .map(|s| s.as_ref().is_some_and(|s| s.is_verified()));
-            headers.retain(|_| keep.next().unwrap_or(false));
-            states.retain(|s| s.as_ref().is_some_and(|s| s.is_verified()));
-        }
-        Ok((headers, view.abbrev()?, sigs))
-    })?;
     let mut text = String::new();
-    for (n, h) in headers.iter().enumerate() {
+    for h in &listing.list.messages {
         let mut claim = h
             .claim
             .as_ref()
             .map(|c| format!("  claimed by {}", ctx.ui.text(&c.persona)))
             .unwrap_or_default();
-        if let Some(Some(state)) = sigs.as_deref().and_then(|s| s.get(n)) {
+        if let Some(state) = &h.signature {
             if !state.is_verified() {
                 claim.push_str(&format!("  (NOT VERIFIED: {})", state.describe()));
             }
@@ -218,7 +169,7 @@ pub fn sent(ctx: &Context, repo: &gix::Repository, a: SentArgs) -> anyhow::Resul
         let _ = writeln!(
             text,
             "{}  {}  {:<9} to {:<16} {}{}",
-            ctx.ui.yellow(&h.id[..abbrev]),
+            ctx.ui.yellow(&h.short),
             short_time(&h.time),
             ctx.ui.text(&h.msg_type),
             ctx.ui.text(&h.to.join(",")),

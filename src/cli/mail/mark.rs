@@ -1,7 +1,7 @@
 //! The per-persona marks: `tag`, `unread`, `trash`, `untrash`, `archive`, `unarchive`.
 
 use git_jules::mail::api;
-use git_jules::mail::ops::Mark;
+use git_jules::mail::api::Mark;
 
 use super::PersonaArg;
 use crate::cli::context::Context;

@@ -1,5 +1,5 @@
 //! `git jules mail …`: the personas' mailboxes. This module only dispatches and holds what the commands
-//! share: the persona argument; the JSON shapes are `git_jules::mail::out` (docs/mail.md, version 1).
+//! share: the persona argument; the JSON shapes are `git_jules::mail::api`'s (docs/mail.md, version 1).
 
 mod claim;
 mod list;
@@ -12,7 +12,7 @@ mod wait;
 
 use git_jules::mail::{message, when};
 // The JSON shapes live in the library, so that every frontend (`git jules web` too) serialises the same types.
-pub use git_jules::mail::out::MessageOut;
+pub use git_jules::mail::api::MessageOut;
 
 use super::ui;
 use crate::cli::context::Context;

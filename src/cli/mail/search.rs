@@ -60,8 +60,8 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: SearchArgs) -> anyhow::Resu
     };
     // Refuse a bad query before anything is built.
     search::query::parse(&input.query)?;
-    let log = git_jules::mail::ops::log(repo)?;
-    if search::index::needs_build(&log) && !ctx.ui.json {
+    let ws = ctx.workspace_of(repo.clone());
+    if git_jules::mail::api::search_needs_index(&ws)? && !ctx.ui.json {
         ui::status("building the search index from the mail log (once per clone)");
     }
     let out = search::search(repo, &input)?;

@@ -4,9 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use git_jules::mail::maildir::{export, import};
-use git_jules::mail::recipients::Groups;
-use git_jules::mail::{jsonl, message, ops};
+use git_jules::mail::{api, message};
 use serde::Serialize;
 
 use super::JSON_VERSION;
@@ -59,7 +57,7 @@ fn versioned<T: Serialize>(inner: &T) -> Versioned<'_, T> {
 }
 
 pub fn stats(ctx: &Context, repo: &gix::Repository) -> anyhow::Result<i32> {
-    let s = git_jules::mail::api::stats(&ctx.workspace_of(repo.clone()))?;
+    let s = api::stats(&ctx.workspace_of(repo.clone()))?;
     if ctx.ui.json {
         ui::json(&versioned(&s));
         return Ok(0);
@@ -91,10 +89,9 @@ pub fn stats(ctx: &Context, repo: &gix::Repository) -> anyhow::Result<i32> {
 }
 
 pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::Result<i32> {
-    let log = ops::log(repo)?;
-    let groups = Groups::load(repo)?;
+    let ws = ctx.workspace_of(repo.clone());
     let report = match (&a.file, &a.maildir) {
-        (_, Some(dir)) => import::import_maildir(&log, &groups, dir)?,
+        (_, Some(dir)) => api::import_maildir(&ws, dir)?,
         (Some(f), None) => {
             let bytes = if f.as_os_str() == "-" {
                 let mut b = Vec::new();
@@ -106,7 +103,7 @@ pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::R
                     .map_err(|e| git_jules::Error::io(format!("reading {}", f.display()), e))?
             };
             let text = message::utf8(bytes, &f.display().to_string())?;
-            jsonl::import_jsonl(&log, &groups, &text)?
+            api::import_jsonl(&ws, &text)?
         }
         (None, None) => unreachable!("clap requires a source"),
     };
@@ -129,8 +126,7 @@ pub fn import(ctx: &Context, repo: &gix::Repository, a: ImportArgs) -> anyhow::R
 }
 
 pub fn export(ctx: &Context, repo: &gix::Repository, a: ExportArgs) -> anyhow::Result<i32> {
-    let log = ops::log(repo)?;
-    let report = export::export_maildir(&log, &a.maildir, a.force)?;
+    let report = api::export_maildir(&ctx.workspace_of(repo.clone()), &a.maildir, a.force)?;
     if ctx.ui.json {
         ui::json(&versioned(&report));
     } else {
@@ -146,9 +142,7 @@ pub fn export(ctx: &Context, repo: &gix::Repository, a: ExportArgs) -> anyhow::R
 }
 
 pub fn attachment(ctx: &Context, repo: &gix::Repository, a: AttachmentArgs) -> anyhow::Result<i32> {
-    let log = ops::log(repo)?;
-    let msg = ops::with_view(&log, |view| ops::find(&log, view, &a.id))?;
-    let bytes = ops::attachment(repo, &msg, &a.name)?;
+    let bytes = api::attachment(&ctx.workspace_of(repo.clone()), &a.id, &a.name)?;
     match &a.output {
         Some(p) => std::fs::write(p, &bytes).with_context(|| format!("writing {}", p.display()))?,
         // On a terminal the file is shown as text, escaped: its bytes are someone else's.

@@ -5,9 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use git_jules::mail::ops;
+use git_jules::mail::api;
+use git_jules::mail::view::Filter;
 
-use super::list::print_items;
+use super::list::print_messages;
 use super::PersonaArg;
 use crate::cli::context::Context;
 use crate::cli::context::EXIT_CHECK_FAILED;
@@ -60,16 +61,24 @@ pub fn run(ctx: &Context, repo: &gix::Repository, a: WaitArgs) -> anyhow::Result
             }
             fresh = Some(git_jules::sync::reopen(repo)?);
         }
-        let repo = fresh.as_ref().unwrap_or(repo);
-        let log = ops::log(repo)?;
-        let tips = log.tips()?;
+        let ws = ctx.workspace_of(fresh.as_ref().unwrap_or(repo).clone());
+        let tips = api::tips(&ws)?;
         if seen.as_ref() != Some(&tips) {
-            let now = chrono::Utc::now();
-            let (items, abbrev) = ops::with_view(&log, |view| {
-                Ok((ops::unread(view, &persona, now)?, view.abbrev()?))
-            })?;
-            if !items.is_empty() {
-                print_items(ctx, &persona, &items, abbrev, now, None);
+            // What `mail inbox --unread` lists, through the same use case.
+            let unread = Filter {
+                unread: true,
+                ..Filter::default()
+            };
+            let listing = api::inbox(&ws, &persona, &unread)?;
+            if seen.is_none() {
+                super::warn_unknown(&listing.warnings);
+            }
+            if !listing.list.messages.is_empty() {
+                if ctx.ui.json {
+                    ui::json(&listing);
+                } else {
+                    print_messages(ctx, &listing.list.messages);
+                }
                 return Ok(0);
             }
             if seen.is_none() && ctx.ui.interactive {

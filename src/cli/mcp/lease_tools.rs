@@ -1,16 +1,13 @@
-//! The `lease_*` tools of `git jules mcp`: typed arguments deserialised and handed to `git_jules::lease`
-//! directly, the typed result serialised. Unlike [`super::tools`] no command line is built or parsed again:
-//! the library is the use case, this module only adapts it to the protocol. The result documents are the
-//! ones `git jules --json lease …` prints (docs/json.md). Every tool acts as the server's persona only.
+//! The `lease_*` tools of `git jules mcp`: their typed arguments, turned into the inputs of
+//! `git_jules::lease::api`, whose typed answers are the results (the documents `git jules --json lease …`
+//! prints, docs/json.md). Every tool acts as the server's persona only. They are rows of the one dispatch
+//! table (`super::tools::all`), which parses the arguments and maps the errors.
 
-use super::tools::Session;
-use std::sync::Arc;
-
-use git_jules::lease::{self, ops, Changes, Filter};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use git_jules::lease::{api, Changes, Filter};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+
+use super::session::{doc, ok, Answer, Session};
 
 /// `lease_acquire`
 #[derive(Deserialize, JsonSchema)]
@@ -84,150 +81,71 @@ pub struct Check {
     pub staged: bool,
 }
 
-pub const NAMES: &[&str] = &[
-    "lease_acquire",
-    "lease_renew",
-    "lease_release",
-    "lease_list",
-    "lease_check",
-];
-
-fn schema<T: JsonSchema>() -> Arc<JsonObject> {
-    match serde_json::to_value(schemars::schema_for!(T)).unwrap_or_default() {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
-    }
+pub fn acquire(s: &Session, a: Acquire) -> anyhow::Result<Answer> {
+    let r = api::acquire(
+        &s.ws,
+        &api::AcquireInput {
+            persona: s.persona.clone(),
+            paths: a.paths,
+            shared: a.shared,
+            ttl: a.ttl,
+            reason: a.reason,
+            task: a.task,
+            sync: a.sync,
+            remote: a.remote,
+        },
+    )?;
+    // Held by someone else: a tool error that carries the holders.
+    Ok((r.report.held, doc(&r)?))
 }
 
-pub fn tools() -> Vec<Tool> {
-    let t = |name: &'static str, desc: &'static str, schema: Arc<JsonObject>, read_only: bool| {
-        Tool::new(name, desc, schema).annotate(
-            rmcp::model::ToolAnnotations::new()
-                .read_only(read_only)
-                .destructive(false),
-        )
-    };
-    vec![
-        t("lease_acquire", "Lease paths or globs as this persona before changing them. held=false names the holders (paths, reason, expiry). With sync the answer is final.", schema::<Acquire>(), false),
-        t("lease_renew", "Extend a live lease of this persona to now + ttl.", schema::<Renew>(), false),
-        t("lease_release", "Release this persona's leases (by id, task or all); another persona's only with force and a reason (they are mailed).", schema::<Release>(), false),
-        t("lease_list", "List live leases (all: also expired, released, denied), with time left.", schema::<List>(), true),
-        t("lease_check", "Check paths, a diff range or the staged paths against other personas' exclusive leases.", schema::<Check>(), true),
-    ]
+pub fn renew(s: &Session, a: Renew) -> anyhow::Result<Answer> {
+    ok(api::renew(
+        &s.ws,
+        &api::RenewInput {
+            persona: s.persona.clone(),
+            id: a.id,
+            ttl: a.ttl,
+            sync: false,
+            remote: None,
+        },
+    )?)
 }
 
-/// A failure as the CLI reports it: message and exit code.
-fn failure(e: anyhow::Error) -> CallToolResult {
-    let cli = crate::cli::error::CliError::from(&e);
-    let text = format!("error: {}", cli.message);
-    let mut r = CallToolResult::structured_error(
-        json!({"version": 1, "error": cli, "exit": cli.exit_code()}),
-    );
-    r.content = vec![ContentBlock::text(text)];
-    r
+pub fn release(s: &Session, a: Release) -> anyhow::Result<Answer> {
+    ok(api::release(
+        &s.ws,
+        &api::ReleaseInput {
+            persona: s.persona.clone(),
+            ids: a.ids,
+            all: a.all,
+            task: a.task,
+            force: a.force,
+            reason: a.reason,
+        },
+    )?)
 }
 
-fn versioned(v: impl serde::Serialize) -> anyhow::Result<Value> {
-    let mut v = serde_json::to_value(v)?;
-    if let Value::Object(m) = &mut v {
-        m.insert("version".into(), 1.into());
-    }
-    Ok(v)
+pub fn list(s: &Session, a: List) -> anyhow::Result<Answer> {
+    ok(api::list(
+        &s.ws,
+        &Filter {
+            persona: a.persona,
+            path: a.path,
+            all: a.all,
+        },
+    )?)
 }
 
-/// Run tool `name` as the session's persona, on the session's repository (with its pinned key).
-pub fn call(session: &Session, name: &str, arguments: Value) -> CallToolResult {
-    let arguments = if arguments.is_null() {
-        json!({})
-    } else {
-        arguments
-    };
-    match run(session, name, arguments) {
-        Ok((true, v)) => CallToolResult::structured(v),
-        Ok((false, v)) => CallToolResult::structured_error(v),
-        Err(e) => failure(e),
-    }
-}
-
-fn parse<T: serde::de::DeserializeOwned>(name: &str, v: Value) -> anyhow::Result<T> {
-    serde_json::from_value(v)
-        .map_err(|e| git_jules::Error::usage(format!("{name}: bad arguments: {e}")).into())
-}
-
-fn run(session: &Session, name: &str, arguments: Value) -> anyhow::Result<(bool, Value)> {
-    let persona = session.persona.as_str();
-    let repo = session.ws.repo();
-    let log = lease::open(&repo)?;
-    let now = lease::now(&repo);
-    let settings = lease::Settings::from_config(&repo)?;
-    let ttl = |t: Option<String>| settings.ttl(t.as_deref());
-    match name {
-        "lease_acquire" => {
-            let a: Acquire = parse(name, arguments)?;
-            let remote = lease::sync_remote(&repo, a.sync, a.remote)?;
-            let req = ops::AcquireRequest {
-                persona: persona.to_owned(),
-                paths: a.paths,
-                exclusive: !a.shared,
-                ttl: ttl(a.ttl)?,
-                reason: a.reason,
-                task: a.task,
-            };
-            let r = ops::acquire(&log, now, &req, remote.as_deref())?;
-            Ok((r.held, versioned(&r)?))
-        }
-        "lease_renew" => {
-            let a: Renew = parse(name, arguments)?;
-            let l = ops::renew(&log, now, persona, &a.id, ttl(a.ttl)?, None)?;
-            Ok((true, versioned(&l)?))
-        }
-        "lease_release" => {
-            let a: Release = parse(name, arguments)?;
-            let released = if a.all || a.task.is_some() {
-                ops::release_all(&log, now, persona, a.task.as_deref(), a.reason.as_deref())?
-            } else if a.ids.is_empty() {
-                return Err(
-                    git_jules::Error::usage("lease_release: name ids, a task or all").into(),
-                );
-            } else {
-                a.ids
-                    .iter()
-                    .map(|id| ops::release(&log, now, persona, id, a.force, a.reason.as_deref()))
-                    .collect::<Result<Vec<_>, _>>()?
-            };
-            Ok((true, versioned(json!({ "released": released }))?))
-        }
-        "lease_list" => {
-            let a: List = parse(name, arguments)?;
-            let v = lease::view(&log)?;
-            let mut items = lease::list(
-                &v,
-                now,
-                &Filter {
-                    persona: a.persona,
-                    path: a.path,
-                    all: a.all,
-                },
-            )?;
-            lease::sign_listed(&log, &mut items)?;
-            Ok((
-                true,
-                versioned(json!({ "now": lease::format_time(now), "leases": items }))?,
-            ))
-        }
-        "lease_check" => {
-            let a: Check = parse(name, arguments)?;
-            let changes = Changes::from_flags(a.diff, a.staged);
-            let r = lease::held::check_request(
-                &log,
-                now,
-                Some(persona),
-                &a.paths,
-                changes.as_ref(),
-                settings.ignore_case,
-            )?;
-            Ok((r.conflicts.is_empty(), versioned(&r)?))
-        }
-        _ => Err(git_jules::Error::usage(format!("no tool named {name}")).into()),
-    }
+pub fn check(s: &Session, a: Check) -> anyhow::Result<Answer> {
+    let r = api::check(
+        &s.ws,
+        &api::CheckInput {
+            persona: Some(s.persona.clone()),
+            paths: a.paths,
+            changes: Changes::from_flags(a.diff, a.staged),
+        },
+    )?;
+    // A path under another persona's lease: a tool error that carries the conflicts.
+    Ok((r.clean(), doc(&r)?))
 }

@@ -15,6 +15,7 @@
 
 mod lease_tools;
 mod search;
+mod session;
 mod tools;
 mod watch;
 
@@ -31,6 +32,8 @@ use rmcp::model::{
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
+
+use git_jules::Remedy;
 
 use super::ui;
 use crate::cli::context::Context;
@@ -65,7 +68,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // The configuration's warnings (a trust ref naming nothing: nothing is marked NOT VERIFIED), said on
     // stderr at start by the CLI's context and carried in every result, where an agent reads them.
     let config_warnings = git_jules::settings::warnings(&ws.repo());
-    let session = Arc::new(tools::Session {
+    let session = Arc::new(session::Session {
         ws,
         persona: persona.clone(),
     });
@@ -104,7 +107,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
 pub struct Server {
     dir: PathBuf,
     persona: String,
-    session: Arc<tools::Session>,
+    session: Arc<session::Session>,
     tools: Arc<Vec<tools::Spec>>,
     /// Clients subscribed to the inbox resource.
     subscribers: Arc<Mutex<Vec<Peer<RoleServer>>>>,
@@ -125,18 +128,17 @@ impl Server {
     }
 }
 
-fn bad_request(message: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "error: {}",
-        message.into()
-    ))])
-}
-
-/// A failed call in the CLI's words: `error: …` and `hint: …` lines as text, and the JSON error object
-/// that `--json` prints as structured content (`{"version", "error", "exit"}`).
-pub fn failure(e: &anyhow::Error) -> CallToolResult {
-    let err = super::error::CliError::from(e);
+/// The one mapping of a failed call to its result: `error: …`, `caused by: …` and `hint: …` lines as text,
+/// and the JSON error object the CLI's `--json` prints as structured content (`{"version", "error",
+/// "exit"}`), with the same kind, message, causes and exit code. Every tool's failure comes here: bad
+/// arguments, an unknown tool, a panic and the library's errors alike. The hints are the server's own
+/// ([`mcp_hints`]): they name the tools' argument fields, never a CLI flag.
+pub fn tool_error(e: &anyhow::Error) -> CallToolResult {
+    let err = super::error::CliError::with_hints(e, mcp_hints);
     let mut text = format!("error: {}", err.message);
+    for c in &err.causes {
+        text.push_str(&format!("\ncaused by: {c}"));
+    }
     for h in &err.hints {
         text.push_str(&format!("\nhint: {h}"));
     }
@@ -148,6 +150,76 @@ pub fn failure(e: &anyhow::Error) -> CallToolResult {
     let mut result = CallToolResult::structured_error(doc);
     result.content = vec![ContentBlock::text(text)];
     result
+}
+
+/// Hints for the library's errors in the server's words: the one place a [`Remedy`] becomes the tools'
+/// argument fields (the CLI words the same remedies as flags, in `cli::error::remedy_hint`).
+fn mcp_hints(e: &git_jules::Error) -> Vec<String> {
+    use git_jules::Error;
+    match e {
+        Error::Needs { remedy, .. } => vec![remedy_hint(remedy)],
+        Error::Race { .. } => {
+            vec!["another writer kept the ref busy; call the tool again".to_owned()]
+        }
+        Error::Ambiguous { .. } => vec!["give more hex digits of the id".to_owned()],
+        Error::NotFound { what, .. } => match what {
+            git_jules::Thing::Message => vec!["list the ids with `mail_list`".to_owned()],
+            git_jules::Thing::Task => vec!["list the tasks with `task_list`".to_owned()],
+            git_jules::Thing::BaseBranch => vec!["name the base branch in `base`".to_owned()],
+            _ => Vec::new(),
+        },
+        Error::Persona {
+            problem: git_jules::NameProblem::Group { members },
+            ..
+        } => vec![format!("name one of its members: {}", members.join(", "))],
+        Error::Persona {
+            problem:
+                git_jules::NameProblem::Unknown {
+                    suggestion: Some(s),
+                    ..
+                },
+            ..
+        } => vec![format!("did you mean {s}?")],
+        _ => Vec::new(),
+    }
+}
+
+/// What fixes a refusal, naming the tools' argument fields in backticks.
+fn remedy_hint(remedy: &Remedy) -> String {
+    let s = match remedy {
+        Remedy::ForceWithReason => {
+            "set `force` to true and say why in `reason` to release it (the holder is mailed)"
+        }
+        Remedy::Reason => "a forced release says why: give `reason`",
+        Remedy::Replace => "remove what is there first; this server does not replace it",
+        Remedy::Base => "name the base branch in `base`",
+        Remedy::RebaseOrMerge => "land the series by rebasing it onto its base, or by a merge",
+        Remedy::Merge => "reroll the series onto the new base, or land it by a merge",
+        Remedy::Drop { patch } => return format!("drop patch {patch} from the series"),
+        Remedy::NoRebase => "compare the versions without replaying onto the newer base",
+        Remedy::Rationale => "say why the patch exists: give its rationale",
+        Remedy::MessageAlone => "give the whole new message alone, without a summary or rationale",
+        Remedy::KeepRationale => {
+            "keep the `Rationale:` trailer in the new message, or change only the summary"
+        }
+        Remedy::Reword { patch } => return format!("change files first, or reword patch {patch}"),
+        Remedy::OtherPath => "remove it, or write the key to another path",
+        Remedy::Persona => "name the persona (or role) it belongs to",
+        Remedy::Label => "give the issue its label",
+        Remedy::Issue => "name the issue the plan expands",
+        Remedy::SigningKey { persona } => {
+            return format!("make a signing key for {persona} and configure it")
+        }
+        Remedy::CheckWithoutVerify => "a check does not verify; verify the woven branch instead",
+        Remedy::Into => "name another branch in `into`",
+        Remedy::Inputs => {
+            "name branches, ranges or patch files in `inputs`, or patterns in `branches`"
+        }
+        Remedy::VerifyCommand => {
+            "give the command in `cmd`, or set `jules.verify.cmd` in the repository's config"
+        }
+    };
+    s.to_owned()
 }
 
 /// The `warnings` of a use case's document (unknown persona names), in the words the CLI warns with.
@@ -173,7 +245,7 @@ fn warning_lines(doc: &serde_json::Value) -> Vec<String> {
 
 /// A tool's answer as a result: a success carries its document; a failure reported as data (a lost
 /// claim, a failed verify, a conflicting weave) is a tool error whose text is that document.
-fn answer(outcome: anyhow::Result<tools::Answer>) -> CallToolResult {
+fn answer(outcome: anyhow::Result<session::Answer>) -> CallToolResult {
     match outcome {
         Ok((true, doc)) => {
             let warnings = warning_lines(&doc);
@@ -190,7 +262,7 @@ fn answer(outcome: anyhow::Result<tools::Answer>) -> CallToolResult {
             result.content = vec![ContentBlock::text(text)];
             result
         }
-        Err(e) => failure(&e),
+        Err(e) => tool_error(&e),
     }
 }
 
@@ -225,13 +297,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut all: Vec<_> = self
-            .tools
-            .iter()
-            .map(tools::Spec::tool)
-            .chain(lease_tools::tools())
-            .collect();
-        all.push(search::tool());
+        let all = self.tools.iter().map(tools::Spec::tool).collect();
         Ok(ListToolsResult::with_all_items(all))
     }
 
@@ -240,27 +306,10 @@ impl ServerHandler for Server {
         request: CallToolRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if request.name == search::NAME {
-            // Typed: the library answers directly (see `search`).
-            let session = self.session.clone();
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let result = tokio::task::spawn_blocking(move || search::call(&session, arguments))
-                .await
-                .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
-            return Ok(self.noted(result).into());
-        }
-        if lease_tools::NAMES.contains(&&*request.name) {
-            let session = self.session.clone();
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let name = request.name.to_string();
-            let result =
-                tokio::task::spawn_blocking(move || lease_tools::call(&session, &name, arguments))
-                    .await
-                    .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
-            return Ok(self.noted(result).into());
-        }
+        // The one dispatch table: every tool is a row of `tools::all`.
         let Some(index) = self.tools.iter().position(|t| t.name == request.name) else {
-            return Ok(bad_request(format!("no tool named {}", request.name)).into());
+            let unknown = git_jules::Error::usage(format!("no tool named {}", request.name));
+            return Ok(self.noted(tool_error(&unknown.into())).into());
         };
         let (tools, session) = (self.tools.clone(), self.session.clone());
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
@@ -271,14 +320,14 @@ impl ServerHandler for Server {
                 answer(spec.call(&session, arguments))
             }))
             .unwrap_or_else(|_| {
-                bad_request(format!(
+                tool_error(&anyhow::anyhow!(
                     "internal error: {} panicked (a bug; please report it)",
                     spec.name
                 ))
             })
         })
         .await
-        .unwrap_or_else(|e| bad_request(format!("internal error: {e}")));
+        .unwrap_or_else(|e| tool_error(&anyhow::anyhow!("internal error: {e}")));
         Ok(self.noted(result).into())
     }
 

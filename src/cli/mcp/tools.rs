@@ -8,26 +8,18 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use git_jules::mail::api::{self as mail, Attachment, Compose, SendInput};
-use git_jules::mail::ops::Mark;
+use git_jules::mail::api::{self as mail, Attachment, Compose, Mark, SendInput};
 use git_jules::mail::view::{Filter, Folder};
 use git_jules::mail::{when, Priority};
-use git_jules::{series, tasks, Error, Workspace};
+use git_jules::{series, tasks, Error};
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
-/// What every call of a session shares: the repository with the caller's options, and the persona.
-pub struct Session {
-    pub ws: Workspace,
-    pub persona: String,
-}
-
-/// A tool's answer: its document, and whether it is a success (a failed check, a lost claim or a
-/// conflicting weave is a tool error that carries its document).
-pub type Answer = (bool, Value);
+use super::session::{doc, ok, Answer, Session};
+use super::{lease_tools, search};
 
 /// One tool: its name, what it does, its schema, and the use case it calls.
 pub struct Spec {
@@ -69,15 +61,6 @@ fn parse<T: DeserializeOwned>(name: &str, arguments: Value) -> anyhow::Result<T>
     };
     serde_json::from_value(arguments)
         .map_err(|e| Error::usage(format!("{name}: bad arguments: {e}")).into())
-}
-
-/// A success with the document `--json` prints for `v` (see `ui::versioned_value`).
-fn ok(v: impl Serialize) -> anyhow::Result<Answer> {
-    Ok((true, doc(v)?))
-}
-
-fn doc(v: impl Serialize) -> anyhow::Result<Value> {
-    Ok(super::super::ui::versioned_value(&v)?)
 }
 
 macro_rules! spec {
@@ -374,11 +357,7 @@ pub fn all() -> Vec<Spec> {
             |s, a| ok(tasks::done(&s.ws, &s.persona, &a.id)?)),
         spec!("series_status", SeriesStatus, true,
             "A patch series: its base, numbered patches and cached verify results.",
-            |s, a| {
-                let repo = s.ws.repo();
-                let cmd = git_jules::verify::settings::command(&repo);
-                ok(series::status::status(&repo, a.name.as_deref(), None, cmd.as_deref())?)
-            }),
+            |s, a| ok(series::status::read(&s.ws, &series::status::StatusInput { name: a.name, ..Default::default() })?)),
         spec!("verify", Verify, false,
             "Run the verify command on every commit of base..rev in private worktrees, with the notes cache.",
             |s, a| {
@@ -409,5 +388,23 @@ pub fn all() -> Vec<Spec> {
                 let report = git_jules::weave::weave(&s.ws.repo(), &opts, &never)?;
                 Ok((report.clean(), doc(&report)?))
             }),
+        spec!("lease_acquire", lease_tools::Acquire, false,
+            "Lease paths or globs as this persona before changing them. held=false names the holders (paths, reason, expiry). With sync the answer is final.",
+            lease_tools::acquire),
+        spec!("lease_renew", lease_tools::Renew, false,
+            "Extend a live lease of this persona to now + ttl.",
+            lease_tools::renew),
+        spec!("lease_release", lease_tools::Release, false,
+            "Release this persona's leases (by id, task or all); another persona's only with force and a reason (they are mailed).",
+            lease_tools::release),
+        spec!("lease_list", lease_tools::List, true,
+            "List live leases (all: also expired, released, denied), with time left.",
+            lease_tools::list),
+        spec!("lease_check", lease_tools::Check, true,
+            "Check paths, a diff range or the staged paths against other personas' exclusive leases.",
+            lease_tools::check),
+        spec!("mail_search", search::MailSearch, true,
+            "Search the mail the persona received: words (all must match), \"phrases\", prefix*, s:/f:/t:/b: fields, OR, -word; ranked by relevance, then newest, each with a snippet (like mail search --json)",
+            search::call),
     ]
 }

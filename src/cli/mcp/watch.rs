@@ -14,6 +14,8 @@ use std::time::Duration;
 use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::service::{Peer, RoleServer};
 
+use git_jules::mail::api as mail;
+
 use super::INBOX_URI;
 
 /// A ref change is a lock file renamed into place; a fetch moves several refs in a row. Waiting this long
@@ -79,17 +81,21 @@ pub fn spawn(
 /// change).
 fn unread_ids(dir: &Path, persona: &str) -> (BTreeSet<String>, Vec<String>) {
     let read = || -> git_jules::Result<(BTreeSet<String>, Vec<String>)> {
-        let repo = git_jules::repo::open(dir)?;
-        let log = git_jules::mail::ops::log(&repo)?;
-        let tips: Vec<String> = log.tips()?.iter().map(|id| id.to_string()).collect();
+        let ws = git_jules::Workspace::open(dir)?;
+        let tips: Vec<String> = mail::tips(&ws)?.iter().map(|id| id.to_string()).collect();
         if tips.is_empty() {
             return Ok((BTreeSet::new(), tips));
         }
-        let now = chrono::Utc::now();
-        let items = git_jules::mail::ops::with_view(&log, |view| {
-            git_jules::mail::ops::unread(view, persona, now)
-        })?;
-        Ok((items.into_iter().map(|i| i.header.id).collect(), tips))
+        // What `mail inbox --unread` lists (the `mail_inbox` tool with `unread`), through the same use case.
+        let unread = git_jules::mail::view::Filter {
+            unread: true,
+            ..Default::default()
+        };
+        let listing = mail::inbox(&ws, persona, &unread)?;
+        Ok((
+            listing.list.messages.into_iter().map(|m| m.id).collect(),
+            tips,
+        ))
     };
     read().unwrap_or_default()
 }

@@ -37,11 +37,14 @@ fn state_word(s: VerifyState) -> &'static str {
 }
 
 pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let cmd = a
-        .cmd
-        .or_else(|| git_jules::verify::settings::command(&repo));
-    let st = series::status::status(&repo, a.name.as_deref(), a.base.as_deref(), cmd.as_deref())?;
+    let st = series::status::read(
+        &ctx.workspace()?,
+        &series::status::StatusInput {
+            name: a.name,
+            base: a.base,
+            cmd: a.cmd,
+        },
+    )?;
     if ctx.ui.json {
         ui::json(&st);
         return Ok(0);
@@ -80,7 +83,7 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
             p.patch.summary
         ));
     }
-    if cmd.is_none() {
+    if st.verify_command.is_none() {
         ui::status(
             "hint: set `git config jules.verify.cmd CMD` (or pass --cmd) to see verify results",
         );
@@ -89,14 +92,10 @@ pub fn status(ctx: &Context, a: StatusArgs) -> anyhow::Result<i32> {
 }
 
 pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let cmd = a
-        .cmd
-        .or_else(|| git_jules::verify::settings::command(&repo));
     if a.all {
-        return super::version::list_all(ctx, cmd.as_deref());
+        return super::version::list_all(ctx, a.cmd.as_deref());
     }
-    let all = series::status::list(&repo, cmd.as_deref())?;
+    let all = series::status::read_all(&ctx.workspace()?, a.cmd.as_deref())?;
     if ctx.ui.json {
         ui::json(&all);
         return Ok(0);
@@ -106,7 +105,7 @@ pub fn list(ctx: &Context, a: ListArgs) -> anyhow::Result<i32> {
     }
     for st in &all {
         let (pass, fail, unverified) = st.counts();
-        let verify = if cmd.is_some() {
+        let verify = if st.verify_command.is_some() {
             format!("{pass} pass, {fail} fail, {unverified} unverified")
         } else {
             "verify: no jules.verify.cmd".to_owned()

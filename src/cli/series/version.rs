@@ -1,8 +1,9 @@
 //! `series version`, `series versions`, `series show`, `series range-diff`, `series interdiff` and
 //! `series list --all`: versions of series on `refs/jules/series/<persona>/<name>`, from any clone.
 
+use git_jules::series::api;
 use git_jules::series::rangediff;
-use git_jules::series::version::{self, parse_spec, parse_version, Version};
+use git_jules::series::version;
 
 use super::super::ui;
 use crate::cli::context::Context;
@@ -67,8 +68,12 @@ pub struct InterdiffArgs {
 }
 
 pub fn record(ctx: &Context, a: VersionArgs) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let r = version::record(&repo, &a.persona, a.name.as_deref(), a.base.as_deref())?;
+    let r = api::record_version(
+        &ctx.workspace()?,
+        &a.persona,
+        a.name.as_deref(),
+        a.base.as_deref(),
+    )?;
     print_recorded(ctx, &r);
     Ok(0)
 }
@@ -98,14 +103,7 @@ pub fn print_recorded(ctx: &Context, r: &version::Recorded) {
 }
 
 pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let (id, v) = parse_spec(&a.series)?;
-    if v.is_some() {
-        anyhow::bail!(git_jules::Error::usage(
-            "`series versions` takes PERSONA/NAME without @vN"
-        ));
-    }
-    let all = version::versions(&repo, &id)?;
+    let all = api::versions(&ctx.workspace()?, &a.series)?;
     if ctx.ui.json {
         ui::json(&all);
         return Ok(0);
@@ -140,27 +138,16 @@ pub fn versions(ctx: &Context, a: VersionsArgs) -> anyhow::Result<i32> {
 }
 
 pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let (id, n) = parse_spec(&a.series)?;
-    let v = version::find(&repo, &id, n)?;
-    let reviews = version::reviews(&repo, &v)?;
+    let shown = api::show(&ctx.workspace()?, &a.series)?;
     if ctx.ui.json {
-        #[derive(serde::Serialize)]
-        struct Doc<'a> {
-            #[serde(flatten)]
-            version: &'a Version,
-            reviews: &'a [version::PatchReviews],
-        }
-        ui::json(&Doc {
-            version: &v,
-            reviews: &reviews,
-        });
+        ui::json(&shown);
         return Ok(0);
     }
+    let (v, reviews) = (&shown.version, &shown.reviews);
     let r = &v.record;
     ui::out(format!(
         "{}@v{} ({}), base {} {}, tip {}",
-        id,
+        v.series(),
         r.number,
         v.date,
         r.base.name,
@@ -208,41 +195,32 @@ pub fn show(ctx: &Context, a: ShowArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The two versions named by `series old [new]`.
-fn two(
-    repo: &gix::Repository,
-    series: &str,
-    old: &str,
-    new: Option<&str>,
-) -> anyhow::Result<(Version, Version)> {
-    let (id, at) = parse_spec(series)?;
-    if at.is_some() {
-        anyhow::bail!(git_jules::Error::usage(
-            "name the versions as separate arguments: PERSONA/NAME vN vM"
-        ));
+fn versions_of(series: String, old: String, new: Option<String>) -> api::Versions {
+    api::Versions { series, old, new }
+}
+
+/// What a comparison says about versions that are not their persona's: on stderr, the range-diff's and
+/// the interdiff's own lines being git's.
+fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        ui::warn(w);
     }
-    let old = version::find(repo, &id, Some(parse_version(old)?))?;
-    let new = version::find(repo, &id, new.map(parse_version).transpose()?)?;
-    Ok((old, new))
 }
 
 pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    if !(0..=10_000).contains(&a.creation_factor) {
-        anyhow::bail!(git_jules::Error::usage(
-            "--creation-factor is a percentage from 0 to 10000"
-        ));
-    }
-    let (old, new) = two(&repo, &a.series, &a.old, a.new.as_deref())?;
-    let rd = version::range_diff(&repo, &old, &new, a.creation_factor, !a.no_patch, a.rebase)?;
-    // The range-diff's own lines are git's; what is not its persona's is said on stderr.
-    for v in [&old, &new] {
-        if let Some(m) = v.mark() {
-            ui::warn(format!("{}: {m}", version::label(v)));
-        }
-    }
+    let rd = api::range_diff(
+        &ctx.workspace()?,
+        &api::RangeDiffInput {
+            versions: versions_of(a.series, a.old, a.new),
+            creation_factor: a.creation_factor,
+            with_diff: !a.no_patch,
+            rebase: a.rebase,
+        },
+    )?;
+    warn_all(&rd.warnings);
+    let rd = &rd.diff;
     if ctx.ui.json {
-        ui::json(&rd);
+        ui::json(rd);
         return Ok(0);
     }
     for (e, h) in rd.entries.iter().zip(&rd.headers) {
@@ -257,16 +235,11 @@ pub fn range_diff(ctx: &Context, a: RangeDiffArgs) -> anyhow::Result<i32> {
 }
 
 pub fn interdiff(ctx: &Context, a: InterdiffArgs) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let (old, new) = two(&repo, &a.series, &a.old, a.new.as_deref())?;
-    let d = version::interdiff(&repo, &old, &new)?;
-    for v in [&old, &new] {
-        if let Some(m) = v.mark() {
-            ui::warn(format!("{}: {m}", version::label(v)));
-        }
-    }
+    let d = api::interdiff(&ctx.workspace()?, &versions_of(a.series, a.old, a.new))?;
+    warn_all(&d.warnings);
+    let d = &d.diff;
     if ctx.ui.json {
-        ui::json(&d);
+        ui::json(d);
         return Ok(0);
     }
     if d.bases_differ {
@@ -281,27 +254,19 @@ pub fn interdiff(ctx: &Context, a: InterdiffArgs) -> anyhow::Result<i32> {
 
 /// `series list --all`.
 pub fn list_all(ctx: &Context, cmd: Option<&str>) -> anyhow::Result<i32> {
-    let repo = ctx.open()?;
-    let (all, skipped) = version::list_all(&repo, cmd)?;
-    for s in &skipped {
+    let listed = api::list_versions(&ctx.workspace()?, cmd)?;
+    for s in &listed.skipped {
         ui::warn(format!("skipped {}: {}", s.name, s.reason));
     }
     if ctx.ui.json {
-        #[derive(serde::Serialize)]
-        struct Doc<'a> {
-            series: &'a [version::Listed],
-            skipped: &'a [version::Skipped],
-        }
-        ui::json(&Doc {
-            series: &all,
-            skipped: &skipped,
-        });
+        ui::json(&listed);
         return Ok(0);
     }
+    let all = &listed.series;
     if all.is_empty() {
         ui::status("no series versions: `git jules series format` or `series version` records one");
     }
-    for l in &all {
+    for l in all {
         let r = &l.latest.record;
         let verify = match &l.verify {
             None => "verify: no jules.verify.cmd".to_owned(),

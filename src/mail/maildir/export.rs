@@ -17,7 +17,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{base_name, time_field, Folder};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Remedy, Result};
 use crate::eventlog::{EventId, Log, LoggedEvent};
 use crate::mail::frontmatter::{write_list, write_scalar};
 use crate::mail::kinds::{self, SendData};
@@ -111,7 +111,6 @@ pub fn export_maildir(log: &Log<'_>, dir: &Path, force: bool) -> Result<ExportRe
                         .map_err(|err| Error::io(format!("creating {}", side.display()), err))?;
                     let msg = ops::Message {
                         id: e.id,
-                        commit: e.commit,
                         lamport: e.lamport,
                         event: e.event.clone(),
                         data: d.clone(),
@@ -219,10 +218,14 @@ fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
         return Ok(());
     }
     if !force {
-        return Err(Error::usage(format!(
-            "{} is not empty: export into a new directory, or pass --force to replace an earlier export there",
-            dir.display()
-        )));
+        return Err(Error::needs(
+            ErrorKind::Usage,
+            format!(
+                "{} is not empty: export into a new directory, or replace an earlier export there",
+                dir.display()
+            ),
+            Remedy::Replace,
+        ));
     }
     for mbox in entries.into_iter().filter(|p| p.is_dir()) {
         for sub in [mbox.clone(), mbox.join("read"), mbox.join("archive")] {

@@ -36,7 +36,10 @@ fn walk(dir: &Path, report: &mut ImportReport) -> Result<Vec<Parsed>> {
         Ok(v)
     };
     if !dir.is_dir() {
-        return Err(Error::not_found("maildir", dir.display().to_string()));
+        return Err(Error::not_found(
+            crate::error::Thing::Maildir,
+            dir.display().to_string(),
+        ));
     }
     let mut out = Vec::new();
     for mbox in read_dir(dir)? {

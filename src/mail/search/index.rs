@@ -176,8 +176,11 @@ fn read_state(dir: &Path) -> Option<State> {
     (s.version == VERSION).then_some(s)
 }
 
-fn tantivy_err(context: &str, e: impl std::fmt::Display) -> Error {
-    Error::Other(format!("search index: {context}: {e}"))
+fn tantivy_err(
+    context: &str,
+    e: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+) -> Error {
+    Error::wrap(format!("search index: {context}"), e)
 }
 
 fn register(index: &Index) {
@@ -214,7 +217,9 @@ fn open_untimed(log: &Log<'_>, lock: &CacheLock) -> Result<Opened> {
     match rebuild(log, &dir, &tips) {
         Ok(opened) => Ok(opened),
         // The directory cannot be written (full disk, permissions): answer from memory.
-        Err(Error::Io { .. }) | Err(Error::Other(_)) => build_in_ram(log, &tips),
+        Err(Error::Io { .. }) | Err(Error::Source(_)) | Err(Error::Other(_)) => {
+            build_in_ram(log, &tips)
+        }
         Err(e) => Err(e),
     }
 }
@@ -327,7 +332,8 @@ fn write_state(dir: &Path, tips: &[ObjectId], docs: u64) -> Result<()> {
         tips: hex,
         docs,
     };
-    let raw = serde_json::to_vec(&state).map_err(|e| Error::Other(e.to_string()))?;
+    let raw =
+        serde_json::to_vec(&state).map_err(|e| Error::wrap("encoding the search state", e))?;
     write_sealed(dir, STATE, &raw, &Stamp::of(tips))
         .map_err(|e| Error::io("writing search state", e))
 }

@@ -17,7 +17,7 @@ pub mod index;
 pub mod query;
 pub mod snippet;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
@@ -28,11 +28,11 @@ use tantivy::query::{
 };
 use tantivy::schema::{IndexRecordOption, Value as _};
 use tantivy::tokenizer::TextAnalyzer;
-use tantivy::{DocId, Score, SegmentReader, TantivyDocument};
+use tantivy::{DocAddress, DocId, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::error::{Error, Result};
 use crate::eventlog::EventId;
-use crate::mail::view::{Filter, Folder, Item};
+use crate::mail::view::{Filter, Folder, Item, MailView};
 use crate::mail::{message, ops, when};
 
 use index::Fields;
@@ -115,41 +115,112 @@ pub struct SearchOutput {
     pub index: index::Refresh,
 }
 
-/// Search the mail of `repo`.
+/// Search the mail of `repo`: check the input, bring the index up to date, run the query with the filters,
+/// and read the best hits from the log, within the persona's mailbox when there is one.
 pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutput> {
-    let node = query::parse(&input.query)?;
-    let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
-    if limit == 0 || limit > MAX_LIMIT {
-        return Err(Error::usage(format!(
-            "limit {limit} is out of range: give 1 to {MAX_LIMIT}"
-        )));
-    }
-    if let Some(p) = &input.persona {
-        message::validate_persona(p)?;
-    }
-    if input.all_folders && input.persona.is_none() {
-        return Err(Error::usage(
-            "all folders needs a persona: without one every message is searched already",
-        ));
-    }
-    let now = Utc::now();
-    let since = input
-        .since
-        .as_deref()
-        .map(|s| when::parse_when(s, now, when::Direction::Past))
-        .transpose()?;
-    let until = input
-        .until
-        .as_deref()
-        .map(|s| when::parse_when(s, now, when::Direction::Past))
-        .transpose()?;
-
+    let asked = Asked::check(input)?;
     let log = ops::log(repo)?;
     let lock = log.lock_cache(index::NAME);
     let opened = index::open(&log, &lock)?;
     let f = opened.fields;
     let mut analyzer = index::analyzer();
-    let mut q = compile(&node, &f)?;
+    let q = filtered(compile(&asked.node, &f)?, &f, input, &asked);
+    let patterns = patterns(&asked.node, &mut analyzer);
+    let reader = opened
+        .index
+        .reader()
+        .map_err(|e| Error::wrap("search index: reader", e))?;
+    let searcher = reader.searcher();
+
+    // Under requireSigned the view holds only verified mail; the index holds every message.
+    let require_signed = crate::sign::verify::require_signed(repo);
+    let hits_and_total = ops::with_view(&log, |view| {
+        let allowed = mailbox(view, input, &asked)?;
+        let keys = countable(view, &allowed, require_signed)?;
+        let (top, total) = top_docs(&searcher, &*q, keys, asked.limit)?;
+        let reading = Reading {
+            repo,
+            log: &log,
+            searcher: &searcher,
+            f: &f,
+            patterns: &patterns,
+            require_signed,
+            allowed: &allowed,
+        };
+        let mut hits = Vec::with_capacity(top.len());
+        for ((score, lamport), addr) in top {
+            if let Some(hit) = reading.hit(view, &mut analyzer, score, lamport, addr)? {
+                hits.push(hit);
+            }
+        }
+        Ok((hits, total as u64))
+    })?;
+    let (hits, total) = hits_and_total;
+    Ok(SearchOutput {
+        query: input.query.clone(),
+        persona: input.persona.clone(),
+        total,
+        hits,
+        index: opened.refresh,
+    })
+}
+
+/// A search's input, checked: the parsed query, the limit, and the time bounds read at `now`.
+struct Asked {
+    node: Node,
+    limit: usize,
+    now: chrono::DateTime<Utc>,
+    since: Option<chrono::DateTime<Utc>>,
+    until: Option<chrono::DateTime<Utc>>,
+}
+
+impl Asked {
+    fn check(input: &SearchInput) -> Result<Asked> {
+        let node = query::parse(&input.query)?;
+        let limit = input.limit.unwrap_or(DEFAULT_LIMIT);
+        if limit == 0 || limit > MAX_LIMIT {
+            return Err(Error::usage(format!(
+                "limit {limit} is out of range: give 1 to {MAX_LIMIT}"
+            )));
+        }
+        if let Some(p) = &input.persona {
+            message::validate_persona(p)?;
+        }
+        if input.all_folders && input.persona.is_none() {
+            return Err(Error::usage(
+                "all folders needs a persona: without one every message is searched already",
+            ));
+        }
+        let now = Utc::now();
+        let since = input
+            .since
+            .as_deref()
+            .map(|s| when::parse_when(s, now, when::Direction::Past))
+            .transpose()?;
+        let until = input
+            .until
+            .as_deref()
+            .map(|s| when::parse_when(s, now, when::Direction::Past))
+            .transpose()?;
+        Ok(Asked {
+            node,
+            limit,
+            now,
+            since,
+            until,
+        })
+    }
+}
+
+/// The query `q` with the index's filters: the time range, and without a persona sender, type and tag
+/// (with a persona those are the mailbox filter's, where its own tags count).
+fn filtered(
+    mut q: Box<dyn Query>,
+    f: &Fields,
+    input: &SearchInput,
+    asked: &Asked,
+) -> Box<dyn Query> {
+    let (since, until) = (asked.since, asked.until);
     let mut filters: Vec<(Occur, Box<dyn Query>)> = Vec::new();
     if since.is_some() || until.is_some() {
         use std::ops::Bound;
@@ -184,136 +255,164 @@ pub fn search(repo: &gix::Repository, input: &SearchInput) -> Result<SearchOutpu
         filters.insert(0, (Occur::Must, q));
         q = Box::new(BooleanQuery::new(filters));
     }
-    let patterns = patterns(&node, &mut analyzer);
-    let reader = opened
-        .index
-        .reader()
-        .map_err(|e| Error::Other(format!("search index: reader: {e}")))?;
-    let searcher = reader.searcher();
+    q
+}
 
-    // Under requireSigned the view holds only verified mail; the index holds every message.
-    let require_signed = crate::sign::verify::require_signed(repo);
-    let hits_and_total = ops::with_view(&log, |view| {
-        // The persona's mailbox, as `inbox` lists it, keyed as the index's `key` field.
-        let allowed: Option<HashMap<u64, Item>> = match &input.persona {
-            None => None,
-            Some(p) => {
-                let filter = Filter {
-                    folder: if input.all_folders {
-                        Folder::All
-                    } else {
-                        Folder::Inbox
-                    },
-                    msg_type: input.msg_type.clone(),
-                    tag: input.tag.clone(),
-                    from: input.from.clone(),
-                    since,
-                    ..Filter::default()
-                };
-                let items = view.inbox(p, &filter, now)?;
-                Some(
-                    items
-                        .into_iter()
-                        .filter_map(|i| {
-                            EventId::from_hex(&i.header.id).map(|id| (index::key_of(&id.0), i))
-                        })
-                        .collect(),
-                )
-            }
-        };
-        // What the collector may count: the persona's mailbox; under requireSigned without a persona, the
-        // verified messages (the view holds only those, the index every message). The total is counted
-        // over the same set the hits are taken from, so it says how many a listing can page through.
-        let keys: Option<std::collections::HashSet<u64>> = match &allowed {
-            Some(a) => Some(a.keys().copied().collect()),
-            None if require_signed => Some(
-                view.all_headers()?
-                    .iter()
-                    .filter_map(|h| EventId::from_hex(&h.id).map(|id| index::key_of(&id.0)))
-                    .collect(),
-            ),
-            None => None,
-        };
-        let keys = std::sync::Arc::new(keys);
-        let ranked = TopDocs::with_limit(limit).tweak_score(move |seg: &SegmentReader| {
-            let lamport = seg
-                .fast_fields()
-                .u64("lamport")
-                .map(|c| c.first_or_default_col(0))
-                .ok();
-            move |doc: DocId, score: Score| (score, lamport.as_ref().map_or(0, |c| c.get_val(doc)))
-        });
-        let collector = FilterCollector::new(
-            "key".to_owned(),
-            move |k: u64| keys.as_ref().as_ref().is_none_or(|set| set.contains(&k)),
-            (ranked, Count),
-        );
-        let (top, total) = searcher
-            .search(&*q, &collector)
-            .map_err(|e| Error::Other(format!("search index: {e}")))?;
-        let mut hits = Vec::with_capacity(top.len());
-        for ((score, lamport), addr) in top {
-            let doc: TantivyDocument = searcher
-                .doc(addr)
-                .map_err(|e| Error::Other(format!("search index: {e}")))?;
-            let id = doc
-                .get_first(f.id)
-                .and_then(|v| v.as_str())
-                .and_then(EventId::from_hex);
-            let commit = doc
-                .get_first(f.commit)
-                .and_then(|v| v.as_bytes())
-                .and_then(|b| gix::ObjectId::try_from(b).ok());
-            let (Some(id), Some(commit)) = (id, commit) else {
-                return Err(Error::Corrupt {
-                    path: index::dir(&log),
-                    message: "a document without id or commit".into(),
-                });
-            };
-            let item = match &allowed {
-                Some(a) => match a.get(&index::key_of(&id.0)) {
-                    Some(item) if item.header.id == id.to_hex() => Some(item),
-                    // Another message sharing the first 8 bytes of the id: not the persona's.
-                    _ => continue,
-                },
-                None if require_signed && view.commit_of(&id)?.is_none() => continue,
-                None => None,
-            };
-            let msg = ops::load_message(repo, commit)?;
-            let hex = id.to_hex();
-            let thread = match item {
-                Some(i) => i.header.thread().to_owned(),
-                None => view.thread_of(&hex)?,
-            };
-            hits.push(Hit {
-                id: hex,
-                thread,
-                from: msg.event.actor.clone(),
-                to: msg.data.to.clone(),
-                subject: msg.data.subject.clone(),
-                msg_type: msg.data.msg_type.clone(),
-                time: msg.event.time.clone(),
-                lamport,
-                score: f64::from(score),
-                snippet: snippet::make(&mut analyzer, &msg.data.body, &patterns),
-                state: item.map(|i| HitState {
-                    unread: i.marks.read.is_none(),
-                    archived: i.marks.archived.is_some(),
-                    trashed: i.marks.trashed,
-                    tags: i.marks.tags.iter().cloned().collect(),
-                }),
-            });
-        }
-        Ok((hits, total as u64))
-    })?;
-    let (hits, total) = hits_and_total;
-    Ok(SearchOutput {
-        query: input.query.clone(),
-        persona: input.persona.clone(),
-        total,
-        hits,
-        index: opened.refresh,
+/// The persona's mailbox, as `inbox` lists it, keyed as the index's `key` field; `None` without a persona.
+fn mailbox(
+    view: &mut MailView,
+    input: &SearchInput,
+    asked: &Asked,
+) -> Result<Option<HashMap<u64, Item>>> {
+    let Some(p) = &input.persona else {
+        return Ok(None);
+    };
+    let filter = Filter {
+        folder: if input.all_folders {
+            Folder::All
+        } else {
+            Folder::Inbox
+        },
+        msg_type: input.msg_type.clone(),
+        tag: input.tag.clone(),
+        from: input.from.clone(),
+        since: asked.since,
+        ..Filter::default()
+    };
+    let items = view.inbox(p, &filter, asked.now)?;
+    Ok(Some(
+        items
+            .into_iter()
+            .filter_map(|i| EventId::from_hex(&i.header.id).map(|id| (index::key_of(&id.0), i)))
+            .collect(),
+    ))
+}
+
+/// What the collector may count: the persona's mailbox; under requireSigned without a persona, the
+/// verified messages (the view holds only those, the index every message). The total is counted
+/// over the same set the hits are taken from, so it says how many a listing can page through.
+fn countable(
+    view: &mut MailView,
+    allowed: &Option<HashMap<u64, Item>>,
+    require_signed: bool,
+) -> Result<Option<HashSet<u64>>> {
+    Ok(match allowed {
+        Some(a) => Some(a.keys().copied().collect()),
+        None if require_signed => Some(
+            view.all_headers()?
+                .iter()
+                .filter_map(|h| EventId::from_hex(&h.id).map(|id| index::key_of(&id.0)))
+                .collect(),
+        ),
+        None => None,
     })
+}
+
+/// Documents as ranked: (score, Lamport clock) and where the document is.
+type Ranked = Vec<((Score, u64), DocAddress)>;
+
+/// The best `limit` documents for `q` among the `keys` (all with `None`), by score then newest first, and
+/// how many match in all.
+fn top_docs(
+    searcher: &Searcher,
+    q: &dyn Query,
+    keys: Option<HashSet<u64>>,
+    limit: usize,
+) -> Result<(Ranked, usize)> {
+    let keys = std::sync::Arc::new(keys);
+    let ranked = TopDocs::with_limit(limit).tweak_score(move |seg: &SegmentReader| {
+        let lamport = seg
+            .fast_fields()
+            .u64("lamport")
+            .map(|c| c.first_or_default_col(0))
+            .ok();
+        move |doc: DocId, score: Score| (score, lamport.as_ref().map_or(0, |c| c.get_val(doc)))
+    });
+    let collector = FilterCollector::new(
+        "key".to_owned(),
+        move |k: u64| keys.as_ref().as_ref().is_none_or(|set| set.contains(&k)),
+        (ranked, Count),
+    );
+    searcher
+        .search(q, &collector)
+        .map_err(|e| Error::wrap("search index", e))
+}
+
+/// What reading the hits of one search needs.
+struct Reading<'a> {
+    repo: &'a gix::Repository,
+    log: &'a crate::eventlog::Log<'a>,
+    searcher: &'a Searcher,
+    f: &'a Fields,
+    patterns: &'a [snippet::Pattern],
+    require_signed: bool,
+    allowed: &'a Option<HashMap<u64, Item>>,
+}
+
+impl Reading<'_> {
+    /// The hit for the document at `addr`, read from the log; `None` when it is not one the search may show
+    /// (another persona's message sharing its key, or unverified mail under requireSigned).
+    fn hit(
+        &self,
+        view: &mut MailView,
+        analyzer: &mut TextAnalyzer,
+        score: Score,
+        lamport: u64,
+        addr: DocAddress,
+    ) -> Result<Option<Hit>> {
+        let f = self.f;
+        let doc: TantivyDocument = self
+            .searcher
+            .doc(addr)
+            .map_err(|e| Error::wrap("search index", e))?;
+        let id = doc
+            .get_first(f.id)
+            .and_then(|v| v.as_str())
+            .and_then(EventId::from_hex);
+        let commit = doc
+            .get_first(f.commit)
+            .and_then(|v| v.as_bytes())
+            .and_then(|b| gix::ObjectId::try_from(b).ok());
+        let (Some(id), Some(commit)) = (id, commit) else {
+            return Err(Error::Corrupt {
+                path: index::dir(self.log),
+                message: "a document without id or commit".into(),
+            });
+        };
+        let item = match self.allowed {
+            Some(a) => match a.get(&index::key_of(&id.0)) {
+                Some(item) if item.header.id == id.to_hex() => Some(item),
+                // Another message sharing the first 8 bytes of the id: not the persona's.
+                _ => return Ok(None),
+            },
+            None if self.require_signed && view.commit_of(&id)?.is_none() => return Ok(None),
+            None => None,
+        };
+        let msg = ops::load_message(self.repo, commit)?;
+        let hex = id.to_hex();
+        let thread = match item {
+            Some(i) => i.header.thread().to_owned(),
+            None => view.thread_of(&hex)?,
+        };
+        Ok(Some(Hit {
+            id: hex,
+            thread,
+            from: msg.event.actor.clone(),
+            to: msg.data.to.clone(),
+            subject: msg.data.subject.clone(),
+            msg_type: msg.data.msg_type.clone(),
+            time: msg.event.time.clone(),
+            lamport,
+            score: f64::from(score),
+            snippet: snippet::make(analyzer, &msg.data.body, self.patterns),
+            state: item.map(|i| HitState {
+                unread: i.marks.read.is_none(),
+                archived: i.marks.archived.is_some(),
+                trashed: i.marks.trashed,
+                tags: i.marks.tags.iter().cloned().collect(),
+            }),
+        }))
+    }
 }
 
 /// Parse `query` and make its index query and snippet patterns, without an index: the fuzz target

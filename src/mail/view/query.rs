@@ -112,7 +112,7 @@ impl MailView {
         if let Some(full) = EventId::from_hex(&p) {
             return match index.binary_search_by_key(&full, |(id, _)| *id) {
                 Ok(i) => Ok(index[i]),
-                Err(_) => Err(Error::not_found("message", prefix)),
+                Err(_) => Err(Error::not_found(crate::error::Thing::Message, prefix)),
             };
         }
         // Only the ids around the prefix can match: hand those to the shared resolver.
@@ -123,7 +123,7 @@ impl MailView {
             .take_while(|(id, _)| id.to_hex().starts_with(&p))
             .map(|(id, _)| id.to_hex())
             .collect();
-        let full = abbrev::resolve("message", prefix, &window)?;
+        let full = abbrev::resolve(crate::error::Thing::Message, prefix, &window)?;
         let id = EventId::from_hex(full).expect("index ids are hex");
         let i = index
             .binary_search_by_key(&id, |(id, _)| *id)

@@ -195,7 +195,7 @@ pub fn diff_trees_cached(
             .with_rewrites(opts.renames.then(gix::diff::Rewrites::default))
             .into(),
     )
-    .map_err(|e| Error::Other(format!("diffing {old} and {new}: {e}")))?;
+    .map_err(|e| Error::wrap(format!("diffing {old} and {new}"), e))?;
     // The blobs it kept for rename checks are not needed again.
     platform.clear_resource_cache_keep_allocation();
     let mut files = Vec::new();

@@ -140,8 +140,8 @@ pub fn parse_log(log: &str) -> Result<Vec<PatchText>> {
             if let Some(p) = cur.take() {
                 out.push(p);
             }
-            let commit = ObjectId::from_hex(id.trim().as_bytes()).map_err(|_| {
-                Error::Other(format!("`git log` printed a bad commit line: {line}"))
+            let commit = ObjectId::from_hex(id.trim().as_bytes()).map_err(|e| {
+                Error::wrap(format!("`git log` printed a bad commit line: {line}"), e)
             })?;
             cur = Some(PatchText {
                 commit,

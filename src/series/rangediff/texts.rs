@@ -141,7 +141,7 @@ fn has_attributes(repo: &gix::Repository, tree: ObjectId) -> Result<bool> {
     while let Some(t) = todo.pop() {
         let tree = repo.find_tree(t)?;
         for e in tree.iter() {
-            let e = e.map_err(|e| crate::error::Error::Other(format!("reading tree {t}: {e}")))?;
+            let e = e.map_err(|e| crate::error::Error::wrap(format!("reading tree {t}"), e))?;
             if e.filename() == ".gitattributes" {
                 return Ok(true);
             }

@@ -90,7 +90,7 @@ impl<'r> Engine<'r> {
         }
         if hex.len() == self.repo.object_hash().len_in_hex() {
             let id = ObjectId::from_hex(hex.as_bytes())
-                .map_err(|_| Error::Other(format!("bad object id {hex}")))?;
+                .map_err(|e| Error::wrap(format!("bad object id {hex}"), e))?;
             return Ok(self.repo.has_object(id).then_some(id));
         }
         let Ok(prefix) = gix::hash::Prefix::from_hex(hex) else {
