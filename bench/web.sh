@@ -10,7 +10,11 @@
 #   3. the server's peak RSS against `mail inbox`'s, after the inbox pages  target: <= 1.5x;
 #      (and after the fleet pages too, against `mail inbox`'s and `mail stats`'s);
 #   4. a message sent from a second clone, synced, then `git fetch` in the served clone: from the end of the
-#      fetch to the `refs` event on GET /events;                              target: <= 1 s.
+#      fetch to the `refs` event on GET /events;                              target: <= 1 s;
+#   5. every other page (issue 44): a thread, the series list, a series' versions, a range-diff, the leases,
+#      the weave page, a search, a mailbox page 2 and a filtered fleet, p50/p95;   target: every p95 <= 20 ms;
+#      and the range-diff page beside `series range-diff` as a whole process (hyperfine), side by side;
+#      target: the page <= 1.2x the CLI.
 # Times measured while other builds run on the machine are noisy: say so next to any number quoted.
 set -euo pipefail
 MESSAGES=${1:-100000}
@@ -34,6 +38,32 @@ echo "binary: $("$JULES" --version), $MESSAGES messages, $PERSONAS personas, $RU
 echo "machine: $(nproc) cores, load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 INBOX=persona-03
+# A series of 20 patches by persona-01, recorded as v1, then rerolled (three patches changed, one dropped, one
+# added) and recorded as v2: what the series, versions and range-diff pages show.
+make_series() {
+  local dir=$1
+  git -C "$dir" checkout -q -b bench-base
+  for i in $(seq 1 20); do seq 1 200 | sed "s/^/file $i line /" > "$dir/f$i.txt"; done
+  git -C "$dir" add -A && git -C "$dir" commit -qm "bench: twenty files"
+  "$JULES" -C "$dir" series start bench >/dev/null 2>&1
+  for i in $(seq 1 20); do
+    sed -i "s/^file $i line 100\$/file $i line one hundred/" "$dir/f$i.txt"
+    "$JULES" -C "$dir" series commit --summary "Patch $i" --rationale "bench" >/dev/null
+  done
+  "$JULES" -C "$dir" series version --persona persona-01 >/dev/null
+  git -C "$dir" reset -q --hard HEAD~20
+  for i in $(seq 1 20); do
+    [ "$i" = 7 ] && continue
+    sed -i "s/^file $i line 100\$/file $i line one hundred/" "$dir/f$i.txt"
+    case $i in 3|11|17) sed -i "s/^file $i line 150\$/file $i line 150, rerolled/" "$dir/f$i.txt" ;; esac
+    "$JULES" -C "$dir" series commit --summary "Patch $i" --rationale "bench" >/dev/null
+  done
+  echo extra > "$dir/extra.txt"
+  "$JULES" -C "$dir" series commit --summary "Patch 21" --rationale "bench" >/dev/null
+  "$JULES" -C "$dir" series version --persona persona-01 >/dev/null
+  git -C "$dir" checkout -q main 2>/dev/null || git -C "$dir" checkout -q master
+}
+make_series "$REPO"
 # Warm the CLI's cache the same way the server's first request does.
 "$JULES" -C "$REPO" mail inbox --persona "$INBOX" --json >/dev/null
 hyperfine -N -w 2 -r 10 --export-json "$SCRATCH/cli.json" \
@@ -68,6 +98,18 @@ echo "peak RSS, inbox pages served: server $SERVER_RSS KiB, mail inbox $CLI_RSS 
 python3 "$ROOT/bench/web_latency.py" "$URL" "$RUNS" "/"
 SERVER_RSS=$(awk '/VmHWM/ {print $2}' /proc/$SERVER/status)
 echo "peak RSS, fleet pages served too: server $SERVER_RSS KiB, against mail inbox $(ratio "$SERVER_RSS" "$CLI_RSS")x, against mail stats ($STATS_RSS KiB) $(ratio "$SERVER_RSS" "$STATS_RSS")x"
+
+# Every other page, and the range-diff page beside the CLI's range-diff.
+THREAD=$("$JULES" -C "$REPO" mail inbox --persona "$INBOX" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["messages"][0]["id"])')
+RANGE_DIFF="/series/persona-01/bench/range-diff?old=v1&new=v2"
+python3 "$ROOT/bench/web_latency.py" "$URL" "$RUNS" "/message/$THREAD?persona=$INBOX" /series \
+  /series/persona-01/bench "$RANGE_DIFF" /leases /weave "/search?q=status" "/mail/$INBOX?page=2" "/?q=persona-0&sort=unread&dir=desc" \
+  | tee "$SCRATCH/pages.txt"
+hyperfine -N -w 2 -r 20 --export-json "$SCRATCH/rd.json" \
+  "$JULES -C $REPO series range-diff persona-01/bench v1 v2" >/dev/null
+RD_CLI=$(median "$SCRATCH/rd.json" 0)
+RD_WEB=$(grep -F "$RANGE_DIFF: " "$SCRATCH/pages.txt" | grep keep-alive | sed 's/.*p50 \([0-9.]*\) ms.*/\1/')
+echo "range-diff: CLI \`series range-diff\` median $(ms "$RD_CLI"), page p50 $RD_WEB ms (keep-alive), ratio $(ratio "$RD_WEB" "$(python3 -c "print($RD_CLI*1000)")") (target <= 1.2)"
 
 # Live: the end of `git fetch` to the event on the open stream.
 python3 "$ROOT/bench/web_latency.py" "$URL" live "$SCRATCH/event" &

@@ -255,6 +255,11 @@ fn seeds(target: &str) -> &'static [&'static [u8]] {
             b"POST /send\nHost: {H}\n\nto=&subject=x&body=y&back=//evil&csrf={C}",
             b"GET /events\nHost: {H}\n\n",
             b"DELETE /api/x%00y?token=%ZZ\nHost: evil\n\n",
+            b"GET /series/alice/feat/range-diff?old=v1&new=v99999999999&rebase=1\nHost: {H}\n\n",
+            b"GET /api/series/..%2F/x\nHost: {H}\n\n",
+            b"GET /leases?persona=bob&path=src%2F**%2F%5B\nHost: {H}\n\n",
+            b"GET /?sort=unread&dir=desc&q=%E2%80%AE&page=99999999999999999999999\nHost: {H}\n\n",
+            b"GET /mail/bob?folder=sent&sort=subject&page=0&q=x\nHost: {H}\n\n",
         ],
         _ => &[],
     }
@@ -316,6 +321,11 @@ fn tokens(target: &str) -> &'static [&'static [u8]] {
             b"+",
             b"/api",
             b"/search",
+            b"/series/",
+            b"/range-diff",
+            b"/leases",
+            b"sort=",
+            b"page=",
             b"/mail/",
             b"/message/",
             b"/raw",
@@ -449,6 +459,18 @@ mod tests {
         assert_eq!(status(seeds[3]), 200, "a mailbox");
         assert_eq!(status(seeds[4]), 200, "a thread");
         assert_eq!(status(seeds[11]), 403, "a foreign Host");
+        assert_eq!(status(seeds[12]), 404, "a range-diff of no series");
+        assert_eq!(status(seeds[13]), 400, "a series name the CLI refuses");
+        assert_eq!(
+            status(seeds[15]),
+            200,
+            "a sorted, filtered fleet past its last page"
+        );
+        assert_eq!(
+            status(seeds[16]),
+            200,
+            "a sorted, filtered mailbox at page 0"
+        );
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub struct Args {
     /// Open the URL in a browser (xdg-open)
     #[arg(long)]
     pub open: bool,
+    /// Fetch the clone's jules remote in the background this often (30s, 5m; default: never), backing
+    /// off on failure; every page shows the last fetch and its result
+    #[arg(long, value_name = "INTERVAL")]
+    pub fetch: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
@@ -30,6 +34,20 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
     // The configuration's warnings (a trust ref naming nothing), said once at start on stderr, the server's
     // log; its errors stop the server here as they would any command.
     drop(ctx.open()?);
+    let fetch = args
+        .fetch
+        .as_deref()
+        .map(|s| match git_jules::settings::parse_duration(s) {
+            Ok(n) if n > 0 => Ok(std::time::Duration::from_secs(n as u64)),
+            Ok(_) => Err(git_jules::Error::usage(
+                "--fetch needs an interval longer than nothing (30s, 5m)",
+            )),
+            Err(e) => Err(git_jules::Error::usage(format!(
+                "cannot read the interval {}: {e}",
+                git_jules::text::excerpt(s)
+            ))),
+        })
+        .transpose()?;
     let server = git_jules::web::Server::bind(
         ctx.dir.clone(),
         git_jules::web::Options {
@@ -38,6 +56,7 @@ pub fn run(ctx: &Context, args: Args) -> anyhow::Result<i32> {
             read_only: args.read_only,
             strict_personas: ctx.strict,
             overrides: ctx.overrides.clone(),
+            fetch,
         },
     )?;
     super::mail::warn_unknown(&ctx.ui, server.warnings());

@@ -21,10 +21,14 @@
 //! served with a warning).
 
 pub mod auth;
+pub mod fetch;
+mod leases;
 mod live;
 mod pages;
 pub mod render;
 pub mod search;
+mod series;
+mod tables;
 
 use std::io::Cursor;
 use std::net::SocketAddr;
@@ -48,6 +52,8 @@ pub struct Options {
     /// What the frontend decided for every read and write (`--full`, a signing key). With `as_persona`,
     /// [`Server::bind`] pins that persona's key here: the server signs with it and holds no other.
     pub overrides: crate::repo::Overrides,
+    /// `--fetch INTERVAL`: fetch the clone's jules remote in the background this often ([`fetch`]).
+    pub fetch: Option<std::time::Duration>,
 }
 
 /// The security headers of every response: no script but our own file, no framing, no sniffing, no
@@ -73,6 +79,10 @@ pub(crate) struct Shared {
     /// The checkpoints this server's reads passed over under `jules.requireSigned`: the next page
     /// rendered shows them with the warnings above (each log once for the server's life).
     pub passed_over: Arc<crate::eventlog::checkpoint::PassedOver>,
+    /// The background fetch (`--fetch`), whose status every page shows.
+    pub fetch: Option<Arc<fetch::Fetcher>>,
+    /// The fleet's signature-health column, as last computed (`tables`).
+    pub health: tables::HealthMemo,
 }
 
 impl Shared {
@@ -80,6 +90,43 @@ impl Shared {
     pub fn can_write(&self) -> bool {
         self.opts.as_persona.is_some() && !self.opts.read_only
     }
+}
+
+/// The repository, opened for one request with the server's overrides.
+pub(crate) fn repo(shared: &Shared) -> Result<gix::Repository> {
+    crate::repo::open_with(&shared.dir, &shared.opts.overrides)
+}
+
+/// The request's workspace: the repository, with the server's warm views.
+pub(crate) fn workspace(shared: &Shared) -> Result<crate::Workspace> {
+    let mut ws = crate::Workspace::from_repo(&shared.dir, repo(shared)?);
+    ws.share_warm(shared.warm.clone());
+    ws.share_passed_over(shared.passed_over.clone());
+    ws.strict_personas = shared.opts.strict_personas;
+    Ok(ws)
+}
+
+/// The page of `doc`: its JSON document when the request asks for JSON, else its template's data made
+/// straight from the typed value (a long listing is not turned into a JSON tree first).
+pub(crate) fn reply(
+    r: &Req,
+    template: &'static str,
+    title: String,
+    doc: &impl serde::Serialize,
+) -> Result<Reply> {
+    Ok(if r.json {
+        Reply::Page {
+            template,
+            title,
+            data: serde_json::to_value(doc).map_err(|e| Error::wrap("serialising", e))?,
+        }
+    } else {
+        Reply::Html {
+            template,
+            title,
+            data: minijinja::Value::from_serialize(doc),
+        }
+    })
 }
 
 /// A bound server, not yet serving.
@@ -106,6 +153,15 @@ impl Server {
             }
         }
         let config_warnings = crate::settings::warnings(&repo);
+        // The remote is decided at start, so a clone with none (or an ambiguous one) is refused now, not
+        // reported on every page.
+        let fetch = match opts.fetch {
+            Some(every) => Some(Arc::new(fetch::Fetcher::new(
+                crate::sync::default_remote(&repo)?,
+                every,
+            ))),
+            None => None,
+        };
         let common = repo.common_dir().to_path_buf();
         drop(repo);
         let http = tiny_http::Server::from_listener(listen(opts.listen)?, None)
@@ -133,6 +189,8 @@ impl Server {
                 as_warnings,
                 config_warnings,
                 passed_over: Default::default(),
+                fetch,
+                health: Default::default(),
             }),
             _watcher: watcher,
         })
@@ -159,6 +217,13 @@ impl Server {
 
     /// Serve until the process ends.
     pub fn run(self) {
+        if let Some(f) = &self.shared.fetch {
+            f.start(
+                self.shared.dir.clone(),
+                self.shared.opts.overrides.clone(),
+                self.shared.live.clone(),
+            );
+        }
         for req in self.http.incoming_requests() {
             let shared = self.shared.clone();
             std::thread::spawn(move || serve(&shared, req));
@@ -613,6 +678,7 @@ impl Probe {
                     read_only: false,
                     overrides: Default::default(),
                     strict_personas: false,
+                    fetch: None,
                 },
                 secrets: auth::Secrets::new()?,
                 env: render::environment(),
@@ -621,6 +687,8 @@ impl Probe {
                 as_warnings: Vec::new(),
                 config_warnings: Vec::new(),
                 passed_over: Default::default(),
+                fetch: None,
+                health: Default::default(),
             },
         })
     }
@@ -725,6 +793,7 @@ fn page(
             can_write => shared.can_write(),
             csrf => shared.secrets.csrf,
             max_body => render::MAX_BODY,
+            fetch => shared.fetch.as_ref().map(|f| f.status()),
         },
         &mut out,
     )

@@ -7,12 +7,11 @@ use serde_json::json;
 use tiny_http::{Method, StatusCode};
 
 use super::render;
-use super::{Reply, Req, Shared};
+use super::{reply, repo, workspace, Reply, Req, Shared};
 use crate::error::{Error, ErrorKind, Result};
 use crate::mail::api::{self, Mark};
 use crate::mail::view::{Filter, Folder};
 use crate::mail::Priority;
-use crate::workspace::Workspace;
 
 pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
     let segs: Vec<String> = r
@@ -35,6 +34,13 @@ pub(super) fn route(shared: &Shared, r: &Req) -> Reply {
         (Method::Get, ["message", id, "raw"]) => raw(shared, id),
         (Method::Get, ["message", id, "file", name]) => attachment(shared, id, name),
         (Method::Get, ["series"]) => series(shared),
+        (Method::Get, ["series", persona, name]) => {
+            super::series::versions(shared, r, persona, name)
+        }
+        (Method::Get, ["series", persona, name, "range-diff"]) => {
+            super::series::range_diff(shared, r, persona, name)
+        }
+        (Method::Get, ["leases"]) => super::leases::page(shared, r),
         (Method::Get, ["weave"]) => weave(shared),
         (Method::Get, ["search"]) => search(shared, r),
         (Method::Post, ["send"]) => send(shared, r),
@@ -60,30 +66,8 @@ fn percent_decode(s: &str) -> String {
         .unwrap_or_default()
 }
 
-fn repo(shared: &Shared) -> Result<gix::Repository> {
-    crate::repo::open_with(&shared.dir, &shared.opts.overrides)
-}
-
 fn value(v: impl Serialize) -> Result<serde_json::Value> {
     serde_json::to_value(v).map_err(|e| Error::wrap("serialising", e))
-}
-
-/// The page of `doc`: its JSON document when the request asks for JSON, else its template's data made
-/// straight from the typed value (a long listing is not turned into a JSON tree first).
-fn reply(r: &Req, template: &'static str, title: String, doc: &impl Serialize) -> Result<Reply> {
-    Ok(if r.json {
-        Reply::Page {
-            template,
-            title,
-            data: value(doc)?,
-        }
-    } else {
-        Reply::Html {
-            template,
-            title,
-            data: minijinja::Value::from_serialize(doc),
-        }
-    })
 }
 
 /// A listing of the mail use cases with what its page adds to the document (the folder shown, the message
@@ -100,12 +84,18 @@ struct Listing<'a> {
     /// The messages the `--as` persona may mark (it received them): the page offers marking on those only.
     #[serde(skip_serializing_if = "Option::is_none")]
     markable: Option<Vec<&'a str>>,
+    /// The HTML page's place in a long listing (`web::tables`); never in JSON.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paging: Option<super::tables::Paging>,
 }
 
 fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
     let repo = repo(shared)?;
     let f = crate::fleet::read(&repo, Some(shared.warm.clone()), Utc::now())?;
-    reply(r, "fleet.html", "fleet".into(), &f)
+    if r.json {
+        return reply(r, "fleet.html", "fleet".into(), &f);
+    }
+    super::tables::fleet_page(shared, &repo, r, f)
 }
 
 /// A persona's folder: the mail use cases `mail inbox` and `mail sent` call, with their persona policy (a
@@ -113,7 +103,7 @@ fn fleet(shared: &Shared, r: &Req) -> Result<Reply> {
 fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
     let ws = workspace(shared)?;
     let folder = r.param("folder").unwrap_or("inbox");
-    let doc = if folder == "sent" {
+    let mut doc = if folder == "sent" {
         api::sent(&ws, persona, None)?
     } else {
         let filter = Filter {
@@ -134,12 +124,15 @@ fn mailbox(shared: &Shared, r: &Req, persona: &str) -> Result<Reply> {
         };
         api::inbox(&ws, persona, &filter)?
     };
+    // The HTML table is filtered, sorted and paged; the JSON document stays the use case's, whole.
+    let paging = (!r.json).then(|| super::tables::mail_table(r, &mut doc.list.messages));
     let title = format!("mail of {}", render::visible(persona, render::MAX_NAME));
     let listing = Listing {
         doc: &doc,
         folder: Some(folder),
         selected: None,
         markable: None,
+        paging,
     };
     reply(r, "mailbox.html", title, &listing)
 }
@@ -164,6 +157,7 @@ fn thread(shared: &Shared, r: &Req, id: &str) -> Result<Reply> {
         folder: None,
         selected: Some(id),
         markable,
+        paging: None,
     };
     reply(r, "thread.html", "thread".into(), &listing)
 }
@@ -249,7 +243,9 @@ fn series(shared: &Shared) -> Result<Reply> {
     Ok(Reply::Page {
         template: "series.html",
         title: "series".into(),
-        data: json!({ "version": 1, "series": value(list)? }),
+        // Every persona's recorded versions too (`series list --all`): on a clone with no staging branch
+        // of its own, these are the series.
+        data: json!({ "version": 1, "series": value(list)?, "versions": value(crate::series::api::list_versions(&ws, None)?)? }),
     })
 }
 
@@ -315,15 +311,6 @@ fn same_origin_path(b: &str) -> bool {
         && !b
             .chars()
             .any(|c| c == '\\' || c.is_control() || c.is_whitespace())
-}
-
-/// The request's workspace: the repository, with the server's warm views.
-fn workspace(shared: &Shared) -> Result<Workspace> {
-    let mut ws = Workspace::from_repo(&shared.dir, repo(shared)?);
-    ws.share_warm(shared.warm.clone());
-    ws.share_passed_over(shared.passed_over.clone());
-    ws.strict_personas = shared.opts.strict_personas;
-    Ok(ws)
 }
 
 /// After a write: back where the form was, or, when the use case warned (an unknown name), a page that

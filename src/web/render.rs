@@ -21,6 +21,12 @@ const TEMPLATES: &[(&str, &str)] = &[
     ("search.html", include_str!("assets/search.html")),
     ("error.html", include_str!("assets/error.html")),
     ("done.html", include_str!("assets/done.html")),
+    (
+        "series_versions.html",
+        include_str!("assets/series_versions.html"),
+    ),
+    ("range_diff.html", include_str!("assets/range_diff.html")),
+    ("leases.html", include_str!("assets/leases.html")),
 ];
 
 pub const APP_JS: &str = include_str!("assets/app.js");
@@ -54,7 +60,132 @@ pub fn environment() -> Environment<'static> {
         },
     );
     env.add_filter("left", left);
+    // Multi-line untrusted text shown as it is (a cover letter, range-diff lines): controls and bidi
+    // overrides made visible, newlines and tabs kept, cut at the body's bound.
+    env.add_filter("body", |s: String| {
+        crate::text::visible_lines(&s[..floor_char_boundary(&s, MAX_BODY)]).into_owned()
+    });
+    // Against the clock, or against the page's own `now` (the lease clock, which tests pin).
+    env.add_filter("ago", |s: String, now: Option<String>| {
+        let now = now
+            .and_then(|n| chrono::DateTime::parse_from_rfc3339(&n).ok())
+            .map_or_else(chrono::Utc::now, |n| n.to_utc());
+        Value::from_safe_string(ago_html(&s, now))
+    });
+    env.add_filter("trust", |v: Value| Value::from_safe_string(trust_html(&v)));
+    env.add_filter("trust_why", |v: Value| trust_why(&v));
     env
+}
+
+/// HTML's five special characters escaped: for the few filters that build markup themselves.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// How long before `now` the RFC 3339 time `t` was, in the largest unit that says it ("just now", "3 min
+/// ago", "5 h ago", "2 days ago"; "in 4 min" for a time ahead), `None` when `t` is not a time.
+pub fn ago(t: &str, now: chrono::DateTime<chrono::Utc>) -> Option<String> {
+    let then = chrono::DateTime::parse_from_rfc3339(t).ok()?;
+    let secs = now.signed_duration_since(then).num_seconds();
+    let (n, ahead) = (secs.unsigned_abs(), secs < 0);
+    let span = match n {
+        0..=9 => return Some("just now".into()),
+        10..=59 => format!("{n} s"),
+        60..=3599 => format!("{} min", n / 60),
+        3600..=86_399 => format!("{} h", n / 3600),
+        86_400..=172_799 => "1 day".into(),
+        _ if n < 60 * 86_400 => format!("{} days", n / 86_400),
+        _ if n < 730 * 86_400 => format!("{} months", n / (30 * 86_400)),
+        _ => format!("{} years", n / (365 * 86_400)),
+    };
+    Some(if ahead {
+        format!("in {span}")
+    } else {
+        format!("{span} ago")
+    })
+}
+
+/// `<time>` with the relative time shown and the exact one in `datetime` and `title` (on hover); a value
+/// that is not a time is shown as text, made visible and escaped.
+pub fn ago_html(t: &str, now: chrono::DateTime<chrono::Utc>) -> String {
+    let exact = escape(&visible(t, MAX_NAME));
+    match ago(t, now) {
+        Some(rel) => format!("<time datetime=\"{exact}\" title=\"{exact}\">{rel}</time>"),
+        None => exact,
+    }
+}
+
+/// A signature state (`crate::sign::State` as serialised) as a mark: verified quietly green, unsigned mail
+/// from a persona with no key quietly grey (legacy mail, not an alarm), unsigned from a persona that has a
+/// key (likely forged), a bad signature or a key not allowed in red.
+pub fn trust_html(v: &Value) -> String {
+    let Some((class, word, why)) = trust_parts(v) else {
+        return String::new();
+    };
+    let tag = if class == "sig-forged" {
+        "strong"
+    } else {
+        "span"
+    };
+    format!(
+        "<{tag} class=\"sig {class}\" title=\"signature: {}\">{word}</{tag}>",
+        escape(&why)
+    )
+}
+
+/// The whole sentence of a signature's state (what the mark's `title` says), as text.
+pub fn trust_why(v: &Value) -> String {
+    trust_parts(v).map(|(_, _, why)| why).unwrap_or_default()
+}
+
+/// A signature state's class, its short word and its whole sentence; `None` for no state.
+fn trust_parts(v: &Value) -> Option<(&'static str, &'static str, String)> {
+    let state = v
+        .get_attr("state")
+        .ok()
+        .and_then(|s| s.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    // A short word on the page, the whole sentence on hover (`title`).
+    Some(match state.as_str() {
+        "verified" => ("sig-ok", "verified", "verified".to_owned()),
+        "unsigned" => (
+            "sig-quiet",
+            "unsigned",
+            "unsigned, from a persona with no key at the time (mail from before keys)".to_owned(),
+        ),
+        "unsigned_with_key" => (
+            "sig-forged",
+            "likely forged",
+            "not verified: unsigned, yet its persona has a key".to_owned(),
+        ),
+        "bad_signature" => (
+            "sig-forged",
+            "bad signature",
+            "not verified: the signature does not verify".to_owned(),
+        ),
+        "key_not_allowed" => (
+            "sig-forged",
+            "key not allowed",
+            "not verified: signed by a key not allowed for it".to_owned(),
+        ),
+        "" => return None,
+        other => (
+            "sig-forged",
+            "not verified",
+            format!("not verified: {}", visible(other, MAX_NAME)),
+        ),
+    })
 }
 
 /// Seconds left as the largest units that say it (`1h 05m`, `4m 10s`, `9s`).
@@ -151,6 +282,42 @@ mod tests {
         assert_eq!(left(3900), "1h 05m");
         assert_eq!(left(90_000), "1d 01h");
         assert_eq!(left(-5), "0s");
+    }
+
+    #[test]
+    fn relative_times_say_the_largest_unit_and_keep_the_exact_one() {
+        let now = chrono::DateTime::parse_from_rfc3339("2030-01-01T12:00:00Z")
+            .unwrap()
+            .to_utc();
+        assert_eq!(ago("2030-01-01T12:00:00Z", now).unwrap(), "just now");
+        assert_eq!(ago("2030-01-01T11:57:00Z", now).unwrap(), "3 min ago");
+        assert_eq!(ago("2030-01-01T07:00:00+00:00", now).unwrap(), "5 h ago");
+        assert_eq!(ago("2029-12-30T12:00:00Z", now).unwrap(), "2 days ago");
+        assert_eq!(ago("2030-01-01T12:04:00Z", now).unwrap(), "in 4 min");
+        assert_eq!(ago("yesterday", now), None);
+        assert_eq!(
+            ago_html("2030-01-01T11:57:00Z", now),
+            "<time datetime=\"2030-01-01T11:57:00Z\" title=\"2030-01-01T11:57:00Z\">3 min ago</time>"
+        );
+        // Not a time: the text, escaped, never markup.
+        assert_eq!(ago_html("<b>\u{202e}", now), "&lt;b&gt;&lt;U+202E&gt;");
+    }
+
+    #[test]
+    fn trust_marks_forgeries_loudly_and_legacy_mail_quietly() {
+        let v = |j: serde_json::Value| trust_html(&Value::from_serialize(j));
+        assert!(v(serde_json::json!({"state": "unsigned"})).contains("sig-quiet"));
+        let forged = v(serde_json::json!({"state": "unsigned_with_key", "persona": "<b>x</b>"}));
+        assert!(
+            forged.starts_with("<strong class=\"sig sig-forged\""),
+            "{forged}"
+        );
+        assert!(!forged.contains("<b>"), "{forged}");
+        assert!(
+            v(serde_json::json!({"state": "verified", "key": "k", "persona": "a"}))
+                .contains("sig-ok")
+        );
+        assert_eq!(v(serde_json::json!(null)), "");
     }
 
     #[test]

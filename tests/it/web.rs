@@ -303,6 +303,58 @@ impl Browser {
     }
 }
 
+/// Every element with its own text whose colour against its background is below WCAG AA (4.5:1), as
+/// `tag.class: ratio`; the background is the nearest one that is not transparent.
+const CONTRAST_FAILURES: &str = r#"(() => {
+  const rgb = s => (s.match(/[\d.]+/g) || []).map(Number);
+  const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const bg = el => { for (; el; el = el.parentElement) { const c = rgb(getComputedStyle(el).backgroundColor); if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; };
+  const out = [];
+  for (const el of document.querySelectorAll('body *')) {
+    if (![...el.childNodes].some(n => n.nodeType === 3 && n.textContent.trim())) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 || r.height === 0) continue;
+    const a = lum(rgb(getComputedStyle(el).color)), b = lum(bg(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) out.push(el.tagName.toLowerCase() + '.' + el.className + ': ' + ratio.toFixed(2));
+  }
+  return out;
+})()"#;
+
+impl Browser {
+    /// Press a key (Tab, Enter) as the keyboard would.
+    fn key(&mut self, key: &str, code: u32) {
+        for kind in ["keyDown", "keyUp"] {
+            self.call(
+                "Input.dispatchKeyEvent",
+                json!({ "type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code }),
+            );
+        }
+    }
+
+    /// Issue 44's screenshots: `DIR/<name>-1280.png` and `DIR/<name>-400.png` (a desktop and a phone width),
+    /// when `JULES_WEB_SCREENSHOTS=DIR`; the page is reloaded at each width, then left at 1200 px.
+    fn screenshots(&mut self, name: &str) {
+        if std::env::var_os("JULES_WEB_SCREENSHOTS").is_none() {
+            return;
+        }
+        for (w, h) in [(1280, 900), (400, 860)] {
+            self.width(w, h);
+            self.screenshot(&format!("{name}-{w}"));
+        }
+        self.width(1200, 900);
+    }
+
+    /// Lay the page out at `w` x `h` CSS pixels, as a window that size would.
+    fn width(&mut self, w: u32, h: u32) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            json!({ "width": w, "height": h, "deviceScaleFactor": 1, "mobile": false }),
+        );
+        self.wait_for(&format!("window.innerWidth === {w}"));
+    }
+}
+
 fn base64_decode(s: &str) -> Vec<u8> {
     let val = |c: u8| match c {
         b'A'..=b'Z' => c - b'A',
@@ -542,7 +594,11 @@ fn read_only_shows_no_form_and_refuses_writes() {
     let mut b = Browser::start();
     b.goto(&server.with_token("/mail/bob"));
     assert!(b.text().contains("Parser plan"));
-    assert_eq!(b.eval("document.querySelectorAll('form').length"), json!(0));
+    // No form that writes (the mailbox's filter is a GET form, which reads).
+    assert_eq!(
+        b.eval("document.querySelectorAll('form[method=post]').length"),
+        json!(0)
+    );
     b.eval("document.querySelector('a.subject').click()");
     b.wait_for("document.querySelector('article.message')");
     assert_eq!(b.eval("document.querySelectorAll('form').length"), json!(0));
@@ -950,7 +1006,9 @@ fn the_search_box_answers_as_mail_search_does() {
 }
 
 /// Signed events in the web view: the mailbox marks unverified mail and the API carries the CLI's
-/// `signature` (issue 28).
+/// `signature` (issue 28). Issue 44: the marks tell forgeries from legacy mail. Mail from a persona with no
+/// key (written before keys existed) is marked quietly "unsigned", never "not verified"; mail in the name of
+/// a persona that has a key but without its signature is "likely forged", in red (`sig-forged`).
 #[test]
 fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
     let r = Repo::new();
@@ -965,16 +1023,33 @@ fn the_mailbox_marks_mail_whose_signature_is_not_verified() {
         key.to_str().unwrap(),
     ]);
     send(&r, "alice", "bob", "signed one", "x", &[]);
-    send(&r, "mallory", "bob", "forged one", "x", &[]);
+    send(&r, "mallory", "bob", "legacy one", "x", &[]);
+    r.git(["config", "--unset", "jules.persona.alice.signingKey"]);
+    send(&r, "alice", "bob", "forged one", "x", &[]);
     let server = Server::start(&r, &[]);
     let get = |path: &str, accept: &str| server.get_as(path, accept);
     let page = get("/mail/bob", "text/html").text();
-    assert_eq!(page.matches("not verified").count(), 1, "{page}");
-    let row = page
-        .split("<tr")
-        .find(|row| row.contains("forged one"))
-        .unwrap();
-    assert!(row.contains("not verified"), "{row}");
+    let row = |subject: &str| -> String {
+        page.split("<tr")
+            .find(|row| row.contains(subject))
+            .unwrap()
+            .to_owned()
+    };
+    let forged = row("forged one");
+    assert!(
+        forged.contains("sig-forged") && forged.contains("likely forged"),
+        "{forged}"
+    );
+    let legacy = row("legacy one");
+    assert!(
+        legacy.contains("sig-quiet") && !legacy.contains("not verified"),
+        "{legacy}"
+    );
+    assert!(
+        !row("signed one").contains("class=\"sig "),
+        "verified mail carries no mark"
+    );
+    assert_eq!(page.matches("sig-forged").count(), 1, "{page}");
     let cli: Value =
         serde_json::from_str(&r.jules_ok(["mail", "inbox", "--persona", "bob", "--json"])).unwrap();
     let api = get("/api/mail/bob", "*/*").json();
@@ -1271,4 +1346,520 @@ fn request_size_bounds_are_refused_with_their_status() {
     );
     assert_eq!(post.status, 413, "{}", post.text());
     assert_eq!(server.get("/api/fleet").status, 200);
+}
+
+/// A summary, file lines and cover letter that would run, mark the DOM or reorder text if shown as markup:
+/// a script, an event handler, a right-to-left override and a control character.
+const HOSTILE_SUMMARY: &str =
+    "<script>document.body.dataset.pwned='cover'</script> \u{202e}fdp.exe \u{7}bell";
+
+/// alice's series `feat`: v1 (two patches), v2 (the first changed, the second dropped, a third added),
+/// each with hostile lines, and a weave of v2 recorded.
+fn versioned_series() -> Repo {
+    let r = Repo::new();
+    r.jules_ok(["series", "start", "feat"]);
+    // Enough unchanged lines that the changed first patch pairs (`!`) rather than drops and adds.
+    let keep: String = (1..=20).map(|i| format!("keep {i}\n")).collect();
+    r.write(
+        "a.txt",
+        &format!("<script>document.body.dataset.pwned='rd'</script>\n{keep}"),
+    );
+    r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        HOSTILE_SUMMARY,
+        "--rationale",
+        "r",
+    ]);
+    r.write("b.txt", "b\n");
+    r.jules_ok(["series", "commit", "--summary", "Add b", "--rationale", "r"]);
+    r.jules_ok(["series", "version", "--persona", "alice"]);
+    r.git(["reset", "-q", "--hard", "HEAD~2"]);
+    r.write(
+        "a.txt",
+        &format!("<img src=x onerror=\"document.body.dataset.pwned='rd2'\">\u{202e}\n{keep}"),
+    );
+    r.jules_ok([
+        "series",
+        "commit",
+        "--summary",
+        HOSTILE_SUMMARY,
+        "--rationale",
+        "r",
+    ]);
+    r.write("c.txt", "c\n");
+    r.jules_ok(["series", "commit", "--summary", "Add c", "--rationale", "r"]);
+    r.jules_ok(["series", "version", "--persona", "alice"]);
+    // A review of v2's second patch, written about that version.
+    let buffer = r.jules_ok(["series", "review", "--version", "alice/feat@v2", "--print"]);
+    let edited = buffer.replacen(
+        "### Patch [2/2] ###\n",
+        "### Patch [2/2] ###\nR: <b>c</b> needs a test\u{202e}\n",
+        1,
+    );
+    let side = tempfile::tempdir().unwrap();
+    let file = side.path().join("review.txt");
+    std::fs::write(&file, edited).unwrap();
+    r.jules_ok([
+        "series",
+        "review",
+        "--version",
+        "alice/feat@v2",
+        "--from-file",
+        file.to_str().unwrap(),
+    ]);
+    r.git(["checkout", "-q", "main"]);
+    let woven = r.jules(["weave", "alice/feat@v2"]);
+    assert!(woven.status.success(), "{}", crate::harness::stderr(&woven));
+    r
+}
+
+/// Issue 44: the series page lists every persona's recorded series (`series list --all`) on a clone with
+/// no staging branch of its own (it said "No staging series"), a series' page shows each version with its
+/// cover letter, patches and the weave that took it, and the range-diff page pairs like `series
+/// range-diff` (`!`, `<`, `>`), with the inner diff's lines classed as git colours them. The hostile cover
+/// letter, summary and diff lines stay text: nothing runs, nothing marks the DOM, the override is shown as
+/// `<U+202E>`.
+#[test]
+fn series_versions_and_range_diff_pages_show_every_persona_and_stay_inert() {
+    let r = versioned_series();
+    // The staging branch is gone, as on the orchestrator's clone: only the version refs remain.
+    r.git(["branch", "-q", "-D", "jules/staging/feat"]);
+    let server = Server::start(&r, &["--read-only"]);
+    let doc = server.get("/api/series").json();
+    assert_eq!(
+        doc["versions"]["series"][0]["series"], "alice/feat",
+        "{doc}"
+    );
+    assert_eq!(doc["versions"]["series"][0]["versions"], 2);
+
+    let cli: Value = serde_json::from_str(&r.jules_ok([
+        "--json",
+        "series",
+        "range-diff",
+        "alice/feat",
+        "v1",
+        "v2",
+    ]))
+    .unwrap();
+    let api = server
+        .get("/api/series/alice/feat/range-diff?old=v1&new=v2")
+        .json();
+    let signs = |entries: &Value| -> Vec<String> {
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["status"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(signs(&api["entries"]), signs(&cli["entries"]));
+    assert_eq!(signs(&api["entries"]), ["changed", "dropped", "added"]);
+
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/series"));
+    assert!(
+        b.text().contains("alice/feat"),
+        "every persona's series: {}",
+        b.text()
+    );
+    b.eval("document.querySelector('table.series-versions a').click()");
+    b.wait_for("document.querySelector('section.version')");
+    let text = b.text();
+    assert!(text.contains("v2") && text.contains("v1"), "{text}");
+    assert_eq!(
+        b.eval("document.querySelectorAll('section.version').length"),
+        json!(2)
+    );
+    assert!(
+        b.eval("document.querySelector('#v2 .weaves').innerText")
+            .as_str()
+            .unwrap()
+            .contains("applied"),
+        "the weave of v2 is linked: {text}"
+    );
+    // The review comment is under v2's patch 2, naming the version, as text.
+    let review = b.eval("document.querySelector('#v2 p.review').textContent");
+    assert!(
+        review.as_str().unwrap().contains("on alice/feat@v2")
+            && review
+                .as_str()
+                .unwrap()
+                .contains("<b>c</b> needs a test<U+202E>"),
+        "{review}"
+    );
+    assert_eq!(
+        b.eval("document.querySelectorAll('#v1 p.review, main p.review b').length"),
+        json!(0)
+    );
+    b.screenshots("series-versions");
+    let cover = b.eval("document.querySelector('#v2 pre.cover').textContent");
+    let cover = cover.as_str().unwrap();
+    assert!(
+        cover.contains("<script>") && cover.contains("<U+202E>") && cover.contains("^G"),
+        "{cover}"
+    );
+
+    b.goto(&format!(
+        "http://{}/series/alice/feat/range-diff?old=v1&new=v2",
+        server.addr
+    ));
+    let headers = b.eval(
+        "[...document.querySelectorAll('.rd-header')].map(h => h.textContent.split(/\\s+/)[2])",
+    );
+    assert_eq!(headers, json!(["!", "<", ">"]));
+    assert!(
+        b.eval("document.querySelectorAll('.rd-diff .rd-add-add, .rd-diff .rd-del-del, .rd-diff .rd-add-del, .rd-diff .rd-del-add').length")
+            .as_u64()
+            .unwrap()
+            >= 2,
+        "the inner diff's changed lines are classed"
+    );
+    let diff = b.eval("document.querySelector('.rd-diff').textContent");
+    let diff = diff.as_str().unwrap();
+    assert!(
+        diff.contains("<img src=x onerror=") && diff.contains("<U+202E>"),
+        "{diff}"
+    );
+    b.eval("new Promise(r => setTimeout(r, 300))");
+    assert_eq!(
+        b.eval("document.body.dataset.pwned === undefined && document.querySelectorAll('main script, main img, main [onerror]').length === 0"),
+        json!(true)
+    );
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
+    b.screenshots("range-diff");
+}
+
+/// Issue 44: the leases page shows live, expiring and recently ended leases with holder, paths, reason,
+/// task and time left, filtered by the query's `persona` and `path` (the server filters: no script needed);
+/// a hostile reason (script, bidi override, control character) is text.
+#[test]
+fn leases_page_shows_live_expiring_and_ended_leases_filtered_and_inert() {
+    let r = Repo::new();
+    const T0: &str = "2030-01-01T10:00:00Z";
+    let at = |args: &[&str]| -> String {
+        let o = r.jules_at(T0, args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            crate::harness::stderr(&o)
+        );
+        crate::harness::stdout(&o)
+    };
+    let lease = |persona: &str, args: &[&str]| -> String {
+        let mut all = vec!["--json", "lease", "acquire", "--persona", persona];
+        all.extend_from_slice(args);
+        let v: Value = serde_json::from_str(&at(&all)).unwrap();
+        assert_eq!(v["held"], true, "{v}");
+        v["lease"]["id"].as_str().unwrap().to_owned()
+    };
+    let hostile = "<script>document.body.dataset.pwned='reason'</script>\u{202e}gnp.exe\u{1b}[31m";
+    lease(
+        "bob",
+        &[
+            "src/parser/",
+            "--ttl",
+            "2h",
+            "--reason",
+            hostile,
+            "--task",
+            "T-7",
+        ],
+    );
+    lease("alice", &["docs/", "--shared", "--ttl", "10m"]);
+    let gone = lease("carol", &["tmp/", "--ttl", "1h", "--reason", "scratch"]);
+    at(&["lease", "release", &gone, "--persona", "carol"]);
+
+    let server = Server::start_at(&r, T0, &[]);
+    let doc = server.get("/api/leases").json();
+    let personas = |list: &str| -> Vec<String> {
+        doc[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["persona"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(personas("live"), ["bob"], "{doc}");
+    assert_eq!(personas("expiring"), ["alice"], "{doc}");
+    assert_eq!(personas("ended"), ["carol"], "{doc}");
+    assert_eq!(doc["live"][0]["task"], "T-7");
+    assert_eq!(doc["live"][0]["expires_in"], 7200);
+
+    let only_docs = server.get("/api/leases?path=docs/x.md").json();
+    assert_eq!(
+        (
+            only_docs["live"].as_array().unwrap().len(),
+            only_docs["expiring"][0]["persona"].clone(),
+            only_docs["ended"].as_array().unwrap().len()
+        ),
+        (0, json!("alice"), 0)
+    );
+    let only_carol = server.get("/api/leases?persona=carol").json();
+    assert_eq!(only_carol["ended"][0]["persona"], "carol");
+    assert_eq!(only_carol["live"].as_array().unwrap().len(), 0);
+
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/leases"));
+    let reason = b.eval("document.querySelector('table.live td.reason').textContent");
+    let reason = reason.as_str().unwrap();
+    assert!(
+        reason.contains("<script>") && reason.contains("<U+202E>") && reason.contains("^["),
+        "{reason}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('table.live td.left').innerText"),
+        json!("2h 00m left")
+    );
+    assert!(b.text().contains("T-7"));
+    // The filter form works without script: a plain GET with the fields.
+    b.eval("document.querySelector('form.filter input[name=persona]').value = 'carol'; document.querySelector('form.filter').submit()");
+    b.wait_for("location.search.includes('persona=carol') && document.readyState === 'complete'");
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('tr.lease')].map(t => t.dataset.persona)"),
+        json!(["carol"])
+    );
+    b.eval("new Promise(r => setTimeout(r, 300))");
+    assert_eq!(
+        b.eval("document.body.dataset.pwned === undefined"),
+        json!(true)
+    );
+    b.goto(&format!("http://{}/leases", server.addr));
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
+    b.screenshots("leases");
+}
+
+/// Issue 44: with `--fetch 1s` the served clone fetches its remote by itself: a message another clone sent
+/// and synced appears on the open page with nobody running `git fetch` or `sync` in the served clone, and
+/// the page says when the last fetch was and that it succeeded.
+#[test]
+fn with_fetch_a_message_from_another_clone_appears_without_anyone_fetching() {
+    let origin = Repo::new();
+    let remote = origin.bare_sibling();
+    origin.git(["remote", "add", "origin", remote.path().to_str().unwrap()]);
+    origin.git(["push", "-q", "origin", "main"]);
+    origin.jules_ok(["init"]);
+    send(&origin, "alice", "bob", "first", "one", &[]);
+    origin.jules_ok(["sync"]);
+    let other = origin.clone_of(remote.path());
+    other.jules_ok(["init"]);
+    other.jules_ok(["sync"]);
+
+    let server = Server::start(&origin, &["--fetch", "1s"]);
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/mail/bob"));
+    b.wait_for("document.body.dataset.live === 'open'");
+    b.eval("window.__not_reloaded = true");
+    assert!(!b.text().contains("second, from the other clone"));
+    send(
+        &other,
+        "carol",
+        "bob",
+        "second, from the other clone",
+        "two",
+        &[],
+    );
+    other.jules_ok(["sync"]);
+    // Nothing runs in `origin`: the server's own fetch brings the message.
+    b.wait_for("document.body.innerText.includes('second, from the other clone')");
+    assert_eq!(b.eval("window.__not_reloaded === true"), json!(true));
+    let status = b.eval("document.getElementById('fetch-status').innerText");
+    let status = status.as_str().unwrap();
+    assert!(
+        status.contains("Fetching origin every 1s") && status.contains("up to date"),
+        "{status}"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('#fetch-status time').getAttribute('datetime').length > 0"),
+        json!(true)
+    );
+}
+
+/// Issue 44: a fetch that fails is shown on every page, with git's reason and the backed-off next try.
+#[test]
+fn with_fetch_a_failing_remote_is_shown_with_its_reason() {
+    let r = seeded();
+    // No remote, or an interval it cannot read: refused at start (exit 2), not reported on every page.
+    for (args, says) in [
+        (["web", "--fetch", "1s"], "no remote configured"),
+        (["web", "--fetch", "0s"], "longer than nothing"),
+        (["web", "--fetch", "soon"], "cannot read the interval"),
+    ] {
+        let out = r.jules(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            crate::harness::stderr(&out).contains(says),
+            "{args:?}: {}",
+            crate::harness::stderr(&out)
+        );
+    }
+    let gone = tempfile::tempdir().unwrap();
+    let missing = gone.path().join("no-such-remote.git");
+    r.git(["remote", "add", "origin", missing.to_str().unwrap()]);
+    let server = Server::start(&r, &["--fetch", "1s"]);
+    let deadline = Instant::now() + PATIENCE;
+    let page = loop {
+        let page = server.get("/series").text();
+        if page.contains("fetch-failed") {
+            break page;
+        }
+        assert!(Instant::now() < deadline, "no failure shown: {page}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(page.contains("failed</strong> ("), "{page}");
+    assert!(page.contains("origin"), "{page}");
+    assert!(
+        page.contains("next try in 2s") || page.contains("in a row"),
+        "{page}"
+    );
+}
+
+/// Issue 44, at 30 personas: the fleet's rows are sorted and filtered by query parameter (links and a GET
+/// form: no script needed), times are relative with the exact time in `<time datetime>` and `title`, a
+/// signature-health column marks the persona whose name was used without its key (red) apart from legacy
+/// unsigned mail (quiet); the mailbox is paged by 50 with its counts kept, its filter works with and without
+/// script, and a 200-character unbroken subject wraps instead of pushing the table off a phone-width screen.
+#[test]
+fn thirty_personas_sort_filter_page_and_fit_a_phone() {
+    let r = Repo::new();
+    let dir = tempfile::tempdir().unwrap();
+    let key = dir.path().join("p01");
+    let line = r.jules_ok(["keys", "new", "p01", "--out", key.to_str().unwrap()]);
+    r.write(".jules/allowed_signers", &line);
+    r.commit_all("trust p01");
+    r.git([
+        "config",
+        "jules.persona.p01.signingKey",
+        key.to_str().unwrap(),
+    ]);
+    let personas: Vec<String> = (1..=30).map(|i| format!("p{i:02}")).collect();
+    for p in &personas {
+        send(&r, p, "bob", &format!("hello from {p}"), "x", &[]);
+    }
+    // p07 sends most; p01's name is used once without its key (a likely forgery).
+    for i in 0..90 {
+        send(&r, "p07", "bob", &format!("report {i}"), "x", &[]);
+    }
+    let long = "x".repeat(200);
+    send(&r, "p02", "bob", &long, "x", &[]);
+    r.git(["config", "--unset", "jules.persona.p01.signingKey"]);
+    send(&r, "p01", "bob", "forged in p01's name", "x", &[]);
+
+    let server = Server::start(&r, &[]);
+    let mut b = Browser::start();
+    b.goto(&server.with_token("/"));
+    let rows =
+        "[...document.querySelectorAll('table.personas tbody tr')].map(t => t.dataset.persona)";
+    assert_eq!(
+        b.eval(&format!("{rows}.length")),
+        json!(31),
+        "30 senders and bob"
+    );
+    // Sorting is a link: sent, largest first.
+    b.eval("document.querySelector('thead a[href*=\"sort=sent\"]').click()");
+    b.wait_for("location.search.includes('sort=sent')");
+    b.wait_for("document.readyState === 'complete'");
+    assert_eq!(b.eval(&format!("{rows}[0]")), json!("p07"));
+    assert_eq!(
+        b.eval("document.querySelector('th[aria-sort]').getAttribute('aria-sort')"),
+        json!("descending")
+    );
+    // Filtering is a GET form; the sort is kept.
+    b.goto(&format!(
+        "http://{}/?q=p1&sort=persona&dir=asc",
+        server.addr
+    ));
+    assert_eq!(
+        b.eval(rows),
+        json!(["p10", "p11", "p12", "p13", "p14", "p15", "p16", "p17", "p18", "p19"])
+    );
+    assert!(b.text().contains("personas 1–10 of 10 (filtered from 31)"));
+    b.goto(&format!("http://{}/", server.addr));
+    // Relative times, the exact one in datetime and on hover.
+    let time = b.eval("(t => [t.getAttribute('datetime'), t.title, t.textContent])(document.querySelector('tr[data-persona=p03] time'))");
+    assert!(
+        time[0].as_str().unwrap().starts_with("20") && time[0] == time[1],
+        "{time}"
+    );
+    assert!(
+        time[2].as_str().unwrap().ends_with("ago") || time[2] == "just now",
+        "{time}"
+    );
+    // Signature health: p01 has one likely forgery (red), p03's legacy unsigned mail is quiet.
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=p01] td.health .sig-forged').textContent"),
+        json!("1 likely forged")
+    );
+    assert_eq!(
+        b.eval("getComputedStyle(document.querySelector('tr[data-persona=p01] .sig-forged')).backgroundColor"),
+        json!("rgb(179, 0, 27)")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=p03] td.health').textContent.trim()"),
+        json!("1 unsigned")
+    );
+    // The column is remembered for the log's tips only: a new forgery is counted on the next view.
+    send(&r, "p01", "bob", "forged again", "x", &[]);
+    b.goto(&format!("http://{}/", server.addr));
+    assert_eq!(
+        b.eval("document.querySelector('tr[data-persona=p01] td.health .sig-forged').textContent"),
+        json!("2 likely forged")
+    );
+    // Accessible: every text meets AA contrast, and the keyboard reaches the page: the first Tab stop
+    // skips to it, and Tab goes on to the sort links.
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
+    // The check itself finds a pale grey on white (2.3:1).
+    b.eval("(p => { p.id = 'pale'; p.style.color = '#aaa'; p.textContent = 'pale'; document.querySelector('main').append(p); })(document.createElement('p'))");
+    assert_eq!(b.eval(&format!("{CONTRAST_FAILURES}.length")), json!(1));
+    b.eval("document.getElementById('pale').remove()");
+    b.key("Tab", 9);
+    assert_eq!(b.eval("document.activeElement.className"), json!("skip"));
+    let mut tabs = 0;
+    while b.eval("!!document.activeElement.closest('thead')") != json!(true) {
+        b.key("Tab", 9);
+        tabs += 1;
+        assert!(tabs < 20, "the sort links are reachable with Tab");
+    }
+    b.screenshots("fleet-30");
+
+    // The mailbox: 123 messages, 50 a page, the counts kept.
+    b.goto(&format!("http://{}/mail/bob", server.addr));
+    let count = "document.querySelectorAll('table.messages tbody tr').length";
+    assert_eq!(b.eval(count), json!(50));
+    assert!(b.text().contains("messages 1–50 of 123"), "{}", b.text());
+    b.eval("document.querySelector('a[rel=next]').click()");
+    b.wait_for("location.search.includes('page=2') && document.readyState === 'complete'");
+    assert!(b.text().contains("messages 51–100 of 123"));
+    // The filter box hides the page's rows as one types (script), and filters the whole folder on submit.
+    b.goto(&format!("http://{}/mail/bob", server.addr));
+    b.eval("(i => { i.value = 'forged in'; i.dispatchEvent(new Event('input', {bubbles: true})); })(document.querySelector('input[data-filter]'))");
+    assert_eq!(
+        b.eval("[...document.querySelectorAll('table.messages tbody tr')].filter(t => !t.hidden).length"),
+        json!(1)
+    );
+    b.eval("document.querySelector('form.filter').submit()");
+    b.wait_for("location.search.includes('q=forged') && document.readyState === 'complete'");
+    assert_eq!(b.eval(count), json!(1));
+    // The long subject wraps: at phone width nothing is wider than the screen but the table's own box.
+    b.goto(&format!("http://{}/mail/bob?q=xxxxxxxxxx", server.addr));
+    b.width(400, 860);
+    assert_eq!(
+        b.eval("document.documentElement.scrollWidth <= window.innerWidth"),
+        json!(true)
+    );
+    assert!(
+        b.eval("document.querySelector('td.subject-cell').getBoundingClientRect().width")
+            .as_f64()
+            .unwrap()
+            < 400.0,
+        "the 200-character subject breaks"
+    );
+    b.width(1200, 900);
+    b.goto(&format!("http://{}/mail/bob", server.addr));
+    assert_eq!(b.eval(CONTRAST_FAILURES), json!([]));
+    b.screenshots("mailbox");
+    b.eval("document.querySelector('a.subject').click()");
+    b.wait_for("document.querySelector('article.message')");
+    b.screenshots("thread");
 }
