@@ -46,7 +46,8 @@ command -v cargo-mutants >/dev/null || {
   exit 2
 }
 
-# The tests that cover a module: cargo test arguments (then `--` and libtest filters, as for cargo test).
+# The tests that cover a module: `--lib` or `--test NAME`, then cargo test's arguments (a filter, or `--`
+# and libtest's filters).
 tests_for() {
   case $1 in
   src/lease/* | src/lease) echo "--lib lease::" ;;
@@ -103,13 +104,22 @@ for m in "$@"; do
   dir=$out_root/$name
   rm -rf "$dir"
   mkdir -p "$dir"
-  read -r -a targs <<<"${TESTS:-$(tests_for "$m")}"
+  tests=${TESTS:-$(tests_for "$m")}
+  read -r -a targs <<<"$tests"
+  # The test target goes to the build too (`--cargo-arg`): cargo-mutants builds with `cargo test --no-run`
+  # and, without it, would build every test target (the binary, tests/it, the benches) for every mutant.
+  # The rest (libtest filters) goes to the test run only.
+  cargo_args=()
+  case ${targs[0]} in
+  --lib) cargo_args=(--cargo-arg=--lib) targs=("${targs[@]:1}") ;;
+  --test) cargo_args=(--cargo-arg="--test=${targs[1]}") targs=("${targs[@]:2}") ;;
+  esac
   start=$(date +%s)
   # Exit codes: 0 all caught, 2 some missed, 3 some timed out; a baseline failure (1, 4) stops the script.
   rc=0
   (set -f && nice -n 19 cargo mutants --in-place --no-shuffle $(file_args "$m") \
     ${TIMEOUT:+--timeout "$TIMEOUT"} --build-timeout "${BUILD_TIMEOUT:-900}" \
-    "${profile_args[@]}" --output "$dir" -- "${targs[@]}") || rc=$?
+    "${profile_args[@]}" "${cargo_args[@]}" --output "$dir" -- "${targs[@]}") || rc=$?
   secs=$(($(date +%s) - start))
   if grep -rl 'changed by cargo-mutants' src >/dev/null; then
     echo "a mutation was left in src/ (grep 'changed by cargo-mutants'); restore it with git checkout" >&2
@@ -120,7 +130,7 @@ for m in "$@"; do
     exit 1
     ;;
   esac
-  python3 - "$m" "$dir/mutants.out/outcomes.json" "$secs" "${targs[*]}" >>"$summary" <<'EOF'
+  python3 - "$m" "$dir/mutants.out/outcomes.json" "$secs" "$tests" >>"$summary" <<'EOF'
 import json, sys
 module, path, secs, tests = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 doc = json.load(open(path))
