@@ -8,6 +8,7 @@
 #   bench/mutants.sh src/lease/pattern.rs src/weave/apply.rs
 #   bench/mutants.sh --list src/eventlog src/sync.rs      # counts only: nothing is built
 #   TESTS='--test it guard::' bench/mutants.sh src/guard.rs
+#   ITERATE=1 bench/mutants.sh src/weave/apply.rs        # again, only what the last run did not catch
 #
 # Needs `cargo install cargo-mutants --locked` (26.x). docs/testing.md, *Mutation testing*, has the scores
 # and what each missed mutant is (a test now, or why it is equivalent).
@@ -38,7 +39,7 @@ if [[ ${1:-} == --list ]]; then
   shift
 fi
 (($#)) || {
-  sed -n '2,9p' "$0" >&2
+  sed -n '2,10p' "$0" >&2
   exit 2
 }
 command -v cargo-mutants >/dev/null || {
@@ -102,8 +103,13 @@ for m in "$@"; do
   name=$(echo "${m#src/}" | tr '/' '_')
   name=${name%.rs}
   dir=$out_root/$name
-  rm -rf "$dir"
-  mkdir -p "$dir"
+  iterate=()
+  if [[ -n ${ITERATE:-} && -d $dir/mutants.out ]]; then
+    iterate=(--iterate)
+  else
+    rm -rf "$dir"
+    mkdir -p "$dir"
+  fi
   tests=${TESTS:-$(tests_for "$m")}
   read -r -a targs <<<"$tests"
   # The test target goes to the build too (`--cargo-arg`): cargo-mutants builds with `cargo test --no-run`
@@ -117,7 +123,7 @@ for m in "$@"; do
   start=$(date +%s)
   # Exit codes: 0 all caught, 2 some missed, 3 some timed out; a baseline failure (1, 4) stops the script.
   rc=0
-  (set -f && nice -n 19 cargo mutants --in-place --no-shuffle $(file_args "$m") \
+  (set -f && nice -n 19 cargo mutants --in-place --no-shuffle "${iterate[@]}" $(file_args "$m") \
     ${TIMEOUT:+--timeout "$TIMEOUT"} --build-timeout "${BUILD_TIMEOUT:-900}" \
     "${profile_args[@]}" "${cargo_args[@]}" --output "$dir" -- "${targs[@]}") || rc=$?
   secs=$(($(date +%s) - start))
@@ -135,6 +141,11 @@ import json, sys
 module, path, secs, tests = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 doc = json.load(open(path))
 count = {"CaughtMutant": 0, "MissedMutant": 0, "Timeout": 0, "Unviable": 0}
+# After ITERATE=1, the mutants caught before are not run again: cargo-mutants lists them apart.
+try:
+    count["CaughtMutant"] = sum(1 for l in open(path.replace("outcomes.json", "previously_caught.txt")) if l.strip())
+except FileNotFoundError:
+    pass
 missed = []
 for o in doc["outcomes"]:
     s = o["scenario"]
@@ -144,7 +155,7 @@ for o in doc["outcomes"]:
     count[summary] = count.get(summary, 0) + 1
     if summary in ("MissedMutant", "Timeout"):
         m = s["Mutant"]
-        missed.append(f"  - {'TIMEOUT ' if summary == 'Timeout' else ''}{m['file']}:{m['span']['start']['line']}: {m.get('name') or m.get('description', '')}")
+        missed.append(f"  - {'TIMEOUT ' if summary == 'Timeout' else ''}{m['name']}")
 viable = count["CaughtMutant"] + count["MissedMutant"] + count["Timeout"]
 score = f"{100 * (count['CaughtMutant'] + count['Timeout']) / viable:.1f}%" if viable else "-"
 print(f"| `{module}` | `cargo test {tests}` | {viable + count['Unviable']} | {count['CaughtMutant']} | {count['MissedMutant']} | {count['Timeout']} | {count['Unviable']} | {score} | {secs // 60} min |")
