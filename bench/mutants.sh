@@ -15,12 +15,12 @@
 #
 # How it runs, and why:
 # - In place (`--in-place`): cargo-mutants' default copies the tree to a temporary directory, where cargo
-#   reuses nothing and builds all ~400 dependencies again (tens of minutes on 2 shared cores, gigabytes of
-#   disk). In place, each mutant rebuilds only this crate, incrementally, in the warm `target/`: about 30 s
-#   a mutant. So the source tree must not be edited while it runs (the script refuses a tree whose src/ has
-#   uncommitted changes, and checks afterwards that no mutation was left behind), and in place means one
-#   mutant at a time (`--in-place` refuses `--jobs`), which a shared machine wants anyway: everything runs
-#   under `nice -n 19`.
+#   reuses nothing of the warm target/ and builds all ~340 dependencies again (tens of minutes on 2 shared
+#   cores, gigabytes of disk). In place, each mutant rebuilds only this crate, incrementally, in the warm
+#   `target/`: 10 to 50 s a mutant. So nothing may edit the tree while it runs, nor build in it (a build
+#   would see the mutant; the script refuses a src/ with uncommitted changes and checks afterwards that no
+#   mutation was left behind), and in place means one mutant at a time (`--in-place` refuses `--jobs`),
+#   which a shared machine wants anyway: everything runs under `nice -n 19`.
 # - The dev profile, not a profile of its own: a profile without debuginfo would build every dependency
 #   again into its own directory, which costs more than the line tables (`debug = "line-tables-only"`) of
 #   one crate ever save. PROFILE=name passes `--profile name` for a machine where that build is paid once.
@@ -31,6 +31,7 @@
 # - A timeout per mutant: cargo-mutants sets the tests' from the unmutated baseline run (five times its
 #   time, at least 20 s; TIMEOUT=secs overrides), BUILD_TIMEOUT (default 900 s) bounds a build. A mutant
 #   that loops forever is a timeout, counted apart from missed (the tests did not pass on it).
+# - Do not edit this script while it runs: bash reads it as it goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 list=false
@@ -55,7 +56,8 @@ tests_for() {
   src/series/rangediff/assignment.rs) echo "--lib series::rangediff::" ;;
   src/series/rangediff/* | src/series/rangediff) echo "--test it series_versions::" ;;
   src/mail/view/*) echo "--lib mail::" ;;
-  src/sign/* | src/sign) echo "--lib -- sign:: eventlog::signed::" ;;
+  src/sign/trust.rs | src/sign/mod.rs) echo "--lib -- sign:: eventlog::signed::" ;;
+  src/sign/* | src/sign) echo "--test it sign::" ;;
   src/weave/apply.rs) echo "--lib weave::" ;;
   src/eventlog/event.rs | src/eventlog/replay.rs | src/eventlog/checkpoint.rs) echo "--lib eventlog::" ;;
   src/eventlog/* | src/eventlog) echo "--test it eventlog::" ;;
