@@ -125,7 +125,8 @@ for m in "$@"; do
   start=$(date +%s)
   # Exit codes: 0 all caught, 2 some missed, 3 some timed out; a baseline failure (1, 4) stops the script.
   rc=0
-  (set -f && nice -n 19 cargo mutants --in-place --no-shuffle "${iterate[@]}" $(file_args "$m") \
+  # A proptest that fails on a mutant would write its seed to proptest-regressions/ in the tree.
+  (set -f && export PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 && nice -n 19 cargo mutants --in-place --no-shuffle "${iterate[@]}" $(file_args "$m") \
     ${TIMEOUT:+--timeout "$TIMEOUT"} --build-timeout "${BUILD_TIMEOUT:-900}" \
     "${profile_args[@]}" "${cargo_args[@]}" --output "$dir" -- "${targs[@]}") || rc=$?
   secs=$(($(date +%s) - start))
@@ -138,16 +139,23 @@ for m in "$@"; do
     exit 1
     ;;
   esac
+  cat "$dir/mutants.out/unviable.txt" >>"$dir/unviable-all.txt" 2>/dev/null || true
   python3 - "$m" "$dir/mutants.out/outcomes.json" "$secs" "$tests" >>"$summary" <<'EOF'
 import json, sys
 module, path, secs, tests = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 doc = json.load(open(path))
 count = {"CaughtMutant": 0, "MissedMutant": 0, "Timeout": 0, "Unviable": 0}
-# After ITERATE=1, the mutants caught before are not run again: cargo-mutants lists them apart.
-try:
-    count["CaughtMutant"] = sum(1 for l in open(path.replace("outcomes.json", "previously_caught.txt")) if l.strip())
-except FileNotFoundError:
-    pass
+# After ITERATE=1, the mutants caught before are not run again: cargo-mutants lists them apart, together
+# with the unviable ones, which every run of the module adds to unviable-all.txt.
+def names(p):
+    try:
+        return {l.strip() for l in open(p) if l.strip()}
+    except FileNotFoundError:
+        return set()
+before = names(path.replace("outcomes.json", "previously_caught.txt"))
+old_unviable = before & names(path.replace("mutants.out/outcomes.json", "unviable-all.txt"))
+count["CaughtMutant"] = len(before - old_unviable)
+count["Unviable"] = len(old_unviable)
 missed = []
 for o in doc["outcomes"]:
     s = o["scenario"]
