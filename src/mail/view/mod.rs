@@ -528,7 +528,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let stamp = Stamp::of(&[]);
         let a = send(1, "weaver", &["curator"], serde_json::json!({}));
-        fold(std::slice::from_ref(&a)).save(dir.path(), &stamp).unwrap();
+        fold(std::slice::from_ref(&a))
+            .save(dir.path(), &stamp)
+            .unwrap();
         save_json(dir.path(), "meta.json", &serde_json::json!({}), &stamp).unwrap();
         std::fs::write(dir.path().join("boxes/curator.json"), b"{").unwrap();
         let mut v = MailView::load(dir.path()).unwrap();
