@@ -457,4 +457,75 @@ mod tests {
         assert_eq!(EventId::from_hex(&id.to_hex()), Some(id));
         assert_eq!(EventId::from_hex("zz"), None);
     }
+
+    /// The size bound is inclusive at both ends: an event of exactly `MAX_EVENT_BYTES` is written and read,
+    /// one byte more is refused when written and when read.
+    #[test]
+    fn an_event_of_exactly_the_bound_is_accepted_one_byte_more_is_not() {
+        let sized = |n: usize| {
+            let mut ev = Event::new("t.x", "a", serde_json::json!({ "x": "" }));
+            let base = ev.canonical().unwrap().len();
+            ev.data = serde_json::json!({ "x": "a".repeat(n - base) });
+            ev
+        };
+        let at = sized(MAX_EVENT_BYTES);
+        let c = at.canonical().unwrap();
+        assert_eq!(c.len(), MAX_EVENT_BYTES);
+        let id = EventId::of(&c);
+        let decoded = decode_message(&event_message("t.x", &c, &id, 1, None), true).unwrap();
+        assert_eq!(
+            decoded,
+            Decoded::Event {
+                id,
+                event: at,
+                lamport: 1
+            }
+        );
+
+        let over = sized(MAX_EVENT_BYTES + 1);
+        assert!(over.canonical().is_err());
+        let json = serde_json::to_vec(&over).unwrap();
+        assert_eq!(json.len(), MAX_EVENT_BYTES + 1);
+        let msg = event_message("t.x", &json, &EventId::of(&json), 1, None);
+        assert_eq!(
+            decode_message(&msg, false),
+            Err(Invalid::Oversized(MAX_EVENT_BYTES + 1))
+        );
+    }
+
+    /// What `log fsck` prints for each class names the detail that tells them apart.
+    #[test]
+    fn each_invalid_class_says_what_is_wrong() {
+        let cases = [
+            (Invalid::NotAnEvent("subject".into()), "not an event commit: subject"),
+            (Invalid::BadJson("eof".into()), "bad event JSON: eof"),
+            (Invalid::WrongVersion(2), "unsupported event version 2 (this build reads 1)"),
+            (Invalid::NotCanonical, "event JSON is not in canonical form"),
+            (Invalid::Oversized(7), "event is 7 bytes, over 262144"),
+            (
+                Invalid::LamportOutOfRange(MAX_LAMPORT),
+                "Jules-Lamport 4611686018427387904 is beyond the format's bound 4611686018427387903",
+            ),
+        ];
+        for (invalid, text) in cases {
+            assert_eq!(invalid.to_string(), text);
+        }
+    }
+
+    /// A new event's time is RFC 3339 UTC with milliseconds, and two events made alike get different nonces
+    /// (so different ids): the nonce is what keeps two identical interactive events apart.
+    #[test]
+    fn new_events_carry_a_utc_millisecond_time_and_a_fresh_nonce() {
+        let a = Event::new("t.x", "a", serde_json::json!({}));
+        let b = Event::new("t.x", "a", serde_json::json!({}));
+        let t = chrono::DateTime::parse_from_rfc3339(&a.time).unwrap();
+        assert_eq!(t.offset().local_minus_utc(), 0);
+        assert_eq!(a.time.len(), "2026-01-01T00:00:00.000Z".len());
+        assert!(a.time.ends_with('Z'));
+        let nonce = a.nonce.clone().unwrap();
+        assert_eq!(nonce.len(), 16);
+        assert!(nonce.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a.nonce, b.nonce);
+        assert_ne!(a.id().unwrap(), b.id().unwrap());
+    }
 }

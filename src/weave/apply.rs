@@ -204,4 +204,26 @@ mod tests {
         let d = "--- /dev/null\n+++ b/f\n@@ -0,0 +1,2 @@\n+a\n+b\n";
         assert_eq!(apply(b"", &hunks(d)).unwrap().data, b"a\nb\n");
     }
+
+    /// How far one hunk moved carries to the next (git's `offset`): after the first hunk is found 3 lines
+    /// down, the second is looked for 3 lines down and found there, at offset 0.
+    #[test]
+    fn an_offset_carries_to_the_next_hunk() {
+        let two = "--- a/f\n+++ b/f\n@@ -2,3 +2,3 @@\n line 2\n-line 3\n+three\n line 4\n@@ -8,3 +8,3 @@\n line 8\n-line 9\n+nine\n line 10\n";
+        let moved = format!("a\nb\nc\n{}", file(12));
+        let out = apply(moved.as_bytes(), &hunks(two)).unwrap();
+        assert_eq!(
+            out.placed,
+            vec![Placed { at: 4, offset: 3 }, Placed { at: 10, offset: 0 }]
+        );
+    }
+
+    /// A hunk without context (`git diff -U0`) is anchored neither at the start nor at the end of the file.
+    #[test]
+    fn a_hunk_without_context_is_not_anchored() {
+        let d = "--- a/f\n+++ b/f\n@@ -5,1 +5,1 @@\n-line 5\n+five\n";
+        let out = apply(file(10).as_bytes(), &hunks(d)).unwrap();
+        assert_eq!(out.placed, vec![Placed { at: 4, offset: 0 }]);
+        assert_eq!(out.data, file(10).replace("line 5\n", "five\n").as_bytes());
+    }
 }

@@ -373,4 +373,174 @@ mod tests {
         assert_eq!(unique_len(&[(EventId(a), c)]), 7);
         assert_eq!(hex_bound("ab1", b'0')[..2], [0xab, 0x10]);
     }
+
+    /// Trash, archive and tags are marks of their own (mutation testing found no test of them): each kind
+    /// sets or clears only its mark, `untag` removes only its tag, the time of the first `archive` is kept,
+    /// and a tag that is not a valid name is skipped and counted.
+    #[test]
+    fn trash_archive_and_tags_set_and_clear_their_own_marks() {
+        let a = send(1, "weaver", &["curator"], serde_json::json!({}));
+        let id = a.id.to_hex();
+        let mark = |l, kind, tag: Option<&str>| {
+            let mut data = serde_json::json!({ "message": id });
+            if let Some(t) = tag {
+                data["tag"] = t.into();
+            }
+            ev(l, kind, "curator", data)
+        };
+        let set = [
+            a.clone(),
+            mark(2, kinds::TRASH, None),
+            mark(3, kinds::ARCHIVE, None),
+            mark(4, kinds::TAG, Some("urgent")),
+            mark(5, kinds::TAG, Some("later")),
+            mark(6, kinds::TAG, Some("bad name")),
+            mark(7, kinds::ARCHIVE, None),
+        ];
+        let mut v = fold(&set);
+        let m = v.marks("curator", &id).unwrap();
+        assert!(m.trashed);
+        assert_eq!(m.archived.as_deref(), Some("2026-01-28T15:03:00.000Z"));
+        assert_eq!(m.tags, ["later", "urgent"].map(String::from).into());
+        assert_eq!(v.skipped(), 1, "the tag `bad name` is skipped");
+
+        let mut cleared = set.to_vec();
+        cleared.extend([
+            mark(8, kinds::UNTRASH, None),
+            mark(9, kinds::UNARCHIVE, None),
+            mark(10, kinds::UNTAG, Some("urgent")),
+        ]);
+        let mut v = fold(&cleared);
+        let m = v.marks("curator", &id).unwrap();
+        assert!(!m.trashed);
+        assert_eq!(m.archived, None);
+        assert_eq!(m.tags, ["later"].map(String::from).into());
+    }
+
+    /// What the fold skips, and counts: a send to a recipient that is not a valid name, a send or a claim
+    /// whose data does not decode, a claim or mark naming no message id. A `mail.*` kind this build does not
+    /// know is neither applied nor counted (a later build's event).
+    #[test]
+    fn undecodable_mail_events_are_skipped_and_counted_unknown_kinds_ignored() {
+        let a = send(1, "weaver", &["curator"], serde_json::json!({}));
+        let mut v = fold(&[
+            a.clone(),
+            send(2, "weaver", &["bad name"], serde_json::json!({})),
+            send(
+                3,
+                "weaver",
+                &["curator"],
+                serde_json::json!({"devs": ["bad name"]}),
+            ),
+            ev(
+                4,
+                kinds::SEND,
+                "weaver",
+                serde_json::json!({"to": "curator"}),
+            ),
+            ev(
+                5,
+                kinds::CLAIM,
+                "curator",
+                serde_json::json!({"message": "not-an-id"}),
+            ),
+            ev(
+                6,
+                kinds::CLAIM,
+                "curator",
+                serde_json::json!({"lock": true}),
+            ),
+        ]);
+        assert_eq!(v.messages(), 1);
+        assert_eq!(v.skipped(), 5);
+        assert_eq!(
+            v.inbox("curator", &Filter::default(), Utc::now())
+                .unwrap()
+                .len(),
+            1
+        );
+        let v = fold(&[
+            a,
+            ev(
+                2,
+                "mail.future",
+                "curator",
+                serde_json::json!({"anything": 1}),
+            ),
+        ]);
+        assert_eq!(v.skipped(), 0);
+    }
+
+    /// A broadcast reaches everyone but its sender, so the sender's claim on it does not count and a
+    /// reader's does.
+    #[test]
+    fn a_broadcast_is_claimed_by_its_readers_not_its_sender() {
+        let m = send(1, "weaver", &["__broadcast"], serde_json::json!({}));
+        let id = m.id.to_hex();
+        let claim = |l, who: &str| {
+            ev(
+                l,
+                kinds::CLAIM,
+                who,
+                serde_json::json!({"message": id, "lock": true}),
+            )
+        };
+        let mut v = fold(&[m.clone(), claim(2, "weaver"), claim(3, "dev")]);
+        assert_eq!(v.meta(&id).unwrap().winner().unwrap().persona, "dev");
+        assert_eq!(v.skipped(), 1);
+    }
+
+    /// A thread lists each message once, in order, however many replies it has; a message naming a
+    /// `thread` that is no message id joins that thread without a root in its list.
+    #[test]
+    fn a_thread_lists_each_of_its_messages_once() {
+        let a = send(1, "weaver", &["curator"], serde_json::json!({}));
+        let id = a.id.to_hex();
+        let reply = |l| {
+            ev(
+                l,
+                kinds::SEND,
+                "curator",
+                serde_json::json!({"to": ["weaver"], "subject": format!("re{l}"),
+                "body": "", "type": "response", "priority": "normal", "in_reply_to": id}),
+            )
+        };
+        let (r1, r2) = (reply(2), reply(3));
+        let named = ev(
+            4,
+            kinds::SEND,
+            "curator",
+            serde_json::json!({"to": ["weaver"], "subject": "x",
+            "body": "", "type": "task", "priority": "normal", "thread": "sprint-7"}),
+        );
+        let mut v = fold(&[a, r1.clone(), r2.clone(), named.clone()]);
+        assert_eq!(
+            v.thread(&id).unwrap(),
+            vec![id.clone(), r1.id.to_hex(), r2.id.to_hex()]
+        );
+        assert_eq!(v.thread("sprint-7").unwrap(), vec![named.id.to_hex()]);
+    }
+
+    /// A partition that cannot be read while folding breaks the view: later events are not applied on a
+    /// guess, and the view refuses to be saved (the cache is then rebuilt from the log).
+    #[test]
+    fn a_partition_that_fails_to_load_while_folding_breaks_the_view() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp::of(&[]);
+        let a = send(1, "weaver", &["curator"], serde_json::json!({}));
+        fold(std::slice::from_ref(&a))
+            .save(dir.path(), &stamp)
+            .unwrap();
+        save_json(dir.path(), "meta.json", &serde_json::json!({}), &stamp).unwrap();
+        std::fs::write(dir.path().join("boxes/curator.json"), b"{").unwrap();
+        let mut v = MailView::load(dir.path()).unwrap();
+        v.apply(&ev(
+            2,
+            kinds::READ,
+            "curator",
+            serde_json::json!({"message": a.id.to_hex()}),
+        ));
+        assert!(v.broken.as_deref().is_some_and(|why| !why.is_empty()));
+        assert!(v.save(dir.path(), &stamp).is_err());
+    }
 }
