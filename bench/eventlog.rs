@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use git_jules::eventlog::{Event, Log, NewEvent};
+use git_jules::store::eventlog::{Event, Log, NewEvent};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -35,7 +35,10 @@ fn main() {
             .expect("blob")
             .detach();
         // A blob is not a commit, but the ref transaction does not care: this is the bare cost.
-        assert!(git_jules::refs::cas(&repo, "refs/jules/floor", prev, blob, "floor").expect("cas"));
+        assert!(
+            git_jules::store::refs::cas(&repo, "refs/jules/floor", prev, blob, "floor")
+                .expect("cas")
+        );
         prev = Some(blob);
         floor.push(t.elapsed());
     }

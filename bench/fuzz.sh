@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench/fuzz.sh TARGET [N]: N executions (default 1,000,000) of a fuzz target of src/fuzzing.rs
-# (search_query, web_request, config_value) with the stable driver: seeded mutations, every panic counted
+# bench/fuzz.sh TARGET [N]: N executions (default 1,000,000) of a fuzz target: search_query and
+# config_value of src/fuzzing.rs, web_request of src/frontends/web/fuzz.rs (in the binary) with the stable driver: seeded mutations, every panic counted
 # as a crash. Prints one line: execs, crashes, time, rate; a crash prints its input and fails the run.
 #
 #   bench/fuzz.sh search_query            # a million queries, release-like build (profile quick)
@@ -17,5 +17,10 @@ n=${2:-1000000}
 profile=${PROFILE:-quick}
 export JULES_FUZZ_TARGET=$target JULES_FUZZ_EXECS=$n
 if [[ -n ${SEED:-} ]]; then export JULES_FUZZ_SEED=$SEED; fi
-cargo test --profile "$profile" --lib -q fuzzing::tests::drive -- --ignored --exact --nocapture 2>&1 |
+if [[ $target == web_request ]]; then
+  set -- --bin git-jules -q frontends::web::fuzz::tests::drive
+else
+  set -- --lib -q fuzzing::tests::drive
+fi
+cargo test --profile "$profile" "$@" -- --ignored --exact --nocapture 2>&1 |
   grep -E '^(fuzz |first crash|input:)|panicked|error'

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # bench/mutants.sh [--list] MODULE...: mutation scores (cargo-mutants) of the core modules, each against the
-# tests that cover it. MODULE is a source file or folder (src/lease/pattern.rs, src/sign). Writes a report
+# tests that cover it. MODULE is a source file or folder (src/capabilities/lease/pattern.rs, src/sign). Writes a report
 # (per module: mutants, caught, missed, timeouts, unviable, score; the missed mutants listed) to stdout and
 # to $REPORT (default target/mutants/report.md); every run's cargo-mutants output stays under
 # target/mutants/<module>/mutants.out/.
 #
-#   bench/mutants.sh src/lease/pattern.rs src/weave/apply.rs
-#   bench/mutants.sh --list src/eventlog src/sync.rs      # counts only: nothing is built
-#   TESTS='--test it guard::' bench/mutants.sh src/guard.rs
-#   ITERATE=1 bench/mutants.sh src/weave/apply.rs        # again, only what the last run did not catch
+#   bench/mutants.sh src/capabilities/lease/pattern.rs src/capabilities/weave/apply.rs
+#   bench/mutants.sh --list src/eventlog src/store/sync.rs      # counts only: nothing is built
+#   TESTS='--test it guard::' bench/mutants.sh src/store/guard.rs
+#   ITERATE=1 bench/mutants.sh src/capabilities/weave/apply.rs        # again, only what the last run did not catch
 #
 # Needs `cargo install cargo-mutants --locked` (26.x). docs/testing.md, *Mutation testing*, has the scores
 # and what each missed mutant is (a test now, or why it is equivalent).
@@ -52,17 +52,17 @@ command -v cargo-mutants >/dev/null || {
 # and libtest's filters).
 tests_for() {
   case $1 in
-  src/lease/* | src/lease) echo "--lib lease::" ;;
-  src/series/rangediff/assignment.rs) echo "--lib series::rangediff::" ;;
-  src/series/rangediff/* | src/series/rangediff) echo "--test it series_versions::" ;;
-  src/mail/view/*) echo "--lib mail::" ;;
-  src/sign/trust.rs | src/sign/mod.rs) echo "--lib -- sign:: eventlog::signed::" ;;
-  src/sign/* | src/sign) echo "--test it sign::" ;;
-  src/weave/apply.rs) echo "--lib weave::" ;;
-  src/eventlog/event.rs | src/eventlog/replay.rs | src/eventlog/checkpoint.rs) echo "--lib eventlog::" ;;
-  src/eventlog/* | src/eventlog) echo "--test it eventlog::" ;;
-  src/sync.rs) echo "--test it sync::" ;;
-  src/guard.rs) echo "--test it guard" ;;
+  src/capabilities/lease/* | src/lease) echo "--lib lease::" ;;
+  src/capabilities/series/rangediff/assignment.rs) echo "--lib series::rangediff::" ;;
+  src/capabilities/series/rangediff/* | src/capabilities/series/rangediff) echo "--test it series_versions::" ;;
+  src/capabilities/mail/view/*) echo "--lib mail::" ;;
+  src/store/sign/trust.rs | src/store/sign/mod.rs) echo "--lib -- sign:: eventlog::signed::" ;;
+  src/store/sign/* | src/sign) echo "--test it sign::" ;;
+  src/capabilities/weave/apply.rs) echo "--lib weave::" ;;
+  src/store/eventlog/event.rs | src/store/eventlog/replay.rs | src/store/eventlog/checkpoint.rs) echo "--lib eventlog::" ;;
+  src/store/eventlog/* | src/eventlog) echo "--test it eventlog::" ;;
+  src/store/sync.rs) echo "--test it sync::" ;;
+  src/store/guard.rs) echo "--test it guard" ;;
   *)
     echo "no test command known for $1; set TESTS" >&2
     return 1

@@ -1,64 +1,32 @@
 //! git-jules: many AI personas, one repository, coordinated through git alone.
 //!
-//! The library is the engine; the `git-jules` binary only parses arguments, calls in here and prints.
-//! Nothing in this crate prints, reads the terminal or parses command lines. See `docs/architecture.md`.
+//! The library is the engine; the `git-jules` binary's frontends (the command line, the MCP server, the web
+//! view) only translate, call in here and present. Nothing in this crate prints, reads the terminal, parses
+//! command lines or speaks HTTP. See `docs/architecture.md`.
+//!
+//! Three rooms, each using only the ones before it:
+//! - [`kit`]: what knows nothing of git-jules' concepts (errors, ids, names, text, trailers, the `git` fence,
+//!   settings, opening the repository);
+//! - [`store`]: objects, refs, notes, signatures, the event logs, backups, and how they travel (sync) and are
+//!   guarded (the remote's pre-receive hook);
+//! - [`capabilities`]: the use cases every frontend calls on a [`Workspace`]: mail, sprint state, leases,
+//!   patch series, verification, weave, hand-offs, roles, prompts, agent harnesses, the fleet.
 
 #![forbid(unsafe_code)]
 
-pub mod abbrev;
-pub mod agent;
-pub mod backup;
-pub mod base;
-pub mod base85;
-pub mod checkpoints;
-pub mod error;
-pub mod eventlog;
-pub mod exchange;
-pub mod fleet;
+pub mod capabilities;
+pub mod kit;
+pub mod store;
+
 // The fuzz targets' bodies: built for the tests (`cargo test`, `bench/fuzz.sh`) and for cargo-fuzz (which
 // passes `--cfg fuzzing`), never into the library users link.
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod gitcli;
-pub mod guard;
-pub mod heldback;
-pub mod hooks;
-pub mod hygiene;
-pub mod id;
-pub mod init;
-pub mod lease;
-pub mod loose;
-pub mod mail;
-// Seeded mutations shared by the fuzz passes: tests and cargo-fuzz only, like `fuzzing`.
-#[cfg(any(test, fuzzing))]
-#[doc(hidden)]
-pub mod mutation;
-pub mod names;
-pub mod notes;
-pub mod prompt;
-pub mod refs;
-pub mod refwatch;
-pub mod repo;
-pub mod roles;
-pub mod series;
-pub mod series_refs;
-pub mod settings;
-pub mod sign;
-pub mod state;
-pub mod sync;
-pub mod tasks;
-pub mod testhook;
-pub mod text;
-pub mod trailers;
-pub mod verify;
-pub mod weave;
-pub mod web;
-pub mod workspace;
 
 /// The version of every JSON document a frontend hands out (the CLI's `--json`, the MCP server's results,
 /// the web view's JSON pages): the contract in docs/json.md. Defined here once, for every frontend.
 pub const JSON_VERSION: u32 = 1;
 
-pub use error::{Error, ErrorKind, NameProblem, Remedy, Result, Thing};
-pub use workspace::Workspace;
+pub use capabilities::workspace::Workspace;
+pub use kit::error::{Error, ErrorKind, NameProblem, Remedy, Result, Thing};

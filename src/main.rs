@@ -1,9 +1,9 @@
-//! The `git-jules` binary: everything lives in the library; `cli` parses, calls and prints.
+//! The `git-jules` binary: everything lives in the library; the frontends translate, call and present.
 
 #![forbid(unsafe_code)]
 
-mod cli;
+mod frontends;
 
 fn main() {
-    std::process::exit(cli::run());
+    std::process::exit(frontends::run());
 }

@@ -1,7 +1,7 @@
 //! Any bytes as a log commit's message: decoding returns, and whatever it accepts hashes to the id it
 //! claims and (strictly read) is the canonical form of the event it decoded to.
 #![no_main]
-use git_jules::eventlog::event::{decode_message, Decoded, EventId};
+use git_jules::store::eventlog::event::{decode_message, Decoded, EventId};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

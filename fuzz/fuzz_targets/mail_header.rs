@@ -4,10 +4,10 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
-    let _ = git_jules::weave::mbox::decode_words(&s);
+    let _ = git_jules::capabilities::weave::mbox::decode_words(&s);
     // The same bytes as the header block of a mail.
     let mut mail = b"From: ".to_vec();
     mail.extend_from_slice(data);
     mail.extend_from_slice(b"\n\n---\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n");
-    let _ = git_jules::weave::mbox::read(&mail);
+    let _ = git_jules::capabilities::weave::mbox::read(&mail);
 });

@@ -4,9 +4,9 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     for opts in [
-        git_jules::weave::mbox::ReadOptions { scissors: false, strip: None },
-        git_jules::weave::mbox::ReadOptions { scissors: true, strip: Some(2) },
+        git_jules::capabilities::weave::mbox::ReadOptions { scissors: false, strip: None },
+        git_jules::capabilities::weave::mbox::ReadOptions { scissors: true, strip: Some(2) },
     ] {
-        let _ = git_jules::weave::mbox::read_with(data, opts);
+        let _ = git_jules::capabilities::weave::mbox::read_with(data, opts);
     }
 });

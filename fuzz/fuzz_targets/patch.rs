@@ -3,9 +3,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(files) = git_jules::weave::patch::parse(data) {
+    if let Ok(files) = git_jules::capabilities::weave::patch::parse(data) {
         for f in files {
-            let _ = git_jules::weave::apply::apply(b"a\nb\nc\n", &f.hunks);
+            let _ = git_jules::capabilities::weave::apply::apply(b"a\nb\nc\n", &f.hunks);
         }
     }
 });

@@ -1,6 +1,6 @@
 //! Any text as a review buffer: parsing returns, and an accepted buffer keeps every `R:` comment.
 #![no_main]
-use git_jules::series::review::parse;
+use git_jules::capabilities::series::review::parse;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -319,7 +319,7 @@ fn two_replicas_checkpoint_the_same_events_into_the_same_objects() {
 /// not an event) skipped and named, on a log with a merge.
 #[test]
 fn the_bounded_replay_folds_what_the_full_read_orders() {
-    use git_jules::eventlog::{Event, Log, NewEvent};
+    use git_jules::store::eventlog::{Event, Log, NewEvent};
     let r = Repo::new();
     mail_batch(&r, "curator", 0, 30);
     let repo = crate::harness::open(r.path());
@@ -367,7 +367,7 @@ fn the_bounded_replay_folds_what_the_full_read_orders() {
         .unwrap();
     assert_eq!(folded, ordered);
     assert_eq!(folded.len(), 30 + 1 + 1);
-    let commits = |v: &[git_jules::eventlog::InvalidCommit]| {
+    let commits = |v: &[git_jules::store::eventlog::InvalidCommit]| {
         v.iter()
             .map(|i| (i.commit, i.reason.to_string()))
             .collect::<Vec<_>>()

@@ -123,7 +123,7 @@ fn library_open_refuses_a_bad_value_with_a_typed_error() {
         Ok(_) => panic!("a bad boolean must not open"),
         Err(e) => e,
     };
-    assert_eq!(err.kind(), git_jules::error::ErrorKind::Usage);
+    assert_eq!(err.kind(), git_jules::kit::error::ErrorKind::Usage);
     let text = err.to_string();
     assert!(
         text.contains("jules.requireSigned") && text.contains("maybe"),
@@ -1074,7 +1074,10 @@ const KEYS_WITH_AN_EFFECT_TEST: &[(&str, &str)] = &[
 /// effect, or a test named here that no longer exists.
 #[test]
 fn every_documented_key_has_an_effect_test() {
-    let table: Vec<&str> = git_jules::settings::KEYS.iter().map(|k| k.name).collect();
+    let table: Vec<&str> = git_jules::kit::settings::KEYS
+        .iter()
+        .map(|k| k.name)
+        .collect();
     let untested: Vec<&&str> = table
         .iter()
         .filter(|k| !KEYS_WITH_AN_EFFECT_TEST.iter().any(|(c, _)| c == *k))

@@ -4,9 +4,9 @@ use std::collections::HashSet;
 use std::process::Stdio;
 use std::time::Duration;
 
-use git_jules::eventlog::cache::Refresh;
-use git_jules::eventlog::stats::LogStats;
-use git_jules::eventlog::{Event, Log, NewEvent};
+use git_jules::store::eventlog::cache::Refresh;
+use git_jules::store::eventlog::stats::LogStats;
+use git_jules::store::eventlog::{Event, Log, NewEvent};
 
 use crate::harness::{json_items, open, stderr, stdout, with_stdin, Repo};
 
@@ -188,7 +188,7 @@ fn plain_git_fetch_and_push_carry_logs_after_init() {
     assert_eq!(shown(&b, "mail").len(), 3);
 }
 
-/// SIGKILL lands inside an append: the writer is held (`src/testhook.rs`) at its N-th append, after the
+/// SIGKILL lands inside an append: the writer is held (`src/kit/testhook.rs`) at its N-th append, after the
 /// event's objects are written and before the ref moves, and killed there. The log must stay readable, every
 /// append before the N-th must have landed and the N-th must not. Each kill provably lands inside an append
 /// (a sleep before the kill, as this test once did, may land before the first write on a loaded machine).
@@ -525,7 +525,8 @@ fn order_is_the_same_whatever_the_merge_order() {
     let one = log.scan(&[abc], &[], false).unwrap().into_ordered().0;
     let two = log.scan(&[cba], &[], false).unwrap().into_ordered().0;
     assert_eq!(one.len(), 1 + 2 + 3 + 4);
-    let ids = |v: &[git_jules::eventlog::LoggedEvent]| v.iter().map(|e| e.id).collect::<Vec<_>>();
+    let ids =
+        |v: &[git_jules::store::eventlog::LoggedEvent]| v.iter().map(|e| e.id).collect::<Vec<_>>();
     assert_eq!(ids(&one), ids(&two));
     // Causality: within each branch, n increases along the order, and the root comes first.
     assert_eq!(one[0].event.actor, "root");
@@ -699,7 +700,7 @@ fn a_projection_waits_for_another_holder_of_its_cache_lock() {
     assert!(cache.exists(), "with the lock free the cache is written");
 }
 
-/// Appends write small loose objects with their own compressor (src/loose.rs) and keep reflogs where git
+/// Appends write small loose objects with their own compressor (src/store/loose.rs) and keep reflogs where git
 /// keeps them: none for a log (its history is its record), one for a branch created by `series start`.
 #[test]
 fn appends_write_objects_git_accepts_and_no_reflog_for_logs() {

@@ -2,11 +2,16 @@
 //! file of `src/` names (`use crate::…`, `use super::…`, inline `crate::x::y`, `git_jules::…`) becomes an edge
 //! between modules, and
 //!
-//! 1. a library module only uses modules of a lower layer of the table in `docs/architecture.md`;
+//! 1. a library module only uses modules of a lower layer of the table in `docs/architecture.md`, and of its
+//!    own room or an earlier one (`kit`, then `store`, then `capabilities`);
 //! 2. no two sibling modules (at any depth, library and binary) use each other, directly or through others;
-//! 3. the library never prints, exits or reads the environment (`println!`, `process::exit`, `env::var`, …).
+//! 3. the library never prints, exits or reads the environment (`println!`, `process::exit`, `env::var`, …);
+//! 4. the frontends (`src/frontends/`: the CLI, the MCP server, the web view) reach the library only through
+//!    the modules its "Use-case API" table lists;
+//! 5. a command reaches the dispatcher (`frontends/mod.rs`) only through `frontends::context`.
 //!
-//! The table is read from the document itself, so the document and the check cannot drift apart.
+//! The tables are read from the document itself, so the document and the check cannot drift apart, and
+//! every rule has a planted violation that fails it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -69,7 +74,10 @@ fn load() -> Vec<File> {
             if parts.last().is_some_and(|l| l == "mod") {
                 parts.pop();
             }
-            let krate = if parts.first().is_some_and(|f| f == "cli" || f == "main") {
+            let krate = if parts
+                .first()
+                .is_some_and(|f| f == "frontends" || f == "main")
+            {
                 "bin"
             } else {
                 "lib"
@@ -145,7 +153,9 @@ fn paths(code: &str) -> Vec<String> {
             let len = tail
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
                 .unwrap_or(tail.len());
-            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            // `crate::x::{a, b}` names `a` and `b` (the use tree above), not `x`.
+            let tree = tail[len..].starts_with('{');
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && !tree {
                 out.push(tail[..len].trim_end_matches(':').to_owned());
             }
             rest = &rest[i + start.len()..];
@@ -241,38 +251,122 @@ fn layers() -> BTreeMap<String, u32> {
     out
 }
 
-#[test]
-fn library_modules_use_only_lower_layers() {
-    let files = load();
-    let layers = layers();
+/// The library's rooms, in the order they may use each other.
+const ROOMS: [&str; 3] = ["kit", "store", "capabilities"];
+
+/// A library module's room (its index in [`ROOMS`]; `None` at the crate root) and its unit: the module the
+/// layer table names (`store::eventlog::walk` is the unit `eventlog` of the room `store`).
+fn unit(module: &[String]) -> Option<(Option<usize>, &str)> {
+    let first = module.first()?;
+    match ROOMS.iter().position(|r| r == first) {
+        Some(room) => Some((Some(room), module.get(1)?.as_str())),
+        None => Some((None, first.as_str())),
+    }
+}
+
+/// Every edge of the library that goes up or across the layers, or back to an earlier room; and every
+/// library module missing from the table.
+fn layer_violations(files: &[File], layers: &BTreeMap<String, u32>) -> Vec<String> {
     let mut errors = Vec::new();
-    for f in files
-        .iter()
-        .filter(|f| f.krate == "lib" && !f.module.is_empty())
-    {
-        if !layers.contains_key(&f.module[0]) {
-            errors.push(format!(
-                "{}: module `{}` is not in the layer table of docs/architecture.md",
-                f.rel, f.module[0]
-            ));
+    for f in files.iter().filter(|f| f.krate == "lib") {
+        if let Some((_, name)) = unit(&f.module) {
+            if !layers.contains_key(name) {
+                errors.push(format!(
+                    "{}: module `{name}` is not in the layer table of docs/architecture.md",
+                    f.rel
+                ));
+            }
         }
     }
-    for (k, from, to) in edges(&files) {
-        if k != "lib" || from.is_empty() || to.is_empty() || from[0] == to[0] {
-            continue;
-        }
-        let (Some(a), Some(b)) = (layers.get(&from[0]), layers.get(&to[0])) else {
+    for (k, from, to) in edges(files) {
+        let (Some((room_a, a)), Some((room_b, b))) = (unit(&from), unit(&to)) else {
             continue;
         };
-        if b >= a {
+        if k != "lib" || a == b {
+            continue;
+        }
+        if let (Some(ra), Some(rb)) = (room_a, room_b) {
+            if rb > ra {
+                errors.push(format!(
+                    "{} (room {}) uses {} (room {}): a room may only use itself and the rooms before it",
+                    from.join("::"),
+                    ROOMS[ra],
+                    to.join("::"),
+                    ROOMS[rb]
+                ));
+            }
+        }
+        let (Some(la), Some(lb)) = (layers.get(a), layers.get(b)) else {
+            continue;
+        };
+        if lb >= la {
             errors.push(format!(
-                "{} (layer {a}) uses {} (layer {b}): a module may only use lower layers",
+                "{} (layer {la}) uses {} (layer {lb}): a module may only use lower layers",
                 from.join("::"),
                 to.join("::")
             ));
         }
     }
+    errors
+}
+
+#[test]
+fn library_modules_use_only_lower_layers() {
+    let errors = layer_violations(&load(), &layers());
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// A planted file for the checks' own tests.
+fn plant(krate: &'static str, module: &[&str], code: &str) -> File {
+    File {
+        krate,
+        module: module.iter().map(|s| s.to_string()).collect(),
+        rel: format!("src/{}.rs", module.join("/")),
+        code: code.to_owned(),
+    }
+}
+
+/// The layer rule fails on planted edges: up the layers inside a room (the event log naming mail's view),
+/// across rooms (the kit naming the store), and a module the table does not know.
+#[test]
+fn an_edge_up_the_layers_or_back_a_room_is_caught() {
+    let mut files = load();
+    let layers = layers();
+    assert!(layer_violations(&files, &layers).is_empty());
+    files.push(plant(
+        "lib",
+        &["store", "eventlog", "planted"],
+        "use crate::capabilities::mail::view::Mailbox;\n",
+    ));
+    files.push(plant(
+        "lib",
+        &["kit", "names", "planted"],
+        "fn f() { crate::store::refs::cas(); }\n",
+    ));
+    files.push(plant(
+        "lib",
+        &["capabilities", "planted"],
+        "use crate::kit::id::Id32;\n",
+    ));
+    let found = layer_violations(&files, &layers);
+    let has = |needle: &str| found.iter().any(|e| e.contains(needle));
+    assert!(
+        has("store::eventlog::planted (room store) uses capabilities::mail"),
+        "{found:?}"
+    );
+    assert!(
+        has("store::eventlog::planted (layer 5) uses capabilities::mail"),
+        "{found:?}"
+    );
+    assert!(
+        has("kit::names::planted (room kit) uses store::refs"),
+        "{found:?}"
+    );
+    assert!(
+        has("module `planted` is not in the layer table"),
+        "{found:?}"
+    );
+    assert_eq!(found.len(), 5, "{found:?}");
 }
 
 type Graphs = BTreeMap<(String, Vec<String>), BTreeMap<String, BTreeSet<String>>>;
@@ -326,8 +420,8 @@ fn no_two_sibling_modules_use_each_other() {
     assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
 }
 
-#[test]
-fn the_library_never_prints_exits_or_reads_the_environment() {
+/// Library files that print, exit or read the environment: `file: word` each.
+fn prints(files: &[File]) -> Vec<String> {
     let forbidden = [
         "println!",
         "print!(",
@@ -342,7 +436,7 @@ fn the_library_never_prints_exits_or_reads_the_environment() {
     // Test-only files (`#[cfg(test)] mod …_tests;`, named `…tests.rs`) are not part of the library as
     // shipped: a test may read the environment (a temp dir, a fuzzing seed) and print what it found.
     let test_only = |rel: &str| rel.ends_with("tests.rs");
-    for f in load()
+    for f in files
         .iter()
         .filter(|f| f.krate == "lib" && !test_only(&f.rel))
     {
@@ -352,7 +446,117 @@ fn the_library_never_prints_exits_or_reads_the_environment() {
             }
         }
     }
+    errors
+}
+
+#[test]
+fn the_library_never_prints_exits_or_reads_the_environment() {
+    let errors = prints(&load());
     assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+/// The rule fails on a planted library file that prints and reads the environment, and not on the same
+/// code in a frontend or a test-only file.
+#[test]
+fn a_library_file_that_prints_is_caught() {
+    let mut files = load();
+    let code = "fn f() { let v = std::env::var(\"X\"); std::process::exit(v.is_ok() as i32) }\n";
+    files.push(plant("lib", &["capabilities", "mail", "planted"], code));
+    files.push(plant("bin", &["frontends", "cli", "planted"], code));
+    files.push(plant("lib", &["store", "sync", "planted_tests"], code));
+    assert_eq!(
+        prints(&files),
+        [
+            "src/capabilities/mail/planted.rs: process::exit",
+            "src/capabilities/mail/planted.rs: env::var"
+        ]
+    );
+}
+
+/// The "Use-case API" table of `docs/architecture.md`: the library modules a frontend may name.
+fn use_case_api() -> BTreeSet<String> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with("Use-case API"))
+        .expect("docs/architecture.md has a \"## Use-case API\" section");
+    let mut out = BTreeSet::new();
+    for line in section.lines().filter(|l| l.starts_with('|')) {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        if let Some(cell) = cells.get(2) {
+            for m in cell.split(',').map(|m| m.trim().trim_matches('`')) {
+                if m.contains("::") {
+                    out.insert(m.to_owned());
+                }
+            }
+        }
+    }
+    assert!(
+        out.len() > 10,
+        "the use-case API table is empty or unreadable"
+    );
+    out
+}
+
+/// Library modules a frontend names that the use-case API does not list: `file -> module` each. A module
+/// is listed itself or through an ancestor listed with `::*`.
+fn off_api(files: &[File], api: &BTreeSet<String>) -> Vec<String> {
+    let lib: BTreeSet<(String, Vec<String>)> = files
+        .iter()
+        .filter(|f| f.krate == "lib")
+        .flat_map(|f| (0..=f.module.len()).map(|n| ("lib".to_owned(), f.module[..n].to_vec())))
+        .collect();
+    let mut out = Vec::new();
+    for f in files.iter().filter(|f| f.krate == "bin") {
+        for p in paths(&f.code)
+            .into_iter()
+            .filter(|p| p.starts_with("git_jules::"))
+        {
+            let Some((_, to)) = resolve(&p, &f.module, "bin", &lib) else {
+                continue;
+            };
+            if to.is_empty() {
+                continue; // the crate root's re-exports: `Error`, `Result`, `Workspace`
+            }
+            let name = to.join("::");
+            let listed = api.contains(&name)
+                || (1..=to.len()).any(|n| api.contains(&format!("{}::*", to[..n].join("::"))));
+            if !listed {
+                out.push(format!("{} -> {name}", f.rel));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[test]
+fn frontends_reach_the_library_only_through_the_use_case_api() {
+    let found = off_api(&load(), &use_case_api());
+    assert!(
+        found.is_empty(),
+        "frontends naming library modules outside the \"Use-case API\" table of docs/architecture.md:\n{}",
+        found.join("\n")
+    );
+}
+
+/// The rule fails on a planted frontend reaching past the use cases into the store's primitives.
+#[test]
+fn a_frontend_reaching_into_the_store_is_caught() {
+    let mut files = load();
+    files.push(plant(
+        "bin",
+        &["frontends", "mcp", "planted"],
+        "use git_jules::store::refs;\nfn f() { git_jules::store::loose::write(); }\n",
+    ));
+    assert_eq!(
+        off_api(&files, &use_case_api()),
+        [
+            "src/frontends/mcp/planted.rs -> store::loose",
+            "src/frontends/mcp/planted.rs -> store::refs"
+        ]
+    );
 }
 
 /// The checker itself finds what it must: a cycle between siblings and an edge up the layers.
@@ -405,18 +609,18 @@ fn the_checker_sees_use_trees_and_inline_paths() {
     assert!(!found.iter().any(|c| c.contains("ui")), "{found:?}");
 }
 
-/// Paths by which a command (a module under `cli`, other than `cli::context`) names an item of
-/// `cli/mod.rs` itself, the parser and dispatcher, rather than a module: `file: path` each.
+/// Paths by which a frontend module (under `frontends`, other than `frontends::context`) names an item of
+/// `frontends/mod.rs` itself, the parser and dispatcher, rather than a module: `file: path` each.
 fn climbs_to_the_dispatcher(files: &[File]) -> Vec<String> {
     let modules: BTreeSet<(String, Vec<String>)> = files
         .iter()
         .flat_map(|f| (0..=f.module.len()).map(|n| (f.krate.to_owned(), f.module[..n].to_vec())))
         .collect();
-    let cli = vec!["cli".to_owned()];
-    let context = vec!["cli".to_owned(), "context".to_owned()];
+    let cli = vec!["frontends".to_owned()];
+    let context = vec!["frontends".to_owned(), "context".to_owned()];
     let mut out = Vec::new();
     for f in files {
-        let is_command = f.krate == "bin" && f.module.len() >= 2 && f.module[0] == "cli";
+        let is_command = f.krate == "bin" && f.module.len() >= 2 && f.module[0] == "frontends";
         if !is_command || f.module == context {
             continue;
         }
@@ -432,14 +636,14 @@ fn climbs_to_the_dispatcher(files: &[File]) -> Vec<String> {
     out
 }
 
-/// Commands take the context, exit codes and the clap tree from `cli::context`; nothing climbs back to
-/// `cli/mod.rs` (the issue found 18 imports that did).
+/// Commands take the context, exit codes and the clap tree from `frontends::context`; nothing climbs back
+/// to `frontends/mod.rs` (the issue found 18 imports that did).
 #[test]
 fn commands_reach_the_cli_only_through_its_context_module() {
     let found = climbs_to_the_dispatcher(&load());
     assert!(
         found.is_empty(),
-        "commands naming items of cli/mod.rs (import them from crate::cli::context):\n{}",
+        "commands naming items of frontends/mod.rs (import them from crate::frontends::context):\n{}",
         found.join("\n")
     );
 }
@@ -449,27 +653,23 @@ fn commands_reach_the_cli_only_through_its_context_module() {
 #[test]
 fn a_command_that_climbs_back_to_the_dispatcher_is_caught() {
     let mut files = load();
-    let plant = |module: &[&str], code: &str| File {
-        krate: "bin",
-        module: module.iter().map(|s| s.to_string()).collect(),
-        rel: format!("src/{}.rs", module.join("/")),
-        code: code.to_owned(),
-    };
     files.push(plant(
-        &["cli", "planted"],
-        "use super::{ui, Context};\nfn f() -> i32 { crate::cli::EXIT_OK }\n",
+        "bin",
+        &["frontends", "cli", "planted"],
+        "use super::super::{ui, Context};\nfn f() -> i32 { crate::frontends::EXIT_OK }\n",
     ));
     files.push(plant(
-        &["cli", "mail", "planted"],
-        "use crate::cli::context::Context;\nuse super::super::Context as C;\n",
+        "bin",
+        &["frontends", "cli", "mail", "planted"],
+        "use crate::frontends::context::Context;\nuse super::super::super::Context as C;\n",
     ));
     let found = climbs_to_the_dispatcher(&files);
     assert_eq!(
         found,
         [
-            "src/cli/mail/planted.rs: super::super::Context",
-            "src/cli/planted.rs: crate::cli::EXIT_OK",
-            "src/cli/planted.rs: super::Context",
+            "src/frontends/cli/mail/planted.rs: super::super::super::Context",
+            "src/frontends/cli/planted.rs: crate::frontends::EXIT_OK",
+            "src/frontends/cli/planted.rs: super::super::Context",
         ],
         "{found:?}"
     );

@@ -44,7 +44,7 @@ pub(crate) async fn connect(
     (service, handler)
 }
 
-/// The watcher's trace (`GIT_JULES_MCP_TRACE`, src/cli/mcp/watch.rs): one stderr line per look at the inbox.
+/// The watcher's trace (`GIT_JULES_MCP_TRACE`, src/frontends/mcp/watch.rs): one stderr line per look at the inbox.
 type Trace = tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStderr>>;
 
 /// `connect`, with the watcher's trace on a pipe.
@@ -353,7 +353,7 @@ async fn new_mail_from_another_process_or_a_fetch_is_pushed() {
     r.jules_ok(["init"]);
     r.jules_ok(["sync"]);
     let (s, client, mut trace) = connect_traced(&r, "alice").await;
-    // resources/subscribe: the mechanism of the protocol versions the server offers (see src/cli/mcp).
+    // resources/subscribe: the mechanism of the protocol versions the server offers (see src/frontends/cli/mcp).
     #[allow(deprecated)]
     s.subscribe(SubscribeRequestParams::new("jules://mail/inbox"))
         .await

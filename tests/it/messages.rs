@@ -3,11 +3,11 @@
 //! 1. no message the library builds into an error names a command-line flag (`--force`, `--base BRANCH`):
 //!    the library serves the CLI, the MCP server and the web alike, so an MCP agent must not be told to
 //!    "pass --force". What would fix a failure travels as data (`Error::Needs`, a `Remedy`); the CLI words it
-//!    as flags in `src/cli/error.rs`, the MCP server as argument fields in `src/cli/mcp/mod.rs`;
+//!    as flags in `src/frontends/error.rs`, the MCP server as argument fields in `src/frontends/mcp/mod.rs`;
 //! 2. `Error::Other(format!…)`, an error that is only text, stays rare (at most [`MAX_OTHER_FORMAT`] in all of
 //!    `src/`): an error from below is wrapped with its source (`Error::wrap`), so its causes are kept.
 //!
-//! Library code is `src/` outside `src/cli/` and `src/main.rs`. Only the arguments of `Error::…`
+//! Library code is `src/` outside `src/frontends/cli/` and `src/main.rs`. Only the arguments of `Error::…`
 //! constructors are read (what a message says), not every string: the library runs git with real `--flags`.
 //! Inside a message, git's own flags in a backticked git command (`` `git restore --staged` ``), a git diff
 //! header (`diff --git`) and the arguments of `Error::GitCommand` are git's words, not ours.
@@ -47,7 +47,7 @@ fn src_files() -> Vec<(String, String)> {
 }
 
 fn is_library(rel: &str) -> bool {
-    !rel.starts_with("src/cli/") && rel != "src/main.rs"
+    !rel.starts_with("src/frontends/") && rel != "src/main.rs"
 }
 
 /// The string literals of `code` (plain and raw), with the byte offset where each starts.

@@ -550,11 +550,11 @@ fn three_hundred_syncs_keep_packs_and_loose_objects_bounded() {
     reader.git(["config", "fetch.unpackLimit", "1"]);
     let mut worst = (0, 0);
     let wrepo = crate::harness::open(writer.path());
-    let log = git_jules::eventlog::Log::open(&wrepo, "mail").unwrap();
+    let log = git_jules::store::eventlog::Log::open(&wrepo, "mail").unwrap();
     for i in 0..300 {
         // The writer appends in-process and pushes with plain git: only the reader's 300 syncs are measured.
-        log.append(git_jules::eventlog::NewEvent::new(
-            git_jules::eventlog::Event::new(
+        log.append(git_jules::store::eventlog::NewEvent::new(
+            git_jules::store::eventlog::Event::new(
                 "t.tick",
                 format!("w{}", i % 7),
                 serde_json::json!({ "i": i }),
@@ -563,11 +563,17 @@ fn three_hundred_syncs_keep_packs_and_loose_objects_bounded() {
         .unwrap();
         writer.git(["push", "-q", "origin", "refs/jules/mail:refs/jules/mail"]);
         reader.jules_ok(["sync"]);
-        let c = git_jules::hygiene::counts(&crate::harness::open(reader.path()));
+        let c = git_jules::store::hygiene::counts(&crate::harness::open(reader.path()));
         worst = (worst.0.max(c.packs), worst.1.max(c.loose));
     }
-    assert!(worst.0 <= git_jules::hygiene::MAX_PACKS + 1, "{worst:?}");
-    assert!(worst.1 <= git_jules::hygiene::MAX_LOOSE + 100, "{worst:?}");
+    assert!(
+        worst.0 <= git_jules::store::hygiene::MAX_PACKS + 1,
+        "{worst:?}"
+    );
+    assert!(
+        worst.1 <= git_jules::store::hygiene::MAX_LOOSE + 100,
+        "{worst:?}"
+    );
     assert!(worst.0 > 2, "the test should have made packs: {worst:?}");
     let rows = json_items(&reader.jules_ok(["log", "show", "mail", "--json"]));
     assert_eq!(rows.len(), 300);

@@ -448,15 +448,22 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
     let new_tip = r.git(["rev-parse", "HEAD"]);
     let git_dir = r.path().join(".git");
     let oid = |s: &str| gix::ObjectId::from_hex(s.as_bytes()).unwrap();
-    let a = git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&tip)).unwrap();
-    let b =
-        git_jules::series::rangediff::read_patches(&git_dir, oid(&base), oid(&new_tip)).unwrap();
+    let a =
+        git_jules::capabilities::series::rangediff::read_patches(&git_dir, oid(&base), oid(&tip))
+            .unwrap();
+    let b = git_jules::capabilities::series::rangediff::read_patches(
+        &git_dir,
+        oid(&base),
+        oid(&new_tip),
+    )
+    .unwrap();
     // The texts made in-process (what `series range-diff` uses) are `git log`'s, byte for byte.
     let repo = gix::open(&git_dir).unwrap();
     for (from_git, tip) in [(&a, &tip), (&b, &new_tip)] {
-        let ours = git_jules::series::rangediff::texts::read(&repo, oid(&base), oid(tip))
-            .unwrap()
-            .expect("made in-process");
+        let ours =
+            git_jules::capabilities::series::rangediff::texts::read(&repo, oid(&base), oid(tip))
+                .unwrap()
+                .expect("made in-process");
         assert_same_texts(&ours, from_git);
     }
     let cases = [
@@ -466,9 +473,9 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
     ];
     for factor in [0, 30, 60, 100, 200] {
         for (x, y, xt, yt) in cases {
-            let p = git_jules::series::rangediff::pair(x, y, factor);
+            let p = git_jules::capabilities::series::rangediff::pair(x, y, factor);
             let ours: Vec<(usize, char, usize)> =
-                git_jules::series::rangediff::entries(x, y, &p, false)
+                git_jules::capabilities::series::rangediff::entries(x, y, &p, false)
                     .iter()
                     .map(|e| {
                         (
@@ -496,8 +503,8 @@ fn pairing_without_change_ids_matches_git_range_diff_on_ripgrep() {
 }
 
 fn assert_same_texts(
-    ours: &[git_jules::series::rangediff::PatchText],
-    git: &[git_jules::series::rangediff::PatchText],
+    ours: &[git_jules::capabilities::series::rangediff::PatchText],
+    git: &[git_jules::capabilities::series::rangediff::PatchText],
 ) {
     assert_eq!(ours.len(), git.len());
     for (o, g) in ours.iter().zip(git) {
@@ -535,17 +542,20 @@ fn in_process_patch_texts_are_git_logs_on_ripgrep() {
     let base = oid(&r.git(["rev-parse", "HEAD~1500"]));
     let tip = oid(&r.git(["rev-parse", "HEAD"]));
     let git_dir = r.path().join(".git");
-    let from_git = git_jules::series::rangediff::read_patches(&git_dir, base, tip).unwrap();
+    let from_git =
+        git_jules::capabilities::series::rangediff::read_patches(&git_dir, base, tip).unwrap();
     let repo = gix::open(&git_dir).unwrap();
-    let ours = git_jules::series::rangediff::texts::read(&repo, base, tip)
+    let ours = git_jules::capabilities::series::rangediff::texts::read(&repo, base, tip)
         .unwrap()
         .expect("made in-process");
     assert_same_texts(&ours, &from_git);
     r.git(["config", "diff.algorithm", "patience"]);
     let repo = gix::open(&git_dir).unwrap();
-    assert!(git_jules::series::rangediff::texts::read(&repo, base, tip)
-        .unwrap()
-        .is_none());
+    assert!(
+        git_jules::capabilities::series::rangediff::texts::read(&repo, base, tip)
+            .unwrap()
+            .is_none()
+    );
 }
 
 /// Upstream drift between two bases shows as a change in a plain range-diff, and not with `--rebase`, which

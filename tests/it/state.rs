@@ -180,7 +180,7 @@ fn a_finished_run_stays_finished_like_a_task() {
 }
 
 /// A float in imported data once became an event that `log fsck` then called non-canonical (found by the
-/// property tests in src/eventlog/prop_tests.rs): events hold only integers, so the import is refused whole.
+/// property tests in src/store/eventlog/prop_tests.rs): events hold only integers, so the import is refused whole.
 #[test]
 fn import_refuses_fractions_instead_of_writing_events_fsck_rejects() {
     let r = Repo::new();

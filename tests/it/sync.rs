@@ -3,8 +3,8 @@
 
 use std::process::Stdio;
 
-use git_jules::eventlog::{Event, Log, NewEvent};
-use git_jules::refs::{self, Relation};
+use git_jules::store::eventlog::{Event, Log, NewEvent};
+use git_jules::store::refs::{self, Relation};
 use gix::ObjectId;
 
 use crate::harness::{json_items, open, stderr, stdout, Repo};
@@ -131,7 +131,10 @@ fn relation_and_join_are_right_on_criss_cross_logs() {
             if ab {
                 contained += 1;
                 let out = logs[0].join(*a, *b).unwrap();
-                assert_eq!(out, git_jules::eventlog::MergeOutcome::FastForward(*b));
+                assert_eq!(
+                    out,
+                    git_jules::store::eventlog::MergeOutcome::FastForward(*b)
+                );
             }
         }
     }
@@ -617,7 +620,10 @@ fn mail_wait_fetch_survives_many_fetches_under_the_slot_limit() {
                 .ends_with(".pack")
         })
         .count();
-    assert!(packs <= git_jules::hygiene::MAX_PACKS + 1, "{packs} packs");
+    assert!(
+        packs <= git_jules::store::hygiene::MAX_PACKS + 1,
+        "{packs} packs"
+    );
 }
 
 #[test]
@@ -925,10 +931,15 @@ fn a_push_that_would_lose_events_is_refused_before_it_is_sent() {
         )))
         .unwrap();
     let lone = refs::target(&repo, "refs/jules/fresh").unwrap().unwrap();
-    let err =
-        git_jules::sync::push_leased(&repo, "origin", "refs/jules/mail", lone, Some(remote_tip))
-            .unwrap_err()
-            .to_string();
+    let err = git_jules::store::sync::push_leased(
+        &repo,
+        "origin",
+        "refs/jules/mail",
+        lone,
+        Some(remote_tip),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("refusing to push refs/jules/mail") && err.contains("3 event(s)"),
         "{err}"
@@ -943,7 +954,7 @@ fn a_push_that_would_lose_events_is_refused_before_it_is_sent() {
         .join(remote_tip, lone)
         .unwrap()
         .tip();
-    assert!(git_jules::sync::push_leased(
+    assert!(git_jules::store::sync::push_leased(
         &repo,
         "origin",
         "refs/jules/mail",
@@ -1133,7 +1144,7 @@ fn independent_tips_match_git_and_one_join_holds_every_event() {
         } else if !subset[1..].contains(&subset[0]) && !first.is_subset(&rest) {
             uncontained += 1;
         }
-        if let git_jules::eventlog::MergeOutcome::Merged(m) = joined {
+        if let git_jules::store::eventlog::MergeOutcome::Merged(m) = joined {
             // One join commit whose parents are independent tips, however many there are.
             let parents: Vec<String> = open(r.path())
                 .find_commit(m)

@@ -210,7 +210,7 @@ fn two_schedulers_ticking_at_once_never_launch_the_same_run_twice() {
     r.write(".jules/schedules.toml", FIVE);
     r.jules_ok(["sprint", "start"]);
     let launch = launcher(out.path());
-    // Each round, both ticks are held just before they record their plans (`src/testhook.rs`: the state
+    // Each round, both ticks are held just before they record their plans (`src/kit/testhook.rs`: the state
     // append, objects written, ref not moved) until both are there: they provably planned from the same
     // state, so one record must fail its compare-and-swap and that tick plan again. Started back to back
     // without the hold, one tick often finished before the other began and the race was never run.

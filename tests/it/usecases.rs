@@ -4,9 +4,9 @@
 
 use std::sync::atomic::AtomicBool;
 
-use git_jules::mail::api::Mark;
-use git_jules::mail::api::{self, Attachment, Compose, ReplyInput, SendInput};
-use git_jules::mail::view::Filter;
+use git_jules::capabilities::mail::api::Mark;
+use git_jules::capabilities::mail::api::{self, Attachment, Compose, ReplyInput, SendInput};
+use git_jules::capabilities::mail::view::Filter;
 use git_jules::{Error, NameProblem, Workspace};
 
 use crate::harness::{open, Repo};
@@ -57,7 +57,7 @@ fn mail_use_cases_send_read_mark_reply_and_claim_as_the_cli_sees_them() {
             thread: Some("standup".into()),
             compose: Compose {
                 body: "b1".into(),
-                priority: Some(git_jules::mail::Priority::Urgent),
+                priority: Some(git_jules::capabilities::mail::Priority::Urgent),
                 attachments: vec![
                     Attachment::from_arg(r.path(), "notes.txt").unwrap(),
                     Attachment::from_arg(r.path(), "https://example.com/x").unwrap(),
@@ -179,9 +179,9 @@ fn state_use_cases_list_and_finish_tasks() {
     let a = r.jules_ok(["task", "add", "write the parser", "--persona", "alice"]);
     r.jules_ok(["task", "add", "review", "--persona", "bob"]);
     let ws = workspace(&r);
-    let alice = git_jules::tasks::list(
+    let alice = git_jules::capabilities::sprint_tasks::list(
         &ws,
-        &git_jules::tasks::TaskQuery {
+        &git_jules::capabilities::sprint_tasks::TaskQuery {
             persona: Some("alice".into()),
             ..Default::default()
         },
@@ -189,13 +189,13 @@ fn state_use_cases_list_and_finish_tasks() {
     .unwrap();
     assert_eq!(alice.len(), 1);
     assert!(alice[0].id.starts_with(a.trim()));
-    let done = git_jules::tasks::done(&ws, "alice", a.trim()).unwrap();
+    let done = git_jules::capabilities::sprint_tasks::done(&ws, "alice", a.trim()).unwrap();
     assert_eq!(
         (done.state, done.task.as_str()),
         ("done", alice[0].id.as_str())
     );
     // Finishing it twice is refused; the CLI sees it done.
-    assert!(git_jules::tasks::done(&ws, "alice", a.trim()).is_err());
+    assert!(git_jules::capabilities::sprint_tasks::done(&ws, "alice", a.trim()).is_err());
     let cli: serde_json::Value =
         serde_json::from_str(&r.jules_ok(["--json", "task", "ls", "--state", "done"])).unwrap();
     assert_eq!(cli["items"][0]["id"], alice[0].id.as_str());
@@ -210,7 +210,7 @@ fn series_use_case_verifies_a_range_and_caches_what_git_notes_show() {
         r.commit_all(&format!("patch {i}"));
     }
     let ws = workspace(&r);
-    let input = git_jules::series::api::VerifyInput {
+    let input = git_jules::capabilities::series::api::VerifyInput {
         base: Some("main".into()),
         cmd: Some("! grep -q bad f*".into()),
         keep_going: true,
@@ -218,7 +218,7 @@ fn series_use_case_verifies_a_range_and_caches_what_git_notes_show() {
     };
     let never = AtomicBool::new(false);
     let seen = std::sync::Mutex::new(0usize);
-    let verified = git_jules::series::api::verify(&ws, &input, &never, &|_| {
+    let verified = git_jules::capabilities::series::api::verify(&ws, &input, &never, &|_| {
         *seen.lock().unwrap() += 1;
     })
     .unwrap();
@@ -229,7 +229,7 @@ fn series_use_case_verifies_a_range_and_caches_what_git_notes_show() {
         .report
         .commits
         .iter()
-        .filter(|c| c.result == git_jules::verify::Outcome::Fail)
+        .filter(|c| c.result == git_jules::capabilities::verify::Outcome::Fail)
         .map(|c| c.commit.to_string())
         .collect();
     assert_eq!(failed, [r.rev("topic").unwrap()]);
@@ -269,16 +269,17 @@ fn weave_use_case_checks_inputs_without_writing_anything() {
     let refs_before = r.git(["for-each-ref"]);
     let objects_before = r.git(["count-objects", "-v"]);
     let ws = workspace(&r);
-    let opts = git_jules::weave::Options::check_only(
+    let opts = git_jules::capabilities::weave::Options::check_only(
         vec![
-            git_jules::weave::input::Spec::from_arg(ws.dir(), "one"),
-            git_jules::weave::input::Spec::from_arg(ws.dir(), "two"),
+            git_jules::capabilities::weave::input::Spec::from_arg(ws.dir(), "one"),
+            git_jules::capabilities::weave::input::Spec::from_arg(ws.dir(), "two"),
         ],
         Vec::new(),
         Some("main".into()),
         None,
     );
-    let report = git_jules::weave::weave(&ws.repo(), &opts, &AtomicBool::new(false)).unwrap();
+    let report =
+        git_jules::capabilities::weave::weave(&ws.repo(), &opts, &AtomicBool::new(false)).unwrap();
     assert!(!report.clean());
     let doc = serde_json::to_value(&report).unwrap();
     assert_eq!(doc["check"], true);
@@ -361,7 +362,7 @@ fn cli_json(r: &Repo, args: &[&str]) -> serde_json::Value {
 /// is seen by the binary. Catches a frontend that assembles a lease call of its own and drifts.
 #[test]
 fn lease_use_cases_acquire_list_check_release_as_the_cli_sees_them() {
-    use git_jules::lease::{api, Changes, Filter};
+    use git_jules::capabilities::lease::{api, Changes, Filter};
     let r = Repo::new();
     pin_clock(&r);
     let ws = workspace(&r);
@@ -481,7 +482,7 @@ fn lease_use_cases_acquire_list_check_release_as_the_cli_sees_them() {
 /// the MCP server's `series_status` answers, and `read_all` is `series list --json`.
 #[tokio::test(flavor = "current_thread")]
 async fn series_status_use_case_is_the_clis_and_the_mcp_tools_document() {
-    use git_jules::series::status::{self, StatusInput};
+    use git_jules::capabilities::series::status::{self, StatusInput};
     let r = Repo::new();
     r.git(["config", "jules.verify.cmd", "true"]);
     r.git(["checkout", "-qb", "jules/staging/feat"]);
@@ -519,7 +520,7 @@ async fn series_status_use_case_is_the_clis_and_the_mcp_tools_document() {
 /// for the same moment, and a lease a tool acquired is the one the use case lists.
 #[tokio::test(flavor = "current_thread")]
 async fn the_mcp_lease_tools_return_the_use_cases_documents() {
-    use git_jules::lease::{api, Filter};
+    use git_jules::capabilities::lease::{api, Filter};
     let r = Repo::new();
     pin_clock(&r);
     let ws = workspace(&r);
@@ -574,7 +575,7 @@ fn weave_reports_use_case_reads_what_a_weave_recorded() {
     assert_eq!(out.status.code(), Some(1), "one input conflicts");
     let mut printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let ws = workspace(&r);
-    let recent = git_jules::weave::recent::read(&ws, chrono::Utc::now()).unwrap();
+    let recent = git_jules::capabilities::weave::recent::read(&ws, chrono::Utc::now()).unwrap();
     assert_eq!(recent.reports.len(), 1);
     let mut recorded = recent.reports[0].report.clone().expect("the report blob");
     for doc in [&mut printed, &mut recorded] {
@@ -588,7 +589,7 @@ fn weave_reports_use_case_reads_what_a_weave_recorded() {
 /// every persona's series) answer with the documents the CLI prints for the same versions.
 #[test]
 fn series_version_use_cases_are_the_clis_documents() {
-    use git_jules::series::api;
+    use git_jules::capabilities::series::api;
     let r = Repo::new();
     r.git(["checkout", "-qb", "jules/staging/feat"]);
     r.write("a", "one\n");
@@ -688,7 +689,7 @@ fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
             compose: Compose {
                 body: "b".into(),
                 msg_type: Some("task".into()),
-                priority: Some(git_jules::mail::Priority::Urgent),
+                priority: Some(git_jules::capabilities::mail::Priority::Urgent),
                 tags: vec!["x".into()],
                 ..Compose::default()
             },
@@ -714,7 +715,7 @@ fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
             Filter {
                 unread: true,
                 msg_type: Some("task".into()),
-                priority: Some(git_jules::mail::Priority::Urgent),
+                priority: Some(git_jules::capabilities::mail::Priority::Urgent),
                 tag: Some("x".into()),
                 from: Some("bob".into()),
                 limit: Some(5),
@@ -737,7 +738,7 @@ fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
         (
             "?folder=archive",
             Filter {
-                folder: git_jules::mail::view::Folder::Archive,
+                folder: git_jules::capabilities::mail::view::Folder::Archive,
                 ..Filter::default()
             },
             &["--archived"],
@@ -745,7 +746,7 @@ fn the_web_mailbox_is_the_cli_inbox_for_the_same_persona_and_filter() {
         (
             "?folder=all",
             Filter {
-                folder: git_jules::mail::view::Folder::All,
+                folder: git_jules::capabilities::mail::view::Folder::All,
                 ..Filter::default()
             },
             &["--all"],

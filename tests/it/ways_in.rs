@@ -1,6 +1,6 @@
 //! One way into each capability (issue 42, point 3), checked against the source.
 //!
-//! Mail: the frontends (`src/cli/`, the MCP server in `src/cli/mcp/`, `src/web/`) and every other
+//! Mail: the frontends (`src/frontends/cli/`, the MCP server in `src/frontends/mcp/`, `src/frontends/web/`) and every other
 //! capability reach mail through its use cases (`mail::api`) and its view (`mail::view`), never through
 //! the implementation behind them (`mail::ops`, `mail::out`). Those two are `pub(crate)` in the library,
 //! which already keeps the binary out; this test also keeps the library's other modules out, and names the
@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// The mail modules no file outside `src/mail/` may name.
+/// The mail modules no file outside `src/capabilities/mail/` may name.
 const PRIVATE: [&str; 2] = ["ops", "out"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -56,11 +56,11 @@ fn named(code: &str) -> Vec<String> {
     found
 }
 
-/// `path: mail::x` for each file under `src/` outside `src/mail/` that names a private mail module.
+/// `path: mail::x` for each file under `src/` outside `src/capabilities/mail/` that names a private mail module.
 fn violations(files: &[(String, String)]) -> Vec<String> {
     let mut out = Vec::new();
     for (rel, code) in files {
-        if rel.starts_with("src/mail/") {
+        if rel.starts_with("src/capabilities/mail/") {
             continue;
         }
         for n in named(code) {
@@ -95,7 +95,9 @@ fn sources() -> Vec<(String, String)> {
 fn only_mail_itself_names_mail_ops_or_out() {
     let files = sources();
     assert!(
-        files.iter().any(|(rel, _)| rel == "src/mail/api.rs"),
+        files
+            .iter()
+            .any(|(rel, _)| rel == "src/capabilities/mail/api.rs"),
         "the walk found the sources"
     );
     assert_eq!(violations(&files), Vec::<String>::new());
@@ -108,34 +110,37 @@ fn a_planted_way_around_mail_api_is_caught() {
     let plant = |rel: &str, code: &str| (rel.to_owned(), code.to_owned());
     let files = vec![
         plant(
-            "src/web/planted.rs",
+            "src/frontends/web/planted.rs",
             "use crate::mail::ops::{self, Mark};\n",
         ),
         plant(
-            "src/cli/mail/planted.rs",
-            "fn f() { let _ = git_jules::mail::out::JSON_VERSION; }\n",
+            "src/frontends/cli/mail/planted.rs",
+            "fn f() { let _ = git_jules::capabilities::mail::out::JSON_VERSION; }\n",
         ),
         plant(
-            "src/lease/planted.rs",
+            "src/capabilities/lease/planted.rs",
             "use crate::mail::{recipients::Groups, ops, SendRequest};\n",
         ),
         plant(
-            "src/cli/mcp/planted.rs",
-            "use git_jules::mail::{self, out};\n",
+            "src/frontends/mcp/planted.rs",
+            "use git_jules::capabilities::mail::{self, out};\n",
         ),
-        plant("src/mail/planted.rs", "use crate::mail::ops;\n"),
         plant(
-            "src/fleet.rs",
+            "src/capabilities/mail/planted.rs",
+            "use crate::mail::ops;\n",
+        ),
+        plant(
+            "src/capabilities/fleet.rs",
             "use crate::mail::{api, view::Filter};\nfn f() { crate::mail::outbox(); }\n",
         ),
     ];
     assert_eq!(
         violations(&files),
         [
-            "src/cli/mail/planted.rs: mail::out",
-            "src/cli/mcp/planted.rs: mail::out",
-            "src/lease/planted.rs: mail::ops",
-            "src/web/planted.rs: mail::ops",
+            "src/capabilities/lease/planted.rs: mail::ops",
+            "src/frontends/cli/mail/planted.rs: mail::out",
+            "src/frontends/mcp/planted.rs: mail::out",
+            "src/frontends/web/planted.rs: mail::ops",
         ]
     );
 }

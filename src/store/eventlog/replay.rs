@@ -1,0 +1,615 @@
+//! The full replay in bounded memory: every event reachable from the tips, folded in the total order,
+//! without holding the events (or even their JSON) in memory.
+//!
+//! The order is only known once every commit is read, so the walk keeps, per event, only its place in the
+//! order and where the rest is: (lamport, id, spill position), 48 bytes. The event's JSON and its commit id
+//! go to a spill: a buffer per decoding thread that, once past [`SPILL_AT`] bytes, moves to an unnamed
+//! temporary file under `.git/jules/tmp` (removed by the kernel when the process ends, however it ends).
+//! After the sort, events are read back in order a chunk at a time, with neighbouring bytes read in one
+//! call, parsed on every core and folded. What stays in memory is the keys and the sorted ids the cache
+//! keeps (80 bytes per event) plus one chunk, whatever the size of the events: less than `git log` holds
+//! for the same commits (docs/benchmarks-coldstart.md).
+
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::event::{decode_json, EventId};
+use super::read::{IdSet, InvalidCommit, LoggedEvent};
+use super::walk::{classify, commit_message, parallel_walk, Batches, Classified};
+use super::Log;
+use crate::kit::error::{Error, Result, ResultExt};
+
+/// A decoding thread keeps up to this many JSON bytes in memory before it spills them to a file.
+pub const SPILL_AT: usize = 1024 * 1024;
+
+/// Events are read back, parsed and folded this many at a time.
+const FOLD_CHUNK: usize = 4 * 1024;
+
+/// Reads of spilled bytes closer than this are merged into one read.
+const MERGE_GAP: u64 = 4096;
+
+/// What a [`Log::replay`] read, beside the events it handed to the fold.
+#[derive(Debug, Default)]
+pub struct Replayed {
+    pub commits: usize,
+    pub merges: usize,
+    pub invalid: Vec<InvalidCommit>,
+    /// Every folded id, sorted (what the cache keeps to fold later events exactly once).
+    pub ids: Vec<EventId>,
+    /// The largest (lamport, id) folded.
+    pub max_key: Option<(u64, EventId)>,
+    /// How many JSON bytes went to spill files (0: the log was small enough to stay in memory).
+    pub spilled: u64,
+}
+
+/// An event between the walk and the fold: its place in the order and where its record is in which spill.
+/// A record is the JSON's length (4 bytes, little-endian), the JSON, then the commit id.
+struct Key {
+    lamport: u64,
+    id: EventId,
+    /// The spill's index in the top 8 bits, the record's offset in it below.
+    place: u64,
+}
+
+const OFFSET_BITS: u32 = 56;
+
+impl Key {
+    /// The total order: Lamport clock, then id. Copies of one event (one id at one clock, on two commits)
+    /// are next to each other; the fold takes the smallest commit of them (see `Log::replay_with`).
+    fn order(&self) -> (u64, EventId) {
+        (self.lamport, self.id)
+    }
+
+    fn spill(&self) -> usize {
+        (self.place >> OFFSET_BITS) as usize
+    }
+
+    fn at(&self) -> u64 {
+        self.place & ((1 << OFFSET_BITS) - 1)
+    }
+}
+
+/// The keys of every run, each run sorted, in the total order (a k-way merge; runs are one per core).
+struct Merge<'a> {
+    runs: Vec<&'a [Key]>,
+}
+
+impl<'a> Merge<'a> {
+    fn new(runs: &'a [Vec<Key>]) -> Self {
+        Merge {
+            runs: runs.iter().map(Vec::as_slice).collect(),
+        }
+    }
+}
+
+impl<'a> Iterator for Merge<'a> {
+    type Item = &'a Key;
+
+    fn next(&mut self) -> Option<&'a Key> {
+        let best = (0..self.runs.len())
+            .filter(|&i| !self.runs[i].is_empty())
+            .min_by_key(|&i| self.runs[i][0].order())?;
+        let (first, rest) = self.runs[best].split_first()?;
+        self.runs[best] = rest;
+        Some(first)
+    }
+}
+
+/// One decoding thread's JSON bytes: in memory, then appended to an unnamed file.
+struct Spill {
+    dir: Option<PathBuf>,
+    limit: usize,
+    buf: Vec<u8>,
+    file: Option<File>,
+    /// Bytes already in the file; the buffer holds what follows.
+    flushed: u64,
+}
+
+impl Spill {
+    fn new(dir: Option<PathBuf>, limit: usize) -> Spill {
+        Spill {
+            dir,
+            limit,
+            buf: Vec::new(),
+            file: None,
+            flushed: 0,
+        }
+    }
+
+    /// Append the record of an event; its offset.
+    fn push(&mut self, json: &[u8], commit: &ObjectId) -> Result<u64> {
+        let at = self.flushed + self.buf.len() as u64;
+        self.buf
+            .extend_from_slice(&(json.len() as u32).to_le_bytes());
+        self.buf.extend_from_slice(json);
+        self.buf.extend_from_slice(commit.as_bytes());
+        if self.buf.len() >= self.limit {
+            self.flush()?;
+        }
+        Ok(at)
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.file.is_none() {
+            let Some(dir) = &self.dir else {
+                return Ok(()); // nowhere to spill: the bytes stay in memory
+            };
+            match create_spill_file(dir) {
+                Ok(f) => self.file = Some(f),
+                // A repository we cannot write to costs memory, never the answer.
+                Err(_) => {
+                    self.dir = None;
+                    return Ok(());
+                }
+            }
+        }
+        if let Some(f) = self.file.as_mut() {
+            f.write_all(&self.buf)
+                .context(|| "writing the replay's spill file".into())?;
+            self.flushed += self.buf.len() as u64;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Append the bytes `[at, at + len)` to `out`.
+    fn read(&self, at: u64, len: usize, out: &mut Vec<u8>) -> Result<()> {
+        let mut at = at;
+        let mut len = len;
+        if at < self.flushed {
+            let from_file = len.min((self.flushed - at) as usize);
+            let start = out.len();
+            out.resize(start + from_file, 0);
+            let file = self
+                .file
+                .as_ref()
+                .ok_or_else(|| Error::Other("a spilled replay lost its file".into()))?;
+            file.read_exact_at(&mut out[start..], at)
+                .context(|| "reading the replay's spill file".into())?;
+            at += from_file as u64;
+            len -= from_file;
+        }
+        if len > 0 {
+            let start = (at - self.flushed) as usize;
+            out.extend_from_slice(&self.buf[start..start + len]);
+        }
+        Ok(())
+    }
+}
+
+/// An unnamed file in `dir` (`O_TMPFILE` where the file system has it): nothing is left behind, also when
+/// the process is killed.
+fn create_spill_file(dir: &Path) -> std::io::Result<File> {
+    std::fs::create_dir_all(dir)?;
+    tempfile::tempfile_in(dir)
+}
+
+impl Log<'_> {
+    /// Fold every event reachable from `tips` into `apply`, in the total order, in bounded memory (see the
+    /// module's documentation). Events are read on every core; `apply` runs on this thread.
+    pub fn replay(&self, tips: &[ObjectId], apply: impl FnMut(&LoggedEvent)) -> Result<Replayed> {
+        let dir = crate::kit::repo::jules_dir(self.repo).join("tmp");
+        self.replay_with(tips, Some(dir), SPILL_AT, apply)
+    }
+
+    /// [`Log::replay`] with the spill's place (`None`: keep everything in memory) and threshold.
+    pub fn replay_with(
+        &self,
+        tips: &[ObjectId],
+        spill_dir: Option<PathBuf>,
+        spill_at: usize,
+        mut apply: impl FnMut(&LoggedEvent),
+    ) -> Result<Replayed> {
+        let mut out = Replayed::default();
+        if tips.is_empty() {
+            return Ok(out);
+        }
+        // Each decoding thread's keys stay in their own vector (sorted there, merged while folding): one
+        // vector of all keys would need a second copy of them while it is assembled.
+        let mut runs: Vec<Vec<Key>> = Vec::new();
+        let mut spills: Vec<Spill> = Vec::new();
+        let mut commits = 0;
+        let reads = parallel_walk(
+            self.repo,
+            tips,
+            &[],
+            |_, _| commits += 1,
+            |w, repo, batches| {
+                read_commits(
+                    repo,
+                    batches,
+                    w as u8,
+                    Spill::new(spill_dir.clone(), spill_at),
+                )
+            },
+        )?;
+        out.commits = commits;
+        // The events are parsed on as many threads as decoded them.
+        let workers = reads.len().max(1);
+        for read in reads {
+            let mut keys = read.keys;
+            keys.shrink_to_fit();
+            runs.push(keys);
+            out.invalid.extend(read.invalid);
+            out.merges += read.merges;
+            spills.push(read.spill);
+        }
+        out.spilled = spills.iter().map(|s| s.flushed).sum();
+        for run in &mut runs {
+            run.sort_unstable_by_key(Key::order);
+        }
+        // Ids appended more than once (rare): only their first place in the order is folded.
+        let mut ids: Vec<EventId> = Vec::with_capacity(runs.iter().map(Vec::len).sum());
+        ids.extend(runs.iter().flatten().map(|k| k.id));
+        ids.sort_unstable();
+        let repeated: IdSet = ids
+            .windows(2)
+            .filter(|w| w[0] == w[1])
+            .map(|w| w[0])
+            .collect();
+        ids.dedup();
+        let mut seen = IdSet::default();
+        let mut bad_ids = IdSet::default();
+        let mut arena: Vec<u8> = Vec::new();
+        let merged = Merge::new(&runs);
+        let mut merged = merged.peekable();
+        let hash_len = self.repo.object_hash().len_in_bytes();
+        let mut chunk: Vec<&Key> = Vec::with_capacity(FOLD_CHUNK);
+        loop {
+            chunk.clear();
+            chunk.extend(merged.by_ref().take(FOLD_CHUNK));
+            // Copies of one event stay in one chunk, so that the smallest commit of them can be chosen.
+            while let (Some(last), Some(next)) = (chunk.last(), merged.peek()) {
+                if last.order() != next.order() {
+                    break;
+                }
+                chunk.push(merged.next().expect("peeked"));
+            }
+            if chunk.is_empty() {
+                break;
+            }
+            let places = gather(&chunk, &spills, hash_len, &mut arena)?;
+            let mut parsed = parse_chunk(&chunk, &places, &arena, hash_len, workers)?;
+            smallest_commit_first(&chunk, &mut parsed);
+            for r in parsed {
+                match r {
+                    Ok(e) => {
+                        if repeated.contains(&e.id) && !seen.insert(e.id) {
+                            continue;
+                        }
+                        out.max_key = Some(e.key());
+                        apply(&e);
+                    }
+                    Err((id, bad)) => {
+                        // Same bytes, same id: every copy of this id is equally invalid.
+                        bad_ids.insert(id);
+                        out.invalid.push(bad);
+                    }
+                }
+            }
+        }
+        if !bad_ids.is_empty() {
+            ids.retain(|id| !bad_ids.contains(id));
+        }
+        out.invalid.sort_by_key(|a| a.commit);
+        out.ids = ids;
+        Ok(out)
+    }
+}
+
+/// What one decoding thread read.
+struct Read {
+    keys: Vec<Key>,
+    invalid: Vec<InvalidCommit>,
+    merges: usize,
+    spill: Spill,
+}
+
+/// Decode the commits of the batches: keys for events whose id checks out, their JSON to `spill`.
+fn read_commits(
+    mut repo: gix::Repository,
+    batches: Batches<'_>,
+    worker: u8,
+    mut spill: Spill,
+) -> Result<Read> {
+    // Every commit is read once: a cache of objects would only hold memory.
+    repo.object_cache_size(0);
+    let (mut keys, mut invalid, mut merges) = (Vec::new(), Vec::new(), 0);
+    let mut buf = Vec::new();
+    while let Some(batch) = batches.next() {
+        for (id, _parents) in batch {
+            let message = commit_message(&repo, &id, &mut buf)?;
+            // The id is checked here (the order and the duplicates depend on it); the JSON is parsed when
+            // it is folded.
+            match classify(message, None) {
+                Classified::Merge => merges += 1,
+                Classified::Event {
+                    json,
+                    lamport,
+                    id: eid,
+                } => {
+                    let at = spill.push(json, &id)?;
+                    if at >> OFFSET_BITS != 0 {
+                        return Err(Error::Other("a replay spill over 64 PiB".into()));
+                    }
+                    keys.push(Key {
+                        lamport,
+                        id: eid,
+                        place: (u64::from(worker) << OFFSET_BITS) | at,
+                    });
+                }
+                Classified::Invalid(reason) => invalid.push(InvalidCommit { commit: id, reason }),
+            }
+        }
+    }
+    Ok(Read {
+        keys,
+        invalid,
+        merges,
+        spill,
+    })
+}
+
+/// Read the records of `chunk`'s events into `arena` (cleared first), records of one spill that lie close
+/// together in one read; returns where each event's JSON is in the arena, `(start, len)`, in `chunk`'s order
+/// (its commit id follows it).
+fn gather(
+    chunk: &[&Key],
+    spills: &[Spill],
+    hash_len: usize,
+    arena: &mut Vec<u8>,
+) -> Result<Vec<(usize, usize)>> {
+    arena.clear();
+    let mut by_place: Vec<usize> = (0..chunk.len()).collect();
+    by_place.sort_unstable_by_key(|&i| chunk[i].place);
+    let mut places = vec![(0usize, 0usize); chunk.len()];
+    let mut header = Vec::with_capacity(4);
+    let mut i = 0;
+    while i < by_place.len() {
+        let first = chunk[by_place[i]];
+        let spill = &spills[first.spill()];
+        let mut last = first;
+        let mut j = i + 1;
+        while j < by_place.len() {
+            let k = chunk[by_place[j]];
+            if k.spill() != first.spill() || k.at() > last.at() + MERGE_GAP {
+                break;
+            }
+            last = k;
+            j += 1;
+        }
+        // The span ends with the last record, whose length its header says.
+        header.clear();
+        spill.read(last.at(), 4, &mut header)?;
+        let end = last.at() + 4 + u64::from(record_len(&header)?) + hash_len as u64;
+        let base = arena.len();
+        spill.read(first.at(), (end - first.at()) as usize, arena)?;
+        for &e in &by_place[i..j] {
+            let start = base + (chunk[e].at() - first.at()) as usize;
+            let len = record_len(&arena[start..])? as usize;
+            if start + 4 + len + hash_len > arena.len() {
+                return Err(Error::Other(
+                    "a replay spill record runs past its read".into(),
+                ));
+            }
+            places[e] = (start + 4, len);
+        }
+        i = j;
+    }
+    Ok(places)
+}
+
+fn record_len(bytes: &[u8]) -> Result<u32> {
+    let head: [u8; 4] = bytes
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| Error::Other("a truncated replay spill record".into()))?;
+    Ok(u32::from_le_bytes(head))
+}
+
+/// Among copies of one event (one id at one clock, appended on two replicas), the one folded must be the
+/// same on every replica: put the smallest commit first. Invalid copies are left as they are.
+fn smallest_commit_first(chunk: &[&Key], parsed: &mut [Parsed]) {
+    let mut i = 0;
+    while i < chunk.len() {
+        let mut j = i + 1;
+        while j < chunk.len() && chunk[j].order() == chunk[i].order() {
+            j += 1;
+        }
+        if j - i > 1 {
+            parsed[i..j].sort_by_key(|p| match p {
+                Ok(e) => (0, e.commit),
+                Err((_, bad)) => (1, bad.commit),
+            });
+        }
+        i = j;
+    }
+}
+
+type Parsed = std::result::Result<LoggedEvent, (EventId, InvalidCommit)>;
+
+/// Parse a chunk's events on up to `workers` threads, in the chunk's order. A worker that panicked is an
+/// error: its events must not silently drop out of the fold.
+fn parse_chunk(
+    chunk: &[&Key],
+    places: &[(usize, usize)],
+    arena: &[u8],
+    hash_len: usize,
+    workers: usize,
+) -> Result<Vec<Parsed>> {
+    let parse = |k: &Key, (start, len): (usize, usize)| -> Parsed {
+        let commit = ObjectId::from_bytes_or_panic(&arena[start + len..start + len + hash_len]);
+        // The walk checked the id against these bytes.
+        match decode_json(&arena[start..start + len], false) {
+            Ok(event) => Ok(LoggedEvent {
+                id: k.id,
+                lamport: k.lamport,
+                commit,
+                event,
+            }),
+            Err(reason) => Err((k.id, InvalidCommit { commit, reason })),
+        }
+    };
+    let per = chunk.len().div_ceil(workers).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = chunk
+            .chunks(per)
+            .zip(places.chunks(per))
+            .map(|(keys, places)| {
+                s.spawn(move || {
+                    keys.iter()
+                        .zip(places)
+                        .map(|(k, p)| parse(k, *p))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all = Vec::with_capacity(chunk.len());
+        for h in handles {
+            all.extend(h.join().map_err(|_| {
+                Error::Other("a replay worker panicked while decoding events (a bug)".into())
+            })?);
+        }
+        Ok(all)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spilled_records_read_back_across_the_file_and_the_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spill = Spill::new(Some(dir.path().to_owned()), 64);
+        let commit = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let mut places = Vec::new();
+        for i in 0..200u32 {
+            let text = format!(
+                "{{\"event\":{i},\"pad\":\"{}\"}}",
+                "x".repeat((i % 37) as usize)
+            );
+            places.push((spill.push(text.as_bytes(), &commit).unwrap(), text));
+        }
+        assert!(
+            spill.flushed > 0 && !spill.buf.is_empty(),
+            "some in the file, some in memory"
+        );
+        // The file is unnamed: nothing is left in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        for (at, text) in places {
+            let mut out = Vec::new();
+            spill.read(at, 4 + text.len() + 20, &mut out).unwrap();
+            assert_eq!(record_len(&out).unwrap() as usize, text.len());
+            assert_eq!(&out[4..4 + text.len()], text.as_bytes());
+            assert_eq!(&out[4 + text.len()..], commit.as_bytes());
+        }
+    }
+
+    #[test]
+    fn without_a_place_to_spill_the_bytes_stay_in_memory() {
+        let mut spill = Spill::new(None, 8);
+        let commit = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let at = spill.push(b"0123456789abcdef", &commit).unwrap();
+        assert_eq!(spill.flushed, 0);
+        let mut out = Vec::new();
+        spill.read(at + 4, 16, &mut out).unwrap();
+        assert_eq!(out, b"0123456789abcdef");
+    }
+
+    /// The spilled replay folds exactly what the in-memory one folds, in the same order, with the same ids,
+    /// keys and invalid commits, on a log with duplicates (an event appended twice), merges and garbage.
+    #[test]
+    fn spilling_changes_nothing_but_memory() {
+        use crate::store::eventlog::{Event, NewEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let mut twice = None;
+        for i in 0..300u64 {
+            let mut ev = Event::new(
+                "t.x",
+                "a",
+                serde_json::json!({"i": i, "pad": "y".repeat((i * 13 % 400) as usize)}),
+            );
+            if i == 7 {
+                ev.nonce = None;
+                twice = Some(ev.clone());
+            }
+            log.append(NewEvent::new(ev)).unwrap();
+        }
+        let last = log.local_tip().unwrap().unwrap();
+        // The same event again (same id): folded once.
+        log.append(NewEvent::new(twice.unwrap())).unwrap();
+        // A commit that is not an event: skipped and named.
+        let tip = log.local_tip().unwrap().unwrap();
+        let garbage = repo
+            .commit_as(
+                crate::kit::repo::committer(&repo).to_ref(&mut Default::default()),
+                crate::kit::repo::committer(&repo).to_ref(&mut Default::default()),
+                "refs/jules/t",
+                "not an event",
+                crate::store::loose::empty_tree(&repo).unwrap(),
+                [tip],
+            )
+            .unwrap()
+            .detach();
+        // The same event at the same clock on a second commit (as two replicas appending one imported event
+        // write it): folded once, from the smaller commit, whatever thread read which copy.
+        let first = repo.find_commit(last).unwrap();
+        let copy = repo
+            .new_commit_as(
+                crate::kit::repo::committer(&repo).to_ref(&mut Default::default()),
+                crate::kit::repo::committer(&repo).to_ref(&mut Default::default()),
+                first.message_raw().unwrap().to_string(),
+                first.tree_id().unwrap().detach(),
+                [repo
+                    .find_commit(first.parent_ids().next().unwrap())
+                    .unwrap()
+                    .parent_ids()
+                    .next()
+                    .unwrap()
+                    .detach()],
+            )
+            .unwrap()
+            .id;
+        assert_ne!(copy, last);
+        let tips = vec![garbage, copy];
+        let fold = |spill: Option<PathBuf>, at: usize| {
+            let mut seen = Vec::new();
+            let r = log
+                .replay_with(&tips, spill, at, |e| seen.push(e.clone()))
+                .unwrap();
+            (seen, r)
+        };
+        let (in_memory, a) = fold(None, usize::MAX);
+        let spill_dir = dir.path().join("spill");
+        let (spilled, b) = fold(Some(spill_dir.clone()), 256);
+        assert_eq!(a.spilled, 0);
+        assert!(b.spilled > 0, "the small threshold spilled");
+        assert_eq!(in_memory.len(), 300);
+        let copied_id =
+            crate::store::eventlog::event::decode_message(first.message_raw().unwrap(), false)
+                .map(|d| match d {
+                    crate::store::eventlog::event::Decoded::Event { id, .. } => id,
+                    _ => panic!("not an event"),
+                })
+                .unwrap();
+        let folded: Vec<_> = in_memory.iter().filter(|e| e.id == copied_id).collect();
+        assert_eq!(folded.len(), 1);
+        assert_eq!(folded[0].commit, last.min(copy));
+        assert_eq!(in_memory, spilled);
+        assert_eq!((a.ids, a.max_key, a.commits), (b.ids, b.max_key, b.commits));
+        assert_eq!(a.invalid.len(), 1);
+        assert_eq!(a.invalid[0].commit, b.invalid[0].commit);
+        assert_eq!(
+            std::fs::read_dir(&spill_dir).unwrap().count(),
+            0,
+            "no spill file left"
+        );
+    }
+}

@@ -1,0 +1,181 @@
+//! The one way a log's commits are read: a walk on the calling thread that hands batches of commits to one
+//! decoding thread per core ([`parallel_walk`]), and the one rule that says what a commit is
+//! ([`classify`]). `scan` (which keeps every event in memory) and `replay` (which spills them and folds in
+//! bounded memory) differ only in what their workers keep.
+
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::Mutex;
+
+use gix::ObjectId;
+
+use super::event::{parse_message, EventId, Framed, Invalid};
+use crate::kit::error::{Error, Result};
+
+/// Commits are decoded in batches of this many, handed from the walking thread to the decoders.
+const BATCH: usize = 2048;
+
+/// The batches of `(commit, number of parents)` a decoding thread takes from the walk.
+pub(super) struct Batches<'a>(&'a Mutex<Receiver<Vec<(ObjectId, usize)>>>);
+
+impl Batches<'_> {
+    /// The next batch; `None` once the walk is over (or failed).
+    pub fn next(&self) -> Option<Vec<(ObjectId, usize)>> {
+        self.0.lock().ok()?.recv().ok()
+    }
+}
+
+/// Walk every commit reachable from `tips` but not from `hidden` on this thread (cheap with a
+/// commit-graph), calling `seen` with each commit and its parents, while `decode` runs on one thread per
+/// core (at most 8) over the batches, each with its own repository handle. Returns what each decoding
+/// thread returned. A decoding thread that fails or panics fails the whole read: no thread's commits
+/// silently drop out.
+pub(super) fn parallel_walk<T: Send>(
+    repo: &gix::Repository,
+    tips: &[ObjectId],
+    hidden: &[ObjectId],
+    mut seen: impl FnMut(&ObjectId, &[ObjectId]),
+    decode: impl Fn(usize, gix::Repository, Batches<'_>) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let shared = repo.clone().into_sync();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<(ObjectId, usize)>>(workers * 2);
+    let rx = Mutex::new(rx);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let (rx, shared, decode) = (&rx, &shared, &decode);
+                s.spawn(move || decode(w, shared.to_thread_local(), Batches(rx)))
+            })
+            .collect();
+        let walked = (|| -> Result<()> {
+            // Below hidden tips, a walk ordered by clocks proves commits hidden without walking the whole
+            // history the way a time-ordered one does on logs (their joins carry a fixed time).
+            if !hidden.is_empty() {
+                if let Some(commits) = crate::store::refs::exclusive(repo, tips, hidden)? {
+                    return send_batches(
+                        &tx,
+                        commits.into_iter().map(|(id, parents)| {
+                            seen(&id, &parents);
+                            Ok((id, parents.len()))
+                        }),
+                    );
+                }
+            }
+            let walk = repo
+                .rev_walk(tips.iter().copied())
+                .with_hidden(hidden.iter().copied())
+                .all()?;
+            send_batches(
+                &tx,
+                walk.map(|info| {
+                    let info = info?;
+                    seen(&info.id, &info.parent_ids);
+                    Ok((info.id, info.parent_ids.len()))
+                }),
+            )
+        })();
+        drop(tx);
+        let mut parts = Vec::with_capacity(handles.len());
+        for h in handles {
+            parts.push(
+                h.join()
+                    .map_err(|_| Error::Other("a log decoding thread panicked".into()))??,
+            );
+        }
+        walked?;
+        Ok(parts)
+    })
+}
+
+/// Hand `items` to the decoding threads in batches of [`BATCH`]; stops early when they are gone (one
+/// failed, and its error is what the caller reports).
+fn send_batches<T>(tx: &SyncSender<Vec<T>>, items: impl Iterator<Item = Result<T>>) -> Result<()> {
+    let mut batch = Vec::with_capacity(BATCH);
+    for item in items {
+        batch.push(item?);
+        if batch.len() == BATCH
+            && tx
+                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                .is_err()
+        {
+            return Ok(());
+        }
+    }
+    if !batch.is_empty() {
+        let _ = tx.send(batch);
+    }
+    Ok(())
+}
+
+/// What a commit of a log is, from its message alone.
+pub(super) enum Classified<'m> {
+    /// A join of two or more histories.
+    Merge,
+    /// An event whose id is the hash of its JSON (the JSON is not parsed yet).
+    Event {
+        json: &'m [u8],
+        lamport: u64,
+        id: EventId,
+    },
+    Invalid(Invalid),
+}
+
+/// Classify a commit by its message. With `parents` (fsck's strict reading), a merge needs two parents and
+/// an event at most one.
+pub(super) fn classify(message: &[u8], parents: Option<usize>) -> Classified<'_> {
+    match parse_message(message) {
+        Ok(Framed::Merge { .. }) if parents.is_some_and(|p| p < 2) => Classified::Invalid(
+            Invalid::NotAnEvent("merge commit with fewer than two parents".into()),
+        ),
+        Ok(Framed::Merge { .. }) => Classified::Merge,
+        Ok(Framed::Event { .. }) if parents.is_some_and(|p| p > 1) => {
+            Classified::Invalid(Invalid::NotAnEvent(format!(
+                "event commit with {} parents",
+                parents.unwrap_or(0)
+            )))
+        }
+        Ok(Framed::Event {
+            json,
+            lamport,
+            claimed_id,
+            ..
+        }) => {
+            let id = EventId::of(json);
+            if EventId::from_hex(claimed_id) == Some(id) {
+                Classified::Event { json, lamport, id }
+            } else {
+                Classified::Invalid(Invalid::IdMismatch {
+                    claimed: claimed_id.to_owned(),
+                    actual: id.to_hex(),
+                })
+            }
+        }
+        Err(reason) => Classified::Invalid(reason),
+    }
+}
+
+/// The message of a commit, without decoding its headers: it starts after the first empty line.
+pub(crate) fn commit_message<'b>(
+    repo: &gix::Repository,
+    id: &ObjectId,
+    buf: &'b mut Vec<u8>,
+) -> Result<&'b [u8]> {
+    use gix::objs::Find;
+    let data = match repo.objects.try_find(id, buf) {
+        Ok(Some(d)) if d.kind == gix::objs::Kind::Commit => d.data,
+        Ok(Some(d)) => return Err(Error::Other(format!("{id} is a {}, not a commit", d.kind))),
+        Ok(None) => return Err(Error::Other(format!("commit {id} is missing"))),
+        Err(e) => return Err(Error::wrap(format!("reading commit {id}"), e)),
+    };
+    // A plain byte loop: `windows(2).position(|w| w == b"\n\n")` may call memcmp once per header byte.
+    let mut i = 0;
+    while i + 1 < data.len() {
+        if data[i] == b'\n' && data[i + 1] == b'\n' {
+            return Ok(&data[i + 2..]);
+        }
+        i += 1;
+    }
+    Ok(&data[data.len()..])
+}

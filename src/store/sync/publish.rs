@@ -1,0 +1,118 @@
+//! Publishing a round's unions: no push without news, the push budget's deferral, then the fold (one atomic
+//! push moving the shared refs and deleting the writer refs they hold) and, when another clone folded first,
+//! this clone's own writer refs; each push checked by `no_loss` first.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+
+use super::ledger::{remember_push, PushPolicy};
+use super::no_loss::check_no_loss;
+use super::plan::Plan;
+use super::report::{Action, Published, RefSync, Skipped, SyncReport, Tally};
+use super::transport::{push_gated, record};
+use super::writer_refs::shared_of_writer;
+use crate::kit::error::Result;
+use crate::store::heldback::Gate;
+
+/// How a round's publishing ended.
+pub(super) enum Outcome {
+    /// The sync is over (boxed: the other outcomes carry nothing).
+    Done(Box<SyncReport>),
+    /// The remote refused events it names: build the round again without them, held back.
+    Refused,
+    /// Both pushes lost their leases: another round after a pause.
+    Raced,
+}
+
+/// What publishing needs besides the round's plan.
+pub(super) struct Publish<'a> {
+    pub repo: &'a gix::Repository,
+    pub remote: &'a str,
+    pub policy: &'a PushPolicy,
+    pub round: u32,
+    /// Whether the news (of any round so far) is urgent: it does not wait for the push interval.
+    pub urgent: bool,
+    /// The fetched value of a shared ref, for the no-loss check of a writer ref the push deletes alone.
+    pub fetched_shared: &'a dyn Fn(&str) -> Option<ObjectId>,
+    /// What the rounds before this one reported, to go back to when a push is refused.
+    pub before_round: &'a BTreeMap<String, RefSync>,
+}
+
+/// Publish what `plan` decided, after the round's results went into `tally`.
+pub(super) fn publish(
+    p: &Publish<'_>,
+    plan: &Plan,
+    skipped: Vec<Skipped>,
+    gate: &mut Gate,
+    tally: &mut Tally,
+) -> Result<Outcome> {
+    let (repo, remote) = (p.repo, p.remote);
+    let done = |tally: &mut Tally, skipped: Vec<Skipped>, push_attempts: u64| {
+        Outcome::Done(Box::new(SyncReport {
+            push_attempts,
+            ..tally.report(p.round, skipped, plan.held.clone())
+        }))
+    };
+    // No push without news (issue 29): deleting writer refs the shared ref already holds is only cleanup;
+    // it rides along with the next sync that publishes something, so an idle fleet makes no pushes.
+    if plan.fold.iter().all(|(_, new, _)| new.is_none()) {
+        return Ok(done(tally, skipped, 0));
+    }
+    if let Some(wait) = p.policy.wait(repo).filter(|_| !p.urgent) {
+        for r in tally.results.values_mut() {
+            if matches!(r.action, Action::Pushed | Action::Republished) {
+                r.action = Action::UpToDate;
+            }
+        }
+        let mut r = tally.report(p.round, skipped, plan.held.clone());
+        r.push_deferred_secs = Some(wait.as_secs().max(1));
+        return Ok(Outcome::Done(Box::new(r)));
+    }
+    check_no_loss(repo, &plan.fold, p.fetched_shared)?;
+    tally.attempts += 1;
+    let Some(pushed) = push_gated(repo, remote, &plan.fold, gate)? else {
+        tally.unsay_pushes(p.before_round);
+        return Ok(Outcome::Refused);
+    };
+    if pushed {
+        remember_push(repo, tally.attempts);
+        tally.folded += plan.fold.iter().filter(|(_, new, _)| new.is_none()).count();
+        record(repo, remote, &plan.fold);
+        for (name, new, _) in &plan.fold {
+            if new.is_some() {
+                if let Some(r) = tally.results.get_mut(name) {
+                    r.published = Published::Shared;
+                }
+            }
+        }
+        let attempts = tally.attempts;
+        return Ok(done(tally, skipped, attempts));
+    }
+    if plan.own.is_empty() {
+        // Only the clean-up of folded writer refs failed: nothing of ours is unpublished.
+        remember_push(repo, tally.attempts);
+        let attempts = tally.attempts;
+        return Ok(done(tally, skipped, attempts));
+    }
+    check_no_loss(repo, &plan.own, p.fetched_shared)?;
+    tally.attempts += 1;
+    let Some(pushed) = push_gated(repo, remote, &plan.own, gate)? else {
+        tally.unsay_pushes(p.before_round);
+        return Ok(Outcome::Refused);
+    };
+    if !pushed {
+        return Ok(Outcome::Raced);
+    }
+    remember_push(repo, tally.attempts);
+    record(repo, remote, &plan.own);
+    for (name, _, _) in &plan.own {
+        if let Some((shared, _)) = shared_of_writer(name) {
+            if let Some(r) = tally.results.get_mut(&shared) {
+                r.published = Published::Writer;
+            }
+        }
+    }
+    let attempts = tally.attempts;
+    Ok(done(tally, skipped, attempts))
+}
