@@ -431,7 +431,11 @@ mod tests {
         assert_eq!(got, expected);
         assert!(new.sent.loaded.is_empty(), "no sent list read");
         let boxes: Vec<&String> = new.boxes.loaded.keys().collect();
-        assert_eq!(boxes, ["curator", "refactor"], "only the holders' boxes read");
+        assert_eq!(
+            boxes,
+            ["curator", "refactor"],
+            "only the holders' boxes read"
+        );
         assert!(new.tagged("nothing", 10).unwrap().is_empty());
     }
 
