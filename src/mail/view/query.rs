@@ -292,7 +292,7 @@ impl MailView {
                     .collect()
             })
             .unwrap_or_default();
-        list.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+        list.sort_by_key(|t| std::cmp::Reverse((t.0, t.1)));
         list.truncate(n);
         let mut out = Vec::with_capacity(list.len());
         for (_, key, holder) in list {
