@@ -64,6 +64,11 @@ make_series() {
   git -C "$dir" checkout -q main 2>/dev/null || git -C "$dir" checkout -q master
 }
 make_series "$REPO"
+# Sixty mails tagged `weave` among the 100,000 (weave's conflict mails), so that the weave page lists 50.
+for i in $(seq 1 60); do
+  "$JULES" -C "$REPO" mail send --from weaver --to "persona-0$((i % 10))" --type conflict --tag weave \
+    --subject "Conflict weaving input $i" --body "bench" >/dev/null
+done
 # Warm the CLI's cache the same way the server's first request does.
 "$JULES" -C "$REPO" mail inbox --persona "$INBOX" --json >/dev/null
 hyperfine -N -w 2 -r 10 --export-json "$SCRATCH/cli.json" \

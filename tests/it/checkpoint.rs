@@ -233,7 +233,7 @@ fn damaged_and_foreign_checkpoints_are_ignored_by_readers_and_reported_by_fsck()
         ),
         (
             "projections from the future",
-            good.replacen("projection mail 3", "projection mail 99", 1)
+            good.replacen("projection mail 4", "projection mail 99", 1)
                 .replacen("projection stats 1", "projection stats 99", 1),
             "unknown here",
             true,

@@ -809,6 +809,54 @@ fn weave_page_shows_woven_commits_and_the_conflict_mail() {
     b.screenshot("weave");
 }
 
+/// Issue 44: the weave page found weave's mails by reading every header of the log (0.5 s at 100,000
+/// messages); it now reads the mail view's tag index. Same mails as before: the newest 50 whose sender tagged
+/// them `weave`, newest first, among hundreds of others, and not those only a reader tagged `weave` or whose
+/// tag merely starts with it. (That the index touches only the holders' mailboxes is
+/// `mail::view::tests::tagged_mails_are_found_without_reading_every_header`.)
+#[test]
+fn weave_page_lists_the_same_weave_mails_from_the_tag_index() {
+    let r = Repo::new();
+    let mut lines = String::new();
+    let mut weave = Vec::new();
+    for i in 0..400u32 {
+        let tags: &[&str] = match i {
+            _ if i % 7 == 0 => &["weave"],
+            _ if i % 5 == 0 => &["weave-ish", "review"],
+            _ => &[],
+        };
+        let subject = format!("message {i}");
+        if tags == ["weave"] {
+            weave.push(subject.clone());
+        }
+        let line = json!({"event_id": format!("s{i}"), "ts": format!("2026-01-28T{:02}:{:02}:{:02}Z", 10 + i / 3600, (i / 60) % 60, i % 60),
+            "event_type": "send", "message_id": i + 1, "actor": format!("p{}", i % 10),
+            "from_persona": format!("p{}", i % 10), "to_persona": format!("p{}", (i + 3) % 10),
+            "subject": subject, "body": "b", "attachments": [], "tags": tags});
+        lines.push_str(&format!("{line}\n"));
+        if i % 11 == 1 {
+            // A reader's own tag is not the sender's: not a weave mail.
+            let mark = json!({"event_id": format!("t{i}"), "ts": "2026-01-28T12:00:00Z", "event_type": "tag_add",
+                "message_id": i + 1, "actor": format!("p{}", (i + 3) % 10), "tag": "weave"});
+            lines.push_str(&format!("{mark}\n"));
+        }
+    }
+    let f = r.path().join("events.jsonl");
+    std::fs::write(&f, lines).unwrap();
+    r.jules_ok(["mail", "import", f.to_str().unwrap()]);
+    let server = Server::start(&r, &[]);
+    let doc = server.get("/api/weave").json();
+    let got: Vec<&str> = doc["mails"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["subject"].as_str().unwrap())
+        .collect();
+    let expected: Vec<&str> = weave.iter().rev().take(50).map(String::as_str).collect();
+    assert_eq!(weave.len(), 58, "more weave mails than the page shows");
+    assert_eq!(got, expected);
+}
+
 /// A weave's report outlives the run and the clone: one applied and one conflicting input woven in one clone,
 /// synced, and the other clone's weave page (which has neither the persona branches nor the integration
 /// branch, only the logs) names the conflicting file, its author and the counterpart.

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use super::super::kinds::{self, ClaimData, MarkData, SendData};
 use super::super::message::BROADCAST;
 use super::query::bucket_of_key;
-use super::{ClaimRecord, Header, Key, MailView, Received};
+use super::{ClaimRecord, Header, Key, MailView, Received, TaggedAt};
 use crate::kit::error::{Error, Result};
 use crate::store::eventlog::{EventId, LoggedEvent};
 
@@ -83,6 +83,19 @@ impl MailView {
             Some(p) => p,
             None => BROADCAST.to_owned(),
         };
+        for tag in &header.tags {
+            self.tagged
+                .get_mut(dir, &bucket_of_key(tag))?
+                .entry(tag.clone())
+                .or_default()
+                .insert(
+                    key,
+                    TaggedAt {
+                        lamport: header.lamport,
+                        holder: holder.clone(),
+                    },
+                );
+        }
         self.sent.get_mut(dir, &header.from)?.insert(key, holder);
         if self.index.is_none() {
             self.load_index()?;

@@ -22,6 +22,8 @@
 //! | `sent/<persona>.json` | the messages it sent, each with the mailbox that holds its header |
 //! | `meta/<xx>.json` | per message (by the first byte of its id): inherited or named thread, claims |
 //! | `threads/<xx>.json` | per thread (by the first byte of sha256 of its key): its messages in order |
+//! | `tagged/<xx>.json` | per sender's tag (by the first byte of sha256 of the tag): its messages, each with its
+//! lamport and the mailbox that holds its header |
 //!
 //! Partitions are loaded on first use; an incremental refresh rewrites only those it changed.
 
@@ -59,9 +61,19 @@ struct Summary {
     sent: BTreeSet<String>,
     meta: BTreeSet<u8>,
     threads: BTreeSet<u8>,
+    #[serde(default)]
+    tagged: BTreeSet<u8>,
 }
 
 const RECORD: usize = 52;
+
+/// Where a tagged message is: its place in the order (to list the newest first without reading headers) and
+/// the mailbox that holds its header.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct TaggedAt {
+    lamport: u64,
+    holder: String,
+}
 
 /// The mail projection. See the module documentation for the fold and the cache layout.
 #[derive(Debug)]
@@ -78,6 +90,9 @@ pub struct MailView {
     sent: Parts<String, BTreeMap<Key, String>>,
     meta: Parts<u8, BTreeMap<Key, MessageMeta>>,
     threads: Parts<u8, BTreeMap<String, Vec<String>>>,
+    /// Per sender's tag: its messages, so that the messages carrying one tag (weave's mails) are found
+    /// without reading every header.
+    tagged: Parts<u8, BTreeMap<String, BTreeMap<Key, TaggedAt>>>,
     index: Option<Vec<(EventId, ObjectId)>>,
     index_sorted: bool,
     index_dirty: bool,
@@ -93,6 +108,7 @@ impl MailView {
             sent: Parts::new("sent", summary.sent.clone()),
             meta: Parts::new("meta", summary.meta.clone()),
             threads: Parts::new("threads", summary.threads.clone()),
+            tagged: Parts::new("tagged", summary.tagged.clone()),
             summary,
             index: None,
             index_sorted: true,
@@ -103,7 +119,8 @@ impl MailView {
 
 impl Projection for MailView {
     const NAME: &'static str = "mail";
-    const VERSION: u32 = 3;
+    // 4: the `tagged/` partitions.
+    const VERSION: u32 = 4;
 
     fn empty() -> Self {
         let mut v = MailView::with_summary(None, Summary::default());
@@ -127,7 +144,7 @@ impl Projection for MailView {
         }
         let all = self.fresh;
         if all {
-            for sub in ["boxes", "sent", "meta", "threads"] {
+            for sub in ["boxes", "sent", "meta", "threads", "tagged"] {
                 match std::fs::remove_dir_all(dir.join(sub)) {
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
                     _ => {}
@@ -138,6 +155,7 @@ impl Projection for MailView {
         self.sent.save(dir, all, stamp)?;
         self.meta.save(dir, all, stamp)?;
         self.threads.save(dir, all, stamp)?;
+        self.tagged.save(dir, all, stamp)?;
         let mut summary = self.summary.clone();
         if all || self.index_dirty {
             let mut index = self.index.clone().unwrap_or_default();
@@ -154,6 +172,7 @@ impl Projection for MailView {
         summary.sent = self.sent.present.clone();
         summary.meta = self.meta.present.clone();
         summary.threads = self.threads.present.clone();
+        summary.tagged = self.tagged.present.clone();
         save_json(dir, "summary.json", &summary, stamp)
     }
 
@@ -358,6 +377,66 @@ mod tests {
             broken.marks("curator", &a.id.to_hex()),
             Err(Error::Corrupt { .. })
         ));
+    }
+
+    /// Issue 44: the weave page read every header (100,000 at the bench) to find the mails tagged `weave`.
+    /// The tagged look-up must give the same mails, in the same order, while reading only the mailboxes that
+    /// hold them: no sent list, no other persona's box.
+    #[test]
+    fn tagged_mails_are_found_without_reading_every_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp::of(&[]);
+        let mut events = Vec::new();
+        for i in 0..600u64 {
+            let from = format!("p{:02}", i % 30);
+            let to = format!("p{:02}", (i + 1) % 30);
+            let mut e = send(i + 1, &from, &[to.as_str()], serde_json::json!({}));
+            // Every 37th message is weave's, to one of two authors; others carry other tags.
+            let tags: Vec<&str> = if i % 37 == 0 {
+                vec!["weave"]
+            } else if i % 5 == 0 {
+                vec!["review", "weave-ish"]
+            } else {
+                vec![]
+            };
+            let weave = i % 37 == 0;
+            let to = if weave {
+                if i % 2 == 0 { "curator" } else { "refactor" }.to_owned()
+            } else {
+                to
+            };
+            e.event.data = serde_json::json!({"to": [to], "groups": {}, "subject": format!("s{i}"),
+                "body": "", "type": "task", "priority": "normal", "tags": tags});
+            e.event.nonce = Some(format!("{i}"));
+            e.id = e.event.id().unwrap();
+            events.push(e);
+        }
+        let v = fold(&events);
+        v.save(dir.path(), &stamp).unwrap();
+        save_json(dir.path(), "meta.json", &serde_json::json!({}), &stamp).unwrap();
+
+        let mut old = MailView::load(dir.path()).unwrap();
+        let mut expected: Vec<Header> = old
+            .all_headers()
+            .unwrap()
+            .into_iter()
+            .filter(|h| h.tags.iter().any(|t| t == "weave"))
+            .collect();
+        expected.reverse();
+        expected.truncate(10);
+        assert_eq!(expected.len(), 10, "enough weave mails to cut at 10");
+
+        let mut new = MailView::load(dir.path()).unwrap();
+        let got = new.tagged("weave", 10).unwrap();
+        assert_eq!(got, expected);
+        assert!(new.sent.loaded.is_empty(), "no sent list read");
+        let boxes: Vec<&String> = new.boxes.loaded.keys().collect();
+        assert_eq!(
+            boxes,
+            ["curator", "refactor"],
+            "only the holders' boxes read"
+        );
+        assert!(new.tagged("nothing", 10).unwrap().is_empty());
     }
 
     #[test]

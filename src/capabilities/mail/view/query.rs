@@ -277,6 +277,30 @@ impl MailView {
         Ok(out)
     }
 
+    /// The newest `n` messages whose sender tagged them `tag`, newest first (by lamport, then id, as
+    /// [`Self::all_headers`] orders them): read from the `tagged` partition and the holders' mailboxes, not
+    /// from every header.
+    pub fn tagged(&mut self, tag: &str, n: usize) -> Result<Vec<Header>> {
+        let dir = self.dir.clone();
+        let mut list: Vec<(u64, Key, String)> = self
+            .tagged
+            .get(dir.as_deref(), &bucket_of_key(tag))?
+            .and_then(|m| m.get(tag))
+            .map(|m| {
+                m.iter()
+                    .map(|(k, at)| (at.lamport, *k, at.holder.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        list.sort_by_key(|t| std::cmp::Reverse((t.0, t.1)));
+        list.truncate(n);
+        let mut out = Vec::with_capacity(list.len());
+        for (_, key, holder) in list {
+            out.extend(self.held(&holder, &key)?);
+        }
+        Ok(out)
+    }
+
     /// Every message once: the union of the sent lists.
     pub fn all_headers(&mut self) -> Result<Vec<Header>> {
         let mut out = Vec::new();
