@@ -14,7 +14,7 @@
 //! every rule has a planted violation that fails it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -26,17 +26,6 @@ struct File {
     module: Vec<String>,
     rel: String,
     code: String,
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
 }
 
 /// Code without `//` comments and without the unit-test module at the end of a file.
@@ -58,14 +47,10 @@ fn strip(text: &str) -> String {
 }
 
 fn load() -> Vec<File> {
-    let src = root().join("src");
-    let mut paths = Vec::new();
-    rust_files(&src, &mut paths);
-    paths.sort();
-    paths
+    crate::sources::files()
         .into_iter()
-        .map(|p| {
-            let rel = p.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        .map(|(path, text)| {
+            let rel = path.strip_prefix("src/").unwrap_or(&path).to_owned();
             let mut parts: Vec<String> = rel
                 .trim_end_matches(".rs")
                 .split('/')
@@ -85,7 +70,7 @@ fn load() -> Vec<File> {
             if parts == ["lib"] || parts == ["main"] {
                 parts.clear();
             }
-            let code = strip(&std::fs::read_to_string(&p).unwrap());
+            let code = strip(&text);
             File {
                 krate,
                 module: parts,

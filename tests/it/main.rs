@@ -31,6 +31,7 @@ mod series;
 mod series_versions;
 mod sign;
 mod sizes;
+mod sources;
 mod state;
 mod sync;
 mod tick;

@@ -12,38 +12,11 @@
 //! Inside a message, git's own flags in a backticked git command (`` `git restore --staged` ``), a git diff
 //! header (`diff --git`) and the arguments of `Error::GitCommand` are git's words, not ours.
 
-use std::path::{Path, PathBuf};
-
 /// The ceiling on `Error::Other(format!` in `src/` (docs/architecture.md, "Errors", gives today's count).
 const MAX_OTHER_FORMAT: usize = 20;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 fn src_files() -> Vec<(String, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut paths = Vec::new();
-    rust_files(&root.join("src"), &mut paths);
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|p| {
-            let rel = p
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (rel, std::fs::read_to_string(&p).unwrap())
-        })
-        .collect()
+    crate::sources::files()
 }
 
 fn is_library(rel: &str) -> bool {

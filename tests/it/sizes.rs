@@ -7,8 +7,6 @@
 //! `src/capabilities/mail/search/`) must keep every function at most [`LIMIT`] lines; the five longest functions of the
 //! whole crate are printed for the closing note (`cargo test --test it sizes:: -- --nocapture`).
 
-use std::path::{Path, PathBuf};
-
 /// The most lines a function of a split file may have.
 const LIMIT: usize = 100;
 
@@ -206,34 +204,10 @@ fn functions(file: &str, text: &str) -> Vec<Function> {
     out
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
-
 /// Every function of the crate's `src/`, test-only files left out.
 fn crate_functions() -> Vec<Function> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut paths = Vec::new();
-    rust_files(&root.join("src"), &mut paths);
-    paths.sort();
-    paths
+    crate::sources::files()
         .into_iter()
-        .map(|p| {
-            let rel = p
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let text = std::fs::read_to_string(&p).unwrap();
-            (rel, text)
-        })
         .filter(|(rel, _)| !rel.ends_with("tests.rs"))
         .flat_map(|(rel, text)| functions(&rel, &text))
         .collect()

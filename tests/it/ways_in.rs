@@ -6,21 +6,8 @@
 //! which already keeps the binary out; this test also keeps the library's other modules out, and names the
 //! file when one slips.
 
-use std::path::{Path, PathBuf};
-
 /// The mail modules no file outside `src/capabilities/mail/` may name.
 const PRIVATE: [&str; 2] = ["ops", "out"];
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// The private mail modules `code` names: `mail::ops…` and `mail::out…`, and inside a use tree
 /// `mail::{ops, …}` (`self` aside), comments and strings included (a doc that points a reader at them
@@ -73,20 +60,7 @@ fn violations(files: &[(String, String)]) -> Vec<String> {
 }
 
 fn sources() -> Vec<(String, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut paths = Vec::new();
-    rust_files(&root.join("src"), &mut paths);
-    paths
-        .into_iter()
-        .map(|p| {
-            let rel = p
-                .strip_prefix(&root)
-                .unwrap()
-                .to_string_lossy()
-                .replace('\\', "/");
-            (rel, std::fs::read_to_string(&p).unwrap())
-        })
-        .collect()
+    crate::sources::files()
 }
 
 /// Catches a frontend or another capability that goes around the mail use cases (issue 42: the web
