@@ -696,8 +696,8 @@ mod tests {
         assert_eq!(count(&full_log), 1, "--full read the held file");
     }
 
-    /// A check that names neither paths nor a change is bad input, not a clean check of nothing (the
-    /// library's own refusal; the CLI's and MCP's input types do not reach it this way). Catches the guard
+    /// A check that names neither paths nor a change is bad input, not a clean check of nothing (`git jules
+    /// lease check` with no argument reaches it: clap lets the paths be empty). Catches the guard
     /// `None if paths.is_empty()` as `false` (189).
     #[test]
     fn a_check_of_nothing_is_refused() {
