@@ -626,4 +626,150 @@ mod tests {
             1
         );
     }
+
+    /// A bare repository whose lease log has ann's exclusive lease on `a.txt` (acquired at 1000 for an hour).
+    fn leased(dir: &std::path::Path) -> gix::Repository {
+        let repo = gix::init_bare(dir.join("r.git")).unwrap();
+        let log = super::super::open(&repo).unwrap();
+        let req = super::super::ops::AcquireRequest {
+            persona: "ann".into(),
+            paths: vec!["a.txt".into()],
+            exclusive: true,
+            ttl: 3600,
+            reason: None,
+            task: None,
+        };
+        assert!(
+            super::super::ops::acquire(&log, 1000, &req, None)
+                .unwrap()
+                .held
+        );
+        repo
+    }
+
+    /// A second handle on `repo` under `--full` (`jules.fullReplay`, as the frontend sets it).
+    fn full(repo: &gix::Repository) -> gix::Repository {
+        let config = repo.path().join("config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[jules]\n\tfullReplay = true\n");
+        std::fs::write(&config, text).unwrap();
+        let full = gix::open(repo.path()).unwrap();
+        assert!(super::super::open(&full).unwrap().full_replay());
+        full
+    }
+
+    /// Who holds what bob's check of `a.txt` meets at 1010, through the keys file as the hook reads it.
+    fn holders(log: &Log<'_>) -> Vec<String> {
+        check_files(log, 1010, Some("bob"), vec!["a.txt".into()], false)
+            .unwrap()
+            .conflicts
+            .into_iter()
+            .map(|c| c.lease.persona)
+            .collect()
+    }
+
+    /// `--full` neither reads nor writes `held.jsonl` (docs/cli.md: "no cache … is read or written"), and
+    /// without it the file is written at the tips and read back when its stamp matches. The file is
+    /// replaced by a sealed one under the right stamp that holds no lease: only a read of it can say so.
+    /// Catches `!log.full_replay()` at the read as `log.full_replay()` (133: the normal read folds, `--full`
+    /// trusts the file), and at the write as `log.full_replay()` (149:8) or `||` (149:27): `--full` writes.
+    #[test]
+    fn full_replay_neither_reads_nor_writes_the_held_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = leased(dir.path());
+        let full = full(&repo);
+        let (log, full_log) = (
+            super::super::open(&repo).unwrap(),
+            super::super::open(&full).unwrap(),
+        );
+        let cache = log.cache_dir(DIR);
+        let _ = std::fs::remove_dir_all(&cache);
+        let count = |l: &Log<'_>| super::held(l).unwrap().heads().unwrap().len();
+        assert_eq!(count(&full_log), 1);
+        assert!(!cache.join(FILE).exists(), "--full wrote {FILE}");
+        assert_eq!(count(&log), 1);
+        let stamp = Stamp::of(&log.tips().unwrap());
+        let (_, s) = read_sealed_stamp(&cache, FILE).expect("the held file written at the tips");
+        assert_eq!(s, stamp.as_str());
+        write_sealed(&cache, FILE, b"", &stamp).unwrap();
+        assert_eq!(count(&log), 0, "the held file at the tips is what is read");
+        assert_eq!(count(&full_log), 1, "--full read the held file");
+    }
+
+    /// A check that names neither paths nor a change is bad input, not a clean check of nothing (`git jules
+    /// lease check` with no argument reaches it: clap lets the paths be empty). Catches the guard
+    /// `None if paths.is_empty()` as `false` (189).
+    #[test]
+    fn a_check_of_nothing_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = leased(dir.path());
+        let log = super::super::open(&repo).unwrap();
+        let e = check_request(&log, 1010, Some("bob"), &[], None, false).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Usage, "{e:?}");
+        assert_eq!(holders(&log), ["ann"]);
+    }
+
+    /// The check reads the keys file when its stamp is the tips' (the pre-commit hook's path), and `--full`
+    /// does not. The keys file is replaced by a table of no lease sealed under the tips' stamp: only a read
+    /// of it answers clean. Catches `check_keys` answering `Ok(None)` (266: the fallback reads `held.jsonl`
+    /// and finds ann) and the stamp comparison as `==` (278).
+    #[test]
+    fn a_keys_file_at_the_tips_is_what_a_check_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = leased(dir.path());
+        let full = full(&repo);
+        let (log, full_log) = (
+            super::super::open(&repo).unwrap(),
+            super::super::open(&full).unwrap(),
+        );
+        assert_eq!(holders(&log), ["ann"]);
+        let cache = log.cache_dir(DIR);
+        let stamp = Stamp::of(&log.tips().unwrap());
+        let (_, s) = read_sealed_stamp(&cache, KEYS).expect("the keys file written at the tips");
+        assert_eq!(s, stamp.as_str());
+        let none = Held::encode(&[]).unwrap().keys().unwrap();
+        write_sealed(&cache, KEYS, &none, &stamp).unwrap();
+        assert!(
+            holders(&log).is_empty(),
+            "the keys file at the tips was not read"
+        );
+        assert_eq!(holders(&full_log), ["ann"], "--full read the keys file");
+    }
+
+    /// A keys file from older tips is not used: ann releases her lease, and bob's next check is clean,
+    /// though the keys file (and `held.jsonl`) still describe her lease. Catches the stamp comparison as
+    /// `==` (278), which reads the stale table and the stale line it points at.
+    #[test]
+    fn a_keys_file_from_older_tips_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = leased(dir.path());
+        let log = super::super::open(&repo).unwrap();
+        assert_eq!(holders(&log), ["ann"]);
+        let released = super::super::ops::release_all(&log, 1005, "ann", None, None).unwrap();
+        assert_eq!(released.len(), 1);
+        assert!(holders(&log).is_empty(), "a released lease still conflicts");
+    }
+
+    /// A line of `held.jsonl` that changed since the keys table was built is not trusted: the held leases
+    /// are read again. The lease's persona is edited in place, same length (`ann` to `anx`; the file's seal
+    /// then fails, so the reread folds the log): the answer is still ann's. Catches the line-sum comparison
+    /// as `==` (295), which reads the edited line as the lease.
+    #[test]
+    fn a_held_line_changed_since_the_keys_table_is_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = leased(dir.path());
+        let log = super::super::open(&repo).unwrap();
+        assert_eq!(holders(&log), ["ann"]);
+        let path = log.cache_dir(DIR).join(FILE);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let tab = bytes.iter().position(|&b| b == b'\t').unwrap();
+        let at = tab
+            + bytes[tab..]
+                .windows(5)
+                .position(|w| w == b"\"ann\"")
+                .expect("the lease names its persona");
+        bytes[at + 3] = b'x';
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(holders(&log), ["ann"]);
+    }
 }
