@@ -198,10 +198,22 @@ pub fn check_request(
                 .collect::<Result<_>>()?,
         ),
     };
+    check_targets(log, now, persona, targets, ignore_case)
+}
+
+/// The one check both ways in share: the persona checked; nothing to check is clean (nothing staged: a commit git will refuse as
+/// empty, or `--allow-empty`); else the keys file when it is at the tips, else the held leases, writing the
+/// keys file for the next check.
+fn check_targets(
+    log: &Log<'_>,
+    now: i64,
+    persona: Option<&str>,
+    targets: Targets,
+    ignore_case: bool,
+) -> Result<CheckReport> {
     if let Some(p) = persona {
         crate::capabilities::mail::message::validate_persona(p)?;
     }
-    // Nothing staged (a commit git will refuse as empty, or `--allow-empty`): nothing to read.
     if let Targets::Files(files) = &targets {
         if files.is_empty() {
             return Ok(CheckReport {
@@ -232,25 +244,7 @@ pub fn check_files(
     files: Vec<String>,
     ignore_case: bool,
 ) -> Result<CheckReport> {
-    if let Some(p) = persona {
-        crate::capabilities::mail::message::validate_persona(p)?;
-    }
-    if files.is_empty() {
-        return Ok(CheckReport {
-            checked: 0,
-            conflicts: Vec::new(),
-        });
-    }
-    let targets = Targets::Files(files);
-    if let Some(r) = check_keys(log, now, persona, &targets, ignore_case)? {
-        return Ok(r);
-    }
-    let (held, stamp) = held_stamped(log)?;
-    let keys = held.keys()?;
-    if let (Some(stamp), false) = (&stamp, log.full_replay()) {
-        let _ = write_sealed(&log.cache_dir(DIR), KEYS, &keys, stamp);
-    }
-    check_held(&held, &keys, now, persona, &targets, ignore_case)
+    check_targets(log, now, persona, Targets::Files(files), ignore_case)
 }
 
 /// [`check`] from the keys file ([`Held::keys`]), the pre-commit hook's path: the files are looked up in the
