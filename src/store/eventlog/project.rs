@@ -109,13 +109,7 @@ impl Log<'_> {
 
     /// Fold every event reachable from `tips` into an empty projection, reading and writing no cache.
     pub fn fold_from_log<P: Projection>(&self, tips: &[ObjectId]) -> Result<Loaded<P>> {
-        let mut view = P::empty();
-        let mut authority = Authority::of(self.repo)?;
-        let r = self.replay(tips, |e| {
-            if authority.allows(e) {
-                view.apply(e)
-            }
-        })?;
+        let (view, r) = self.fold_all::<P>(tips)?;
         Ok(Loaded {
             view,
             refresh: Refresh::Rebuilt { commits: r.commits },
@@ -220,7 +214,8 @@ impl Log<'_> {
         }))
     }
 
-    fn rebuild<P: Projection>(&self, dir: &Path, tips: &[ObjectId]) -> Result<Loaded<P>> {
+    /// Every event reachable from `tips` the log's authority allows, folded into an empty projection.
+    fn fold_all<P: Projection>(&self, tips: &[ObjectId]) -> Result<(P, super::replay::Replayed)> {
         let mut view = P::empty();
         let mut authority = Authority::of(self.repo)?;
         let r = self.replay(tips, |e| {
@@ -228,6 +223,11 @@ impl Log<'_> {
                 view.apply(e)
             }
         })?;
+        Ok((view, r))
+    }
+
+    fn rebuild<P: Projection>(&self, dir: &Path, tips: &[ObjectId]) -> Result<Loaded<P>> {
+        let (view, r) = self.fold_all::<P>(tips)?;
         let events = r.ids.len() as u64;
         let _ = std::fs::remove_dir_all(dir);
         let _ = self.store(dir, &view, tips, r.max_key, Some(&r.ids), events);
