@@ -193,13 +193,8 @@ mod tests {
     /// A bounded pass: a crash names its input (escaped) and the panic's message.
     fn pass(target: &str, execs: u64) {
         let stats = run(target, execs, 0x005e_ed0f_f022).unwrap();
-        if let Some((input, message)) = &stats.first_crash {
-            panic!(
-                "{target}: {} of {} inputs crashed; the first, {:?}: {message}",
-                stats.crashes,
-                stats.execs,
-                String::from_utf8_lossy(input)
-            );
+        if let Some(crashed) = stats.crashed() {
+            panic!("{crashed}");
         }
         assert!(stats.execs > execs);
     }
@@ -230,19 +225,9 @@ mod tests {
         let seed =
             env("JULES_FUZZ_SEED").map_or(0x005e_ed0f_f022, |v| v.parse().expect("a number"));
         let stats = run(&target, execs, seed).unwrap();
-        println!(
-            "fuzz {}: execs {} crashes {} time {:.1}s ({:.0} execs/s) seed {seed}",
-            stats.target,
-            stats.execs,
-            stats.crashes,
-            stats.elapsed.as_secs_f64(),
-            stats.execs as f64 / stats.elapsed.as_secs_f64().max(1e-9)
-        );
-        if let Some((input, message)) = &stats.first_crash {
-            println!(
-                "first crash: {message}\ninput: {:?}",
-                String::from_utf8_lossy(input)
-            );
+        println!("{stats} seed {seed}");
+        if let Some(crashed) = stats.crashed() {
+            println!("first crash: {crashed}");
             panic!("{} crashes", stats.crashes);
         }
     }

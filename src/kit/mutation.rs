@@ -16,6 +16,35 @@ pub struct Stats {
     pub first_crash: Option<(Vec<u8>, String)>,
 }
 
+impl Stats {
+    /// The crashes, when there were any: how many, and the first input (escaped) with its panic's message.
+    pub fn crashed(&self) -> Option<String> {
+        let (input, message) = self.first_crash.as_ref()?;
+        Some(format!(
+            "{}: {} of {} inputs crashed; the first, {:?}: {message}",
+            self.target,
+            self.crashes,
+            self.execs,
+            String::from_utf8_lossy(input)
+        ))
+    }
+}
+
+/// One line of figures: `fuzz TARGET: execs N crashes N time S (R execs/s)`, what `bench/fuzz.sh` prints.
+impl std::fmt::Display for Stats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "fuzz {}: execs {} crashes {} time {:.1}s ({:.0} execs/s)",
+            self.target,
+            self.execs,
+            self.crashes,
+            self.elapsed.as_secs_f64(),
+            self.execs as f64 / self.elapsed.as_secs_f64().max(1e-9)
+        )
+    }
+}
+
 /// Run `exec` on the seeds, then on `execs` mutations (each of a seed or of an earlier input that was kept),
 /// catching panics; `seed` makes the run reproducible.
 pub fn drive(
