@@ -929,26 +929,32 @@ fn weave_page_shows_the_last_reports_synced_from_another_clone() {
 
 /// The fleet page lists each persona's live leases (paths, exclusive or shared, time left, reason), from the
 /// lease view, in the page and in `/api/fleet`; a released lease is gone.
+/// `git jules ARGS` with the clock at `t0`, which must succeed: its stdout.
+fn ok_at(r: &Repo, t0: &str, args: &[&str]) -> String {
+    let o = r.jules_at(t0, args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        crate::harness::stderr(&o)
+    );
+    crate::harness::stdout(&o)
+}
+
+/// `persona` acquires a lease with the clock at `t0` (`args`: its paths and flags), which must be held: its id.
+fn acquire_at(r: &Repo, t0: &str, persona: &str, args: &[&str]) -> String {
+    let mut all = vec!["--json", "lease", "acquire", "--persona", persona];
+    all.extend_from_slice(args);
+    let v: Value = serde_json::from_str(&ok_at(r, t0, &all)).unwrap();
+    assert_eq!(v["held"], true, "{v}");
+    v["lease"]["id"].as_str().unwrap().to_owned()
+}
+
 #[test]
 fn fleet_page_shows_live_leases() {
     let r = seeded();
     const T0: &str = "2030-01-01T10:00:00Z";
-    let at = |args: &[&str]| {
-        let o = r.jules_at(T0, args);
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            crate::harness::stderr(&o)
-        );
-        crate::harness::stdout(&o)
-    };
-    let lease = |persona: &str, args: &[&str]| -> String {
-        let mut all = vec!["--json", "lease", "acquire", "--persona", persona];
-        all.extend_from_slice(args);
-        let v: Value = serde_json::from_str(&at(&all)).unwrap();
-        assert_eq!(v["held"], true, "{v}");
-        v["lease"]["id"].as_str().unwrap().to_owned()
-    };
+    let at = |args: &[&str]| ok_at(&r, T0, args);
+    let lease = |persona: &str, args: &[&str]| acquire_at(&r, T0, persona, args);
     lease(
         "bob",
         &[
@@ -1586,22 +1592,8 @@ fn series_versions_and_range_diff_pages_show_every_persona_and_stay_inert() {
 fn leases_page_shows_live_expiring_and_ended_leases_filtered_and_inert() {
     let r = Repo::new();
     const T0: &str = "2030-01-01T10:00:00Z";
-    let at = |args: &[&str]| -> String {
-        let o = r.jules_at(T0, args);
-        assert!(
-            o.status.success(),
-            "{args:?}: {}",
-            crate::harness::stderr(&o)
-        );
-        crate::harness::stdout(&o)
-    };
-    let lease = |persona: &str, args: &[&str]| -> String {
-        let mut all = vec!["--json", "lease", "acquire", "--persona", persona];
-        all.extend_from_slice(args);
-        let v: Value = serde_json::from_str(&at(&all)).unwrap();
-        assert_eq!(v["held"], true, "{v}");
-        v["lease"]["id"].as_str().unwrap().to_owned()
-    };
+    let at = |args: &[&str]| ok_at(&r, T0, args);
+    let lease = |persona: &str, args: &[&str]| acquire_at(&r, T0, persona, args);
     let hostile = "<script>document.body.dataset.pwned='reason'</script>\u{202e}gnp.exe\u{1b}[31m";
     lease(
         "bob",
