@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench/mutants.sh [--list] MODULE...: mutation scores (cargo-mutants) of the core modules, each against the
-# tests that cover it. MODULE is a source file or folder (src/capabilities/lease/pattern.rs, src/sign). Writes a report
+# tests that cover it. MODULE is a source file or folder (src/capabilities/lease/pattern.rs, src/store/sign). Writes a report
 # (per module: mutants, caught, missed, timeouts, unviable, score; the missed mutants listed) to stdout and
 # to $REPORT (default target/mutants/report.md); every run's cargo-mutants output stays under
 # target/mutants/<module>/mutants.out/.
 #
 #   bench/mutants.sh src/capabilities/lease/pattern.rs src/capabilities/weave/apply.rs
-#   bench/mutants.sh --list src/eventlog src/store/sync.rs      # counts only: nothing is built
+#   bench/mutants.sh --list src/store/eventlog src/store/sync      # counts only: nothing is built
 #   TESTS='--test it guard::' bench/mutants.sh src/store/guard.rs
 #   ITERATE=1 bench/mutants.sh src/capabilities/weave/apply.rs        # again, only what the last run did not catch
 #
@@ -52,16 +52,16 @@ command -v cargo-mutants >/dev/null || {
 # and libtest's filters).
 tests_for() {
   case $1 in
-  src/capabilities/lease/* | src/lease) echo "--lib lease::" ;;
+  src/capabilities/lease/* | src/capabilities/lease) echo "--lib lease::" ;;
   src/capabilities/series/rangediff/assignment.rs) echo "--lib series::rangediff::" ;;
   src/capabilities/series/rangediff/* | src/capabilities/series/rangediff) echo "--test it series_versions::" ;;
   src/capabilities/mail/view/*) echo "--lib mail::" ;;
   src/store/sign/trust.rs | src/store/sign/mod.rs) echo "--lib -- sign:: eventlog::signed::" ;;
-  src/store/sign/* | src/sign) echo "--test it sign::" ;;
+  src/store/sign/* | src/store/sign) echo "--test it sign::" ;;
   src/capabilities/weave/apply.rs) echo "--lib weave::" ;;
   src/store/eventlog/event.rs | src/store/eventlog/replay.rs | src/store/eventlog/checkpoint.rs) echo "--lib eventlog::" ;;
-  src/store/eventlog/* | src/eventlog) echo "--test it eventlog::" ;;
-  src/store/sync.rs) echo "--test it sync::" ;;
+  src/store/eventlog/* | src/store/eventlog) echo "--test it eventlog::" ;;
+  src/store/sync/* | src/store/sync) echo "--test it sync::" ;;
   src/store/guard.rs) echo "--test it guard" ;;
   *)
     echo "no test command known for $1; set TESTS" >&2
