@@ -343,6 +343,58 @@ fn writer_refs_are_folded_and_deleted() {
     assert_eq!(remote_refs(&bare), vec!["refs/jules/mail".to_string()]);
 }
 
+/// A push the remote refuses outright (a forge's rate limit, here a pre-receive hook) spends the push budget
+/// like any attempt: with `jules.sync.minPushInterval` the next sync defers its news instead of asking again
+/// at once, which a rate-limited forge refuses again (bench/sync.sh's simulated forge saw a refused clone ask
+/// at every sync). Without the ledger entry the second sync pushes, and is refused, again.
+#[test]
+fn a_push_the_remote_refuses_spends_the_push_interval() {
+    let (bare, cs) = clones(1);
+    let c = &cs[0];
+    append(c, "a", 1);
+    c.jules_ok(["sync"]);
+    c.git(["config", "jules.sync.minPushInterval", "1h"]);
+    // The last push was long ago: the interval has run out, the next news may go at once.
+    std::fs::write(c.path().join(".git/jules/last-push"), "1000 1\n").unwrap();
+    let hook = bare.path().join("hooks/pre-receive");
+    let asked = bare.path().join("asked.log");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\necho push >> '{}'\necho 'rate limited' >&2\nexit 1\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let pushes = || {
+        std::fs::read_to_string(&asked)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    append(c, "a", 1);
+    let out = c.jules(["sync"]);
+    assert!(!out.status.success(), "the forge refused the push");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("rate limited"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(pushes(), 1);
+    let doc = sync_json(c);
+    assert!(doc["push_deferred_secs"].as_u64().is_some(), "{doc}");
+    assert_eq!(pushes(), 1, "no second push inside the interval");
+    // The news is still the clone's, and goes with the next push the forge takes.
+    std::fs::remove_file(&hook).unwrap();
+    c.jules_ok(["sync", "--now"]);
+    assert_eq!(ids(c).len(), 2);
+    assert_eq!(
+        bare.git(["rev-list", "--count", "refs/jules/mail"]).trim(),
+        c.git(["rev-list", "--count", "refs/jules/mail"]).trim()
+    );
+}
+
 /// Builds before 2026-11-24 forced a reflog line per append; sync removes those (appends would keep adding
 /// to them), keeps backups' and branches' reflogs, and appends write none.
 #[test]

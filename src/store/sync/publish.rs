@@ -71,7 +71,8 @@ pub(super) fn publish(
     }
     check_no_loss(repo, &plan.fold, p.fetched_shared)?;
     tally.attempts += 1;
-    let Some(pushed) = push_gated(repo, remote, &plan.fold, gate)? else {
+    let outcome = push_gated(repo, remote, &plan.fold, gate);
+    let Some(pushed) = spent(repo, tally.attempts, outcome)? else {
         tally.unsay_pushes(p.before_round);
         return Ok(Outcome::Refused);
     };
@@ -97,7 +98,8 @@ pub(super) fn publish(
     }
     check_no_loss(repo, &plan.own, p.fetched_shared)?;
     tally.attempts += 1;
-    let Some(pushed) = push_gated(repo, remote, &plan.own, gate)? else {
+    let outcome = push_gated(repo, remote, &plan.own, gate);
+    let Some(pushed) = spent(repo, tally.attempts, outcome)? else {
         tally.unsay_pushes(p.before_round);
         return Ok(Outcome::Refused);
     };
@@ -115,4 +117,15 @@ pub(super) fn publish(
     }
     let attempts = tally.attempts;
     Ok(done(tally, skipped, attempts))
+}
+
+/// A push the remote refused outright (a forge's rate limit, a hook, a lost connection) still spent the
+/// push budget: it is remembered like any attempt, so that the next sync waits for the interval instead of
+/// asking again at once, which a rate-limited forge refuses again (bench/sync.sh's simulated forge,
+/// docs/scale.md). Without `jules.sync.minPushInterval` the ledger asks nobody to wait.
+fn spent<T>(repo: &gix::Repository, attempts: u64, pushed: Result<T>) -> Result<T> {
+    if pushed.is_err() {
+        remember_push(repo, attempts);
+    }
+    pushed
 }
