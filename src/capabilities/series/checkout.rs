@@ -7,8 +7,10 @@
 //! result over it, which keeps the protocol intact. [`Checkout::commit`] renames the lock file over the index,
 //! atomically; dropping a `Checkout` without committing removes the lock and leaves the index as it was.
 //!
-//! git itself does the work on the working tree because gix 0.90 has no `add -A` with git's ignore rules, no
-//! index-to-tree writer, and no two-tree checkout that refuses to overwrite untracked files or local changes.
+//! Staging the working tree is done in process for the common case ([`super::stage`]); git itself does the
+//! rest of the work on the working tree (and the staging it leaves to git) because gix 0.90 has no `add` with
+//! all of git's rules, no index-to-tree writer, and no two-tree checkout that refuses to overwrite untracked
+//! files or local changes.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -123,6 +125,17 @@ impl Checkout {
         let hex = String::from_utf8_lossy(&out.stdout);
         ObjectId::from_hex(hex.trim().as_bytes())
             .map_err(|e| Error::wrap(format!("`git write-tree` printed {hex:?}"), e))
+    }
+
+    /// Stage everything in the copy (`git add -A`) and return its tree, whose objects go to `objects` (the
+    /// caller's object memory, usually): in process when [`super::stage::stage_all`] can, else through git
+    /// ([`Checkout::add_all`], [`Checkout::write_tree`]).
+    pub fn stage_all(&self, objects: &gix::Repository) -> Result<ObjectId> {
+        if let Some(tree) = super::stage::stage_all(objects, &self.lock)? {
+            return Ok(tree);
+        }
+        self.add_all()?;
+        self.write_tree()
     }
 
     /// Stage everything in the copy: new, modified and deleted files, `.gitignore` respected (`git add -A`).
