@@ -389,3 +389,136 @@ fn build_dir(
         children,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Command;
+
+    fn git(dir: &Path, index: Option<&Path>, args: &[&str]) -> String {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null");
+        if let Some(i) = index {
+            cmd.env("GIT_INDEX_FILE", i);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn write(dir: &Path, path: &str, text: &str) {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    /// A committed repository: files at the top and in nested directories, a script, a symlink, ignore rules.
+    fn repo() -> tempfile::TempDir {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        git(d, None, &["init", "-q", "-b", "main"]);
+        git(d, None, &["config", "user.name", "T"]);
+        git(d, None, &["config", "user.email", "t@example.com"]);
+        write(d, "a.txt", "a\n");
+        write(d, "gone.txt", "gone\n");
+        write(d, "run.sh", "echo hi\n");
+        write(d, "sub/b.txt", "b\n");
+        write(d, "sub/deep/c.txt", "c\n");
+        write(d, "sub.txt", "next to sub/\n");
+        write(d, ".gitignore", "*.log\nbuild/\n");
+        std::os::unix::fs::symlink("a.txt", d.join("link")).unwrap();
+        git(d, None, &["add", "-A"]);
+        git(d, None, &["commit", "-q", "-m", "base"]);
+        t
+    }
+
+    /// Copies of the index for the in-process staging and for git's.
+    fn copies(d: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+        let (ours, theirs) = (d.join(".git/index.ours"), d.join(".git/index.git"));
+        std::fs::copy(d.join(".git/index"), &ours).unwrap();
+        std::fs::copy(d.join(".git/index"), &theirs).unwrap();
+        (ours, theirs)
+    }
+
+    #[test]
+    fn stages_the_tree_and_index_git_add_all_stages() {
+        let t = repo();
+        let d = t.path();
+        write(d, "a.txt", "a, changed\n");
+        std::fs::remove_file(d.join("gone.txt")).unwrap();
+        std::fs::set_permissions(d.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        write(d, "sub/deep/c.txt", "C\n"); // same size
+        write(d, "sub/new.txt", "new\n");
+        write(d, "fresh/x/y.txt", "y\n");
+        write(d, "debug.log", "ignored\n");
+        write(d, "build/out.txt", "ignored too\n");
+        std::fs::create_dir_all(d.join("empty/dir")).unwrap();
+        std::os::unix::fs::symlink("sub/b.txt", d.join("newlink")).unwrap();
+        let (ours, theirs) = copies(d);
+
+        let mut mem = gix::open(d).unwrap().with_object_memory();
+        let tree = stage_all(&mem, &ours).unwrap().expect("staged in process");
+        git(d, Some(&theirs), &["add", "-A"]);
+        let expected = git(d, Some(&theirs), &["write-tree"]);
+        assert_eq!(tree.to_string(), expected.trim(), "the same tree as git's");
+        assert_eq!(
+            git(d, Some(&ours), &["ls-files", "-s"]),
+            git(d, Some(&theirs), &["ls-files", "-s"]),
+            "the same entries as git's"
+        );
+        // The objects exist once written out; the index then agrees with the working tree, and its cache-tree
+        // (which `write-tree` trusts when its trees exist) names the same tree.
+        let disk = gix::open(d).unwrap();
+        super::super::rewrite::flush(&mut mem, &disk).unwrap();
+        git(d, Some(&ours), &["diff-files", "--quiet"]);
+        assert_eq!(git(d, Some(&ours), &["write-tree"]), expected);
+        git(d, None, &["fsck", "--no-dangling"]);
+    }
+
+    #[test]
+    fn a_clean_working_tree_stages_the_tree_of_head() {
+        let t = repo();
+        let d = t.path();
+        let (ours, _) = copies(d);
+        let mem = gix::open(d).unwrap().with_object_memory();
+        let tree = stage_all(&mem, &ours).unwrap().expect("staged in process");
+        assert_eq!(
+            tree.to_string(),
+            git(d, None, &["rev-parse", "HEAD^{tree}"]).trim()
+        );
+    }
+
+    #[test]
+    fn what_git_add_has_rules_of_its_own_for_is_left_to_git() {
+        let t = repo();
+        let d = t.path();
+        write(d, "later.txt", "later\n");
+        git(d, None, &["add", "--intent-to-add", "later.txt"]);
+        let (ours, _) = copies(d);
+        let before = std::fs::read(&ours).unwrap();
+        let mem = gix::open(d).unwrap().with_object_memory();
+        assert_eq!(stage_all(&mem, &ours).unwrap(), None, "intent-to-add");
+        assert_eq!(
+            std::fs::read(&ours).unwrap(),
+            before,
+            "the index is untouched"
+        );
+
+        // An untracked nested repository becomes a gitlink (with a warning) in git's hands.
+        let t = repo();
+        let d = t.path();
+        git(&d.join("sub"), None, &["init", "-q", "inner"]);
+        write(d, "sub/inner/file", "x\n");
+        let (ours, _) = copies(d);
+        let mem = gix::open(d).unwrap().with_object_memory();
+        assert_eq!(stage_all(&mem, &ours).unwrap(), None, "nested repository");
+    }
+}
