@@ -148,8 +148,8 @@ impl Checkout {
 
     /// Tracked paths with staged or unstaged changes (`git status`, on the copy).
     ///
-    /// Through `git status`: the `status` feature of gix is not compiled in, and git's index refresh and
-    /// racy-file handling are exactly what a user means by "clean".
+    /// Through `git status`: git's index refresh and racy-file handling are exactly what a user means by
+    /// "clean" (gix's status, which [`super::stage`] uses, leaves some of git's cases to git).
     pub fn tracked_changes(&self) -> Result<Vec<String>> {
         let out = self.git(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
         let mut paths = Vec::new();
