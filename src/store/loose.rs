@@ -38,15 +38,34 @@ pub fn write(repo: &gix::Repository, object: &impl WriteTo) -> Result<ObjectId> 
         .map_err(|e| Error::wrap(format!("encoding a {} object", object.kind()), e))?;
     let id = gix::objs::compute_hash(repo.object_hash(), object.kind(), &data)
         .map_err(|e| Error::wrap(format!("hashing a {} object", object.kind()), e))?;
+    write_encoded(repo, object.kind(), &data, id)?;
+    Ok(id)
+}
+
+/// Write the encoded object `data` of `kind`, whose id is `id` (the caller hashed it), as a loose object unless
+/// the loose store has it: stored deflate blocks up to [`SMALL`] bytes, compressed by gix above.
+pub fn write_encoded(
+    repo: &gix::Repository,
+    kind: gix::objs::Kind,
+    data: &[u8],
+    id: ObjectId,
+) -> Result<()> {
+    if data.len() as u64 > SMALL {
+        use gix::objs::Write as _;
+        repo.objects
+            .write_buf(kind, data)
+            .map_err(|e| Error::wrap(format!("writing a {kind} object"), e))?;
+        return Ok(());
+    }
     let hex = id.to_hex().to_string();
     let dir = repo.objects.store_ref().path().join(&hex[..2]);
     let path = dir.join(&hex[2..]);
     if std::fs::symlink_metadata(&path).is_ok() {
-        return Ok(id);
+        return Ok(());
     }
     let mut raw = Vec::with_capacity(data.len() + 32);
-    raw.extend_from_slice(&gix::objs::encode::loose_header(object.kind(), size));
-    raw.extend_from_slice(&data);
+    raw.extend_from_slice(&gix::objs::encode::loose_header(kind, data.len() as u64));
+    raw.extend_from_slice(data);
     let compressed = deflate(&raw);
 
     match std::fs::create_dir(&dir) {
@@ -70,7 +89,7 @@ pub fn write(repo: &gix::Repository, object: &impl WriteTo) -> Result<ObjectId> 
     file.persist(&path)
         .map_err(|e| e.error)
         .context(|| format!("moving the object into place at {}", path.display()))?;
-    Ok(id)
+    Ok(())
 }
 
 /// The empty tree, written to the object database: git knows it without storing it, but `git fsck`

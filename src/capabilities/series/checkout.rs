@@ -7,8 +7,10 @@
 //! result over it, which keeps the protocol intact. [`Checkout::commit`] renames the lock file over the index,
 //! atomically; dropping a `Checkout` without committing removes the lock and leaves the index as it was.
 //!
-//! git itself does the work on the working tree because gix 0.90 has no `add -A` with git's ignore rules, no
-//! index-to-tree writer, and no two-tree checkout that refuses to overwrite untracked files or local changes.
+//! Staging the working tree is done in process for the common case ([`super::stage`]); git itself does the
+//! rest of the work on the working tree (and the staging it leaves to git) because gix 0.90 has no `add` with
+//! all of git's rules, no index-to-tree writer, and no two-tree checkout that refuses to overwrite untracked
+//! files or local changes.
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -125,6 +127,17 @@ impl Checkout {
             .map_err(|e| Error::wrap(format!("`git write-tree` printed {hex:?}"), e))
     }
 
+    /// Stage everything in the copy (`git add -A`) and return its tree, whose objects go to `objects` (the
+    /// caller's object memory, usually): in process when [`super::stage::stage_all`] can, else through git
+    /// ([`Checkout::add_all`], [`Checkout::write_tree`]).
+    pub fn stage_all(&self, objects: &gix::Repository) -> Result<ObjectId> {
+        if let Some(tree) = super::stage::stage_all(objects, &self.lock)? {
+            return Ok(tree);
+        }
+        self.add_all()?;
+        self.write_tree()
+    }
+
     /// Stage everything in the copy: new, modified and deleted files, `.gitignore` respected (`git add -A`).
     ///
     /// Through git: gix 0.90 cannot add paths to an index with git's ignore, attribute (filters, `eol`) and
@@ -135,8 +148,8 @@ impl Checkout {
 
     /// Tracked paths with staged or unstaged changes (`git status`, on the copy).
     ///
-    /// Through `git status`: the `status` feature of gix is not compiled in, and git's index refresh and
-    /// racy-file handling are exactly what a user means by "clean".
+    /// Through `git status`: git's index refresh and racy-file handling are exactly what a user means by
+    /// "clean" (gix's status, which [`super::stage`] uses, leaves some of git's cases to git).
     pub fn tracked_changes(&self) -> Result<Vec<String>> {
         let out = self.git(["status", "--porcelain=v1", "-z", "--untracked-files=no"])?;
         let mut paths = Vec::new();

@@ -18,6 +18,7 @@ pub mod review;
 #[cfg(test)]
 mod review_props;
 pub mod rewrite;
+pub mod stage;
 pub mod start;
 pub mod status;
 pub mod version;

@@ -197,20 +197,22 @@ pub fn reroll(
     let originals = Original::read_all(repo, &cur.patches)?;
     let lock = Checkout::lock(repo)?;
     hook(journal::Step::Locked);
+    // New objects (the staged working tree's, the rewritten commits' and trees') stay in memory until the whole
+    // rewrite succeeded.
+    let mut mem = repo.clone().with_object_memory();
 
     let (first, steps, operation, from_tree, expect_final) = match &action {
         Action::Fold { patch, message } => {
             check_index(*patch, n, "patch")?;
             let msg = new_message(&originals[patch - 1], message)?;
-            let unmerged = unmerged_paths(repo)?;
+            let unmerged = unmerged_paths(repo, lock.lock_path())?;
             if !unmerged.is_empty() {
                 return Err(Error::usage(format!(
                     "the index has unmerged paths ({}); resolve the conflicts first",
                     shown(&unmerged)
                 )));
             }
-            lock.add_all()?;
-            let worktree = lock.write_tree()?;
+            let worktree = lock.stage_all(&mem)?;
             let (operation, squash) = if worktree == cur.tip_tree {
                 // Nothing to fold; but a staged change the working tree undoes (`git rm --cached`) would be
                 // lost when the index is replaced.
@@ -278,7 +280,6 @@ pub fn reroll(
 
     let onto = originals[first - 1].parent;
     let onto_tree = originals[first - 1].parent_tree;
-    let mut mem = repo.clone().with_object_memory();
     let committer = crate::kit::repo::committer(repo);
     let picked = match rewrite::replay(&mem, onto, onto_tree, &originals, &steps, &committer)? {
         Ok(p) => p,
@@ -494,9 +495,16 @@ pub fn undo(repo: &gix::Repository, number: Option<u64>, hook: Hook<'_>) -> Resu
 }
 
 /// Paths with conflict stages in the index (a `git stash pop` or `git apply -3` that stopped, say): `git add -A`
-/// would stage their conflict markers.
-fn unmerged_paths(repo: &gix::Repository) -> Result<Vec<String>> {
-    let index = repo.index_or_empty()?;
+/// would stage their conflict markers. Read from the locked copy `index_path`, whose checksum is not verified
+/// again: it was copied from the index just now.
+fn unmerged_paths(repo: &gix::Repository, index_path: &std::path::Path) -> Result<Vec<String>> {
+    let index = gix::index::File::at(
+        index_path,
+        repo.object_hash(),
+        true,
+        gix::index::decode::Options::default(),
+    )
+    .map_err(|e| Error::wrap(format!("reading {}", index_path.display()), e))?;
     let mut paths: Vec<String> = index
         .entries()
         .iter()

@@ -136,7 +136,8 @@ pub enum Stop {
 /// A pick whose patch touches none of the paths in which the new parent differs from the patch's old parent
 /// (file by file, a directory counting as the files below it) is applied as a tree edit: the patch's tree
 /// with those differences carried over. That is the result the three-way merge would compute, without its
-/// rename tracking and caches; anything else goes through [`Merger::merge`].
+/// rename tracking and caches; anything else goes through [`Merger::merge`]. A squashed change is applied the
+/// same way when the picked tree leaves its paths as its base has them.
 pub fn replay(
     repo: &gix::Repository,
     onto: ObjectId,
@@ -186,8 +187,13 @@ pub fn replay(
         if let Some(sq) = step.squash {
             same_change = false;
             carried = None;
+            // The squashed change is usually small (a fix), and the picked tree leaves its paths as the squash's
+            // base has them: then it is a tree edit, as for a pick, rather than a merge of the whole series'
+            // difference between the picked patch and the base (the tip).
             tree = if tree == sq.base {
                 sq.tree
+            } else if let Some(t) = edit_if_untouched(repo, sq, tree)? {
+                t
             } else {
                 let m = match merger.as_mut() {
                     Some(m) => m,
@@ -239,6 +245,21 @@ pub fn replay(
         cur_tree = tree;
     }
     Ok(Ok(out))
+}
+
+/// `tree` with the change `sq` written over it, when `tree` has every path that change touches as `sq.base`
+/// has it (what the three-way merge would compute); `None` when it does not.
+fn edit_if_untouched(
+    repo: &gix::Repository,
+    sq: Squash,
+    tree: ObjectId,
+) -> Result<Option<ObjectId>> {
+    let delta = raw_changes(repo, sq.base, sq.tree)?;
+    if untouched(repo, sq.base, tree, &delta)? {
+        Ok(Some(apply(repo, tree, &delta)?))
+    } else {
+        Ok(None)
+    }
 }
 
 /// The patch from `before` to `after` leaves every path of `changes` alone: the same entry (or none) at each,
@@ -467,9 +488,10 @@ pub fn raw_changes(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<V
     Ok(out)
 }
 
-/// Write every object kept in `mem`'s object memory to `disk`'s object database.
+/// Write every object kept in `mem`'s object memory to `disk`'s object database, as loose objects without a
+/// compressor ([`crate::store::loose`]: starting a zlib stream per object cost more than a rewrite's whole
+/// replay).
 pub fn flush(mem: &mut gix::Repository, disk: &gix::Repository) -> Result<usize> {
-    use gix::objs::Write as _;
     let Some(storage) = mem.objects.take_object_memory() else {
         return Ok(0);
     };
@@ -478,9 +500,7 @@ pub fn flush(mem: &mut gix::Repository, disk: &gix::Repository) -> Result<usize>
         if disk.has_object(id) {
             continue;
         }
-        disk.objects
-            .write_buf(*kind, data)
-            .map_err(|e| Error::wrap("writing rewritten objects", e))?;
+        crate::store::loose::write_encoded(disk, *kind, data, *id)?;
         n += 1;
     }
     Ok(n)
