@@ -272,11 +272,16 @@ mod tests {
                 .join("\n")
         };
         let packed = git(&["hash-object", "-w", "--stdin-paths"], Some(&write(0)));
-        git(&["repack", "-q", "-a", "-d"], None);
+        // Unreachable blobs: `repack -a` would leave them loose, so pack them by name.
+        git(
+            &["pack-objects", "-q", ".git/objects/pack/pack"],
+            Some(&packed),
+        );
+        git(&["prune-packed"], None);
         let loose = git(&["hash-object", "-w", "--stdin-paths"], Some(&write(300)));
         let repo = gix::open(dir.path()).unwrap();
         let abbrev = Abbreviator::new(&repo);
-        assert!(!abbrev.packs.is_empty(), "the repack made a pack");
+        assert!(!abbrev.packs.is_empty(), "pack-objects made a pack");
         let mut longer = 0;
         for hex in packed.lines().chain(loose.lines()) {
             let id = ObjectId::from_hex(hex.as_bytes()).unwrap();
