@@ -193,6 +193,7 @@ fn one(
         .ok_or_else(|| Error::not_found(crate::kit::error::Thing::Series, name))?;
     let base = base::resolve(repo, explicit_base, Some(&branch))?;
     let key = command.map(crate::capabilities::verify::cache::command_key);
+    let abbrev = crate::kit::abbrev::Abbreviator::new(repo);
     let patches = patches(repo, base.commit, tip)?
         .into_iter()
         .map(|p| {
@@ -205,7 +206,7 @@ fn one(
                 },
             };
             Ok(PatchStatus {
-                short: crate::capabilities::verify::short_id(repo, p.commit),
+                short: abbrev.short(p.commit),
                 patch: p,
                 verify,
             })

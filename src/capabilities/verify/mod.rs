@@ -22,6 +22,7 @@ use std::time::Instant;
 use gix::ObjectId;
 
 use crate::capabilities::base::{Base, Patch};
+use crate::kit::abbrev::Abbreviator;
 use crate::kit::error::{Error, Result};
 
 pub use report::{CommitResult, Outcome, Report};
@@ -67,6 +68,7 @@ pub fn verify(
     let mut todo = Vec::new();
     let mut cached = 0;
     let mut cache = cache::Cache::open(repo)?;
+    let abbrev = Abbreviator::new(repo);
     for (i, p) in patches.iter().enumerate() {
         let hit = if opts.force {
             None
@@ -78,7 +80,7 @@ pub fn verify(
                 let r = CommitResult {
                     index: p.index,
                     commit: p.commit,
-                    short: short_id(repo, p.commit),
+                    short: abbrev.short(p.commit),
                     tree: p.tree,
                     summary: p.summary.clone(),
                     result: match entry.result {
@@ -120,6 +122,7 @@ pub fn verify(
             interrupt,
             opts,
             on_result,
+            abbrev: &abbrev,
         };
         let pool = pool::Pool::new(repo, &opts.scratch_dirs)?;
         std::thread::scope(|s| {
@@ -153,7 +156,7 @@ pub fn verify(
             r.unwrap_or_else(|| CommitResult {
                 index: p.index,
                 commit: p.commit,
-                short: short_id(repo, p.commit),
+                short: abbrev.short(p.commit),
                 tree: p.tree,
                 summary: p.summary.clone(),
                 result: Outcome::Skipped,
@@ -200,6 +203,7 @@ struct Shared<'a> {
     interrupt: &'a AtomicBool,
     opts: &'a Options,
     on_result: &'a (dyn Fn(&CommitResult) + Sync),
+    abbrev: &'a Abbreviator,
 }
 
 impl Shared<'_> {
@@ -222,8 +226,22 @@ impl Shared<'_> {
     }
 
     fn work(&self, n: usize, pool: &pool::Pool) -> Result<()> {
-        let repo_for_ids = pool.repo();
         let mut worktree: Option<pool::Worktree> = None;
+        let result = self.run_commits(n, pool, &mut worktree);
+        // This job takes no more commits: its worktree goes now, overlapping the other jobs' last
+        // commands, rather than after all of them.
+        if let Some(wt) = worktree {
+            pool.release(wt);
+        }
+        result
+    }
+
+    fn run_commits(
+        &self,
+        n: usize,
+        pool: &pool::Pool,
+        worktree: &mut Option<pool::Worktree>,
+    ) -> Result<()> {
         let log = pool.root().join(format!("job{n}.log"));
         loop {
             if self.stopping() {
@@ -239,7 +257,7 @@ impl Shared<'_> {
             }
             let patch = &self.patches[i];
             match worktree.as_mut() {
-                None => worktree = Some(pool.add(n, patch.commit, self.interrupt)?),
+                None => *worktree = Some(pool.add(n, patch.commit, self.interrupt)?),
                 Some(wt) => pool.checkout(wt, patch.commit)?,
             }
             let wt = worktree.as_ref().expect("set above");
@@ -259,7 +277,7 @@ impl Shared<'_> {
             let result = CommitResult {
                 index: patch.index,
                 commit: patch.commit,
-                short: short_id(&repo_for_ids, patch.commit),
+                short: self.abbrev.short(patch.commit),
                 tree: patch.tree,
                 summary: patch.summary.clone(),
                 result: if success {
@@ -300,7 +318,7 @@ fn entry_for(command: &str, r: &CommitResult) -> cache::Entry {
     }
 }
 
-/// The shortest unique abbreviation of `id` in `repo`, at least 7 digits.
+/// The shortest unique abbreviation of `id` in `repo`, at least 7 digits (for many ids, [`Abbreviator`]).
 pub fn short_id(repo: &gix::Repository, id: ObjectId) -> String {
     use gix::prelude::ObjectIdExt;
     id.attach(repo)

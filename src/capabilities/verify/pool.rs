@@ -131,6 +131,28 @@ impl Pool {
         Ok(())
     }
 
+    /// Remove `wt` now, for a job that has no more commits to run: its files go while other jobs may still be
+    /// running their last commands, instead of every worktree one after another once all are done. What
+    /// cannot be removed stays listed, for [`close`](Self::close) to try again and report.
+    pub fn release(&self, wt: Worktree) {
+        let repo = self.repo.to_thread_local();
+        // Removal rewrites the registrations that `add` reads: one at a time, like registering.
+        let removed = {
+            let _one_at_a_time = self.registering.lock().unwrap_or_else(|p| p.into_inner());
+            repo.remove_worktree(
+                &wt.path,
+                gix::worktree::remove::Force::OverrideLock,
+                gix::progress::Discard,
+            )
+        };
+        if removed.is_ok() {
+            self.created
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .retain(|p| *p != wt.path);
+        }
+    }
+
     /// Remove every worktree and the scratch directory. Errors are collected, not fatal: what cannot be
     /// removed is reported so the user can run `git worktree prune`.
     pub fn close(mut self) -> Result<()> {
