@@ -5,8 +5,9 @@
 //! order and where the rest is: (lamport, id, spill position), 48 bytes. The event's JSON and its commit id
 //! go to a spill: a buffer per decoding thread that, once past [`SPILL_AT`] bytes, moves to an unnamed
 //! temporary file under `.git/jules/tmp` (removed by the kernel when the process ends, however it ends).
-//! After the sort, events are read back in order a chunk at a time, with neighbouring bytes read in one
-//! call, parsed on every core and folded. What stays in memory is the keys and the sorted ids the cache
+//! After the sort (each thread sorts its own keys), events are read back in order a chunk at a time, with
+//! neighbouring bytes read in one call: chunk i by thread i % threads, which parses it while this thread
+//! folds the chunks before it, in order. What stays in memory is the keys and the sorted ids the cache
 //! keeps (80 bytes per event) plus one chunk, whatever the size of the events: less than `git log` holds
 //! for the same commits (docs/benchmarks-coldstart.md).
 
