@@ -5,8 +5,9 @@
 //! order and where the rest is: (lamport, id, spill position), 48 bytes. The event's JSON and its commit id
 //! go to a spill: a buffer per decoding thread that, once past [`SPILL_AT`] bytes, moves to an unnamed
 //! temporary file under `.git/jules/tmp` (removed by the kernel when the process ends, however it ends).
-//! After the sort, events are read back in order a chunk at a time, with neighbouring bytes read in one
-//! call, parsed on every core and folded. What stays in memory is the keys and the sorted ids the cache
+//! After the sort (each thread sorts its own keys), events are read back in order a chunk at a time, with
+//! neighbouring bytes read in one call: chunk i by thread i % threads, which parses it while this thread
+//! folds the chunks before it, in order. What stays in memory is the keys and the sorted ids the cache
 //! keeps (80 bytes per event) plus one chunk, whatever the size of the events: less than `git log` holds
 //! for the same commits (docs/benchmarks-coldstart.md).
 
@@ -231,21 +232,14 @@ impl Log<'_> {
         // The events are parsed on as many threads as decoded them.
         let workers = reads.len().max(1);
         for read in reads {
-            let mut keys = read.keys;
-            keys.shrink_to_fit();
-            runs.push(keys);
+            runs.push(read.keys);
             out.invalid.extend(read.invalid);
             out.merges += read.merges;
             spills.push(read.spill);
         }
         out.spilled = spills.iter().map(|s| s.flushed).sum();
-        for run in &mut runs {
-            run.sort_unstable_by_key(Key::order);
-        }
         // Ids appended more than once (rare): only their first place in the order is folded.
-        let mut ids: Vec<EventId> = Vec::with_capacity(runs.iter().map(Vec::len).sum());
-        ids.extend(runs.iter().flatten().map(|k| k.id));
-        ids.sort_unstable();
+        let mut ids = sorted_ids(&runs, workers);
         let repeated: IdSet = ids
             .windows(2)
             .filter(|w| w[0] == w[1])
@@ -254,44 +248,88 @@ impl Log<'_> {
         ids.dedup();
         let mut seen = IdSet::default();
         let mut bad_ids = IdSet::default();
-        let mut arena: Vec<u8> = Vec::new();
-        let merged = Merge::new(&runs);
-        let mut merged = merged.peekable();
         let hash_len = self.repo.object_hash().len_in_bytes();
-        let mut chunk: Vec<&Key> = Vec::with_capacity(FOLD_CHUNK);
-        loop {
-            chunk.clear();
+        let mut merged = Merge::new(&runs).peekable();
+        // The next chunk of keys in the order. Copies of one event stay in one chunk, so that the smallest
+        // commit of them can be chosen.
+        let mut next_chunk = || -> Option<Vec<&Key>> {
+            let mut chunk: Vec<&Key> = Vec::with_capacity(FOLD_CHUNK);
             chunk.extend(merged.by_ref().take(FOLD_CHUNK));
-            // Copies of one event stay in one chunk, so that the smallest commit of them can be chosen.
             while let (Some(last), Some(next)) = (chunk.last(), merged.peek()) {
                 if last.order() != next.order() {
                     break;
                 }
                 chunk.push(merged.next().expect("peeked"));
             }
-            if chunk.is_empty() {
-                break;
-            }
-            let places = gather(&chunk, &spills, hash_len, &mut arena)?;
-            let mut parsed = parse_chunk(&chunk, &places, &arena, hash_len, workers)?;
-            smallest_commit_first(&chunk, &mut parsed);
-            for r in parsed {
-                match r {
-                    Ok(e) => {
-                        if repeated.contains(&e.id) && !seen.insert(e.id) {
-                            continue;
+            (!chunk.is_empty()).then_some(chunk)
+        };
+        // Chunk i is read back and parsed by thread i % workers while this thread folds the ones before it,
+        // in order; a folded chunk goes back to its thread to be dropped there.
+        std::thread::scope(|s| -> Result<()> {
+            let spills = &spills;
+            let mut jobs = Vec::with_capacity(workers);
+            let mut results = Vec::with_capacity(workers);
+            for _ in 0..workers {
+                let (job_tx, job_rx) = std::sync::mpsc::channel::<(Vec<&Key>, Vec<Parsed>)>();
+                let (result_tx, result_rx) = std::sync::mpsc::channel::<Result<Vec<Parsed>>>();
+                s.spawn(move || {
+                    let mut arena = Vec::new();
+                    for (chunk, folded) in job_rx {
+                        drop(folded);
+                        let parsed = gather(&chunk, spills, hash_len, &mut arena).map(|places| {
+                            let mut parsed = parse_chunk(&chunk, &places, &arena, hash_len);
+                            smallest_commit_first(&chunk, &mut parsed);
+                            parsed
+                        });
+                        if result_tx.send(parsed).is_err() {
+                            break;
                         }
-                        out.max_key = Some(e.key());
-                        apply(&e);
                     }
-                    Err((id, bad)) => {
-                        // Same bytes, same id: every copy of this id is equally invalid.
-                        bad_ids.insert(id);
-                        out.invalid.push(bad);
+                });
+                jobs.push(job_tx);
+                results.push(result_rx);
+            }
+            let (mut sent, mut done, mut exhausted) = (0, 0, false);
+            let mut folded = Vec::new();
+            loop {
+                // Two chunks in flight per thread: one parsed while the other waits to be folded.
+                while !exhausted && sent < done + 2 * workers {
+                    match next_chunk() {
+                        Some(chunk) => {
+                            let old = std::mem::take(&mut folded);
+                            // A thread that is gone panicked: its result's absence says so below.
+                            let _ = jobs[sent % workers].send((chunk, old));
+                            sent += 1;
+                        }
+                        None => exhausted = true,
                     }
                 }
+                if done == sent {
+                    return Ok(());
+                }
+                let parsed = results[done % workers].recv().map_err(|_| {
+                    Error::Other("a replay worker panicked while decoding events (a bug)".into())
+                })??;
+                done += 1;
+                for r in &parsed {
+                    match r {
+                        Ok(e) => {
+                            if repeated.contains(&e.id) && !seen.insert(e.id) {
+                                continue;
+                            }
+                            out.max_key = Some(e.key());
+                            apply(e);
+                        }
+                        Err((id, bad)) => {
+                            // Same bytes, same id: every copy of this id is equally invalid.
+                            bad_ids.insert(*id);
+                            out.invalid.push(bad.clone());
+                        }
+                    }
+                }
+                folded = parsed;
             }
-        }
+        })?;
         if !bad_ids.is_empty() {
             ids.retain(|id| !bad_ids.contains(id));
         }
@@ -346,6 +384,9 @@ fn read_commits(
             }
         }
     }
+    // Each run is sorted here, on its own thread, while the other threads sort theirs.
+    keys.shrink_to_fit();
+    keys.sort_unstable_by_key(Key::order);
     Ok(Read {
         keys,
         invalid,
@@ -432,50 +473,68 @@ fn smallest_commit_first(chunk: &[&Key], parsed: &mut [Parsed]) {
 
 type Parsed = std::result::Result<LoggedEvent, (EventId, InvalidCommit)>;
 
-/// Parse a chunk's events on up to `workers` threads, in the chunk's order. A worker that panicked is an
-/// error: its events must not silently drop out of the fold.
+/// Parse a chunk's events, in the chunk's order.
 fn parse_chunk(
     chunk: &[&Key],
     places: &[(usize, usize)],
     arena: &[u8],
     hash_len: usize,
-    workers: usize,
-) -> Result<Vec<Parsed>> {
-    let parse = |k: &Key, (start, len): (usize, usize)| -> Parsed {
-        let commit = ObjectId::from_bytes_or_panic(&arena[start + len..start + len + hash_len]);
-        // The walk checked the id against these bytes.
-        match decode_json(&arena[start..start + len], false) {
-            Ok(event) => Ok(LoggedEvent {
-                id: k.id,
-                lamport: k.lamport,
-                commit,
-                event,
-            }),
-            Err(reason) => Err((k.id, InvalidCommit { commit, reason })),
-        }
-    };
-    let per = chunk.len().div_ceil(workers).max(1);
+) -> Vec<Parsed> {
+    chunk
+        .iter()
+        .zip(places)
+        .map(|(k, &(start, len))| {
+            let commit = ObjectId::from_bytes_or_panic(&arena[start + len..start + len + hash_len]);
+            // The walk checked the id against these bytes.
+            match decode_json(&arena[start..start + len], false) {
+                Ok(event) => Ok(LoggedEvent {
+                    id: k.id,
+                    lamport: k.lamport,
+                    commit,
+                    event,
+                }),
+                Err(reason) => Err((k.id, InvalidCommit { commit, reason })),
+            }
+        })
+        .collect()
+}
+
+/// Every id of `runs`, sorted. Ids are hashes: split by their first byte into one range per thread, about
+/// even, each sorted on its own thread, first by their leading 8 bytes as a number (no `memcmp` per
+/// comparison).
+fn sorted_ids(runs: &[Vec<Key>], threads: usize) -> Vec<EventId> {
+    let threads = threads.clamp(1, 256);
+    let part = |id: &EventId| usize::from(id.0[0]) * threads / 256;
+    let mut counts = vec![0usize; threads];
+    for k in runs.iter().flatten() {
+        counts[part(&k.id)] += 1;
+    }
+    let mut next: Vec<usize> = counts
+        .iter()
+        .scan(0, |start, &n| {
+            let at = *start;
+            *start += n;
+            Some(at)
+        })
+        .collect();
+    let mut ids = vec![EventId([0; 32]); counts.iter().sum()];
+    for k in runs.iter().flatten() {
+        let p = part(&k.id);
+        ids[next[p]] = k.id;
+        next[p] += 1;
+    }
+    let lead = |id: &EventId| u64::from_be_bytes(id.0[..8].try_into().expect("8 bytes"));
     std::thread::scope(|s| {
-        let handles: Vec<_> = chunk
-            .chunks(per)
-            .zip(places.chunks(per))
-            .map(|(keys, places)| {
-                s.spawn(move || {
-                    keys.iter()
-                        .zip(places)
-                        .map(|(k, p)| parse(k, *p))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let mut all = Vec::with_capacity(chunk.len());
-        for h in handles {
-            all.extend(h.join().map_err(|_| {
-                Error::Other("a replay worker panicked while decoding events (a bug)".into())
-            })?);
+        let mut rest = &mut ids[..];
+        for n in counts {
+            let (range, tail) = rest.split_at_mut(n);
+            rest = tail;
+            s.spawn(move || {
+                range.sort_unstable_by(|a, b| lead(a).cmp(&lead(b)).then_with(|| a.cmp(b)))
+            });
         }
-        Ok(all)
-    })
+    });
+    ids
 }
 
 #[cfg(test)]

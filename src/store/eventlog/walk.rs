@@ -63,6 +63,23 @@ pub(super) fn parallel_walk<T: Send>(
                     );
                 }
             }
+            // A whole history that the commit-graph holds is walked on it by position: no object is read,
+            // no id looked up or hashed, only a bit per commit.
+            if hidden.is_empty() {
+                if let Some(walk) = GraphWalk::new(repo, tips)? {
+                    let mut parents = Vec::with_capacity(2);
+                    return send_batches(
+                        &tx,
+                        walk.map(|step| {
+                            let (id, n) = step?;
+                            parents.clear();
+                            parents.extend(n.iter().copied());
+                            seen(&id, &parents);
+                            Ok((id, parents.len()))
+                        }),
+                    );
+                }
+            }
             let walk = repo
                 .rev_walk(tips.iter().copied())
                 .with_hidden(hidden.iter().copied())
@@ -87,6 +104,99 @@ pub(super) fn parallel_walk<T: Send>(
         walked?;
         Ok(parts)
     })
+}
+
+/// Every commit reachable from some tips, read from the commit-graph alone (depth first, each commit once):
+/// its id and its parents' ids.
+struct GraphWalk {
+    graph: gix::commitgraph::Graph,
+    /// One bit per graph position: queued already.
+    queued: Vec<u64>,
+    stack: Vec<gix::commitgraph::Position>,
+}
+
+impl GraphWalk {
+    /// `None` when there is no usable commit-graph or it lacks a tip (commits written since it was): the
+    /// caller then walks the objects. A graph holds every ancestor of what it holds.
+    fn new(repo: &gix::Repository, tips: &[ObjectId]) -> Result<Option<GraphWalk>> {
+        let Ok(Some(graph)) = repo.commit_graph_if_enabled() else {
+            return Ok(None);
+        };
+        let mut walk = GraphWalk {
+            queued: vec![0; (graph.num_commits() as usize).div_ceil(64)],
+            stack: Vec::with_capacity(tips.len()),
+            graph,
+        };
+        for tip in tips {
+            let Some(pos) = walk.graph.lookup(tip) else {
+                return Ok(None);
+            };
+            walk.queue(pos);
+        }
+        Ok(Some(walk))
+    }
+
+    fn queue(&mut self, pos: gix::commitgraph::Position) {
+        queue(&mut self.queued, &mut self.stack, pos);
+    }
+
+    /// The next commit and its parents (up to two inline; octopus merges are rare).
+    fn step(&mut self) -> Option<Result<(ObjectId, Parents)>> {
+        let pos = self.stack.pop()?;
+        let commit = self.graph.commit_at(pos);
+        let id = commit.id().to_owned();
+        let mut parents = Parents::default();
+        for p in commit.iter_parents() {
+            let p = match p {
+                Ok(p) => p,
+                Err(e) => return Some(Err(Error::wrap("reading the commit-graph", e))),
+            };
+            parents.push(self.graph.id_at(p).to_owned());
+            queue(&mut self.queued, &mut self.stack, p);
+        }
+        Some(Ok((id, parents)))
+    }
+}
+
+/// Push `pos` on `stack` unless it was queued before.
+fn queue(
+    queued: &mut [u64],
+    stack: &mut Vec<gix::commitgraph::Position>,
+    pos: gix::commitgraph::Position,
+) {
+    let (word, bit) = (pos.0 as usize / 64, pos.0 % 64);
+    if queued[word] & (1 << bit) == 0 {
+        queued[word] |= 1 << bit;
+        stack.push(pos);
+    }
+}
+
+impl Iterator for GraphWalk {
+    type Item = Result<(ObjectId, Parents)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.step()
+    }
+}
+
+/// A commit's parents without an allocation for the usual one or two.
+#[derive(Default)]
+struct Parents {
+    inline: [Option<ObjectId>; 2],
+    more: Vec<ObjectId>,
+}
+
+impl Parents {
+    fn push(&mut self, id: ObjectId) {
+        match self.inline.iter_mut().find(|p| p.is_none()) {
+            Some(slot) => *slot = Some(id),
+            None => self.more.push(id),
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &ObjectId> {
+        self.inline.iter().flatten().chain(&self.more)
+    }
 }
 
 /// Hand `items` to the decoding threads in batches of [`BATCH`]; stops early when they are gone (one
