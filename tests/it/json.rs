@@ -763,6 +763,19 @@ fn every_json_document_has_a_version_and_its_documented_shape() {
         "--stdout",
         "main..jules/bob/five",
     ]);
+    // The attachment's size is in the documented example: a fixed date, whatever the day of the month (git
+    // writes `Sat, 5 Dec` and `Fri, 27 Nov`, one byte apart).
+    let five_text: String = five_text
+        .lines()
+        .map(|l| {
+            if l.starts_with("Date: ") {
+                "Date: Mon, 23 Nov 2026 10:00:00 +0000"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
     std::fs::write(&five, format!("{five_text}\n")).unwrap();
     // a.txt is under curator's lease: a conflict there names it.
     s.r.jules_ok([

@@ -393,7 +393,7 @@ fn headers(
     subject: (&str, &str),
     eight_bit: bool,
 ) -> Vec<u8> {
-    let date = time.format_or_unix(gix::date::time::format::RFC2822);
+    let date = time.format_or_unix(gix::date::time::format::GIT_RFC2822);
     let mime = if eight_bit {
         "MIME-Version: 1.0\nContent-Type: text/plain; charset=UTF-8\nContent-Transfer-Encoding: 8bit\n"
     } else {
@@ -518,6 +518,20 @@ mod tests {
     fn file_names_like_format_patch() {
         assert_eq!(file_stem(1, "Add the parser"), "0001-Add-the-parser");
         assert_eq!(file_stem(12, "fix: a/b (c)!"), "0012-fix-a-b-c");
+    }
+
+    /// git writes the day of the month unpadded (`Sat, 9 Mar 2024`, its `%aD`); a padded day (`09`) made
+    /// every patch formatted on the first nine days of a month differ from `git format-patch`.
+    #[test]
+    fn the_date_header_is_gits_rfc2822_with_an_unpadded_day() {
+        let id = ObjectId::null(gix::hash::Kind::Sha1);
+        let time = gix::date::Time::new(1_710_000_000, 3600); // 2024-03-09 16:00 UTC, written at +0100
+        let h = String::from_utf8(headers(id, "Ann", "a@x.org", time, ("[PATCH]", "t"), false))
+            .unwrap();
+        assert!(
+            h.contains("\nDate: Sat, 9 Mar 2024 17:00:00 +0100\n"),
+            "{h}"
+        );
     }
 
     #[test]
