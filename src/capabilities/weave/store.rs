@@ -241,14 +241,17 @@ impl Placer<'_, '_> {
     }
 }
 
+/// Each packed object's id with its offset and CRC-32, in pack order: what the pack index records.
+type IndexEntries = Vec<(gix::ObjectId, Entry)>;
+
 /// A version 2 pack holding `objects` in the order of `plan`, with its trailing checksum, and each object's
 /// offset and the CRC-32 of its packed bytes (what the index records).
 fn pack_stream(
     hash: gix::hash::Kind,
     objects: &HashMap<gix::ObjectId, (Kind, &[u8])>,
     plan: &Plan,
-) -> Result<(Vec<u8>, Vec<(gix::ObjectId, Entry)>)> {
-    let mut entries: Vec<(gix::ObjectId, Entry)> = Vec::with_capacity(plan.len());
+) -> Result<(Vec<u8>, IndexEntries)> {
+    let mut entries: IndexEntries = Vec::with_capacity(plan.len());
     let mut offsets: HashMap<gix::ObjectId, u64> = HashMap::with_capacity(plan.len());
     let mut out = Vec::with_capacity(1 << 20);
     out.extend_from_slice(b"PACK");
