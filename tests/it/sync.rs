@@ -144,6 +144,29 @@ fn relation_and_join_are_right_on_criss_cross_logs() {
     );
 }
 
+/// A pre-receive hook on `bare` that writes a line per push it is asked for, then runs `then` (a shell
+/// line: `exit 0` takes the push, `echo 'rate limited' >&2; exit 1` refuses it like a forge's budget); the
+/// closure counts the pushes asked for so far.
+fn pre_receive_counting(bare: &Repo, then: &str) -> impl Fn() -> usize {
+    let hook = bare.path().join("hooks/pre-receive");
+    let asked = bare.path().join("pushes-asked");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\necho push >> '{}'\n{then}\n",
+            asked.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    move || {
+        std::fs::read_to_string(&asked)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    }
+}
+
 fn clones(n: usize) -> (Repo, Vec<Repo>) {
     let origin = Repo::new();
     let bare = origin.bare_sibling();
@@ -356,23 +379,7 @@ fn a_push_the_remote_refuses_spends_the_push_interval() {
     c.git(["config", "jules.sync.minPushInterval", "1h"]);
     // The last push was long ago: the interval has run out, the next news may go at once.
     std::fs::write(c.path().join(".git/jules/last-push"), "1000 1\n").unwrap();
-    let hook = bare.path().join("hooks/pre-receive");
-    let asked = bare.path().join("asked.log");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\necho push >> '{}'\necho 'rate limited' >&2\nexit 1\n",
-            asked.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let pushes = || {
-        std::fs::read_to_string(&asked)
-            .unwrap_or_default()
-            .lines()
-            .count()
-    };
+    let pushes = pre_receive_counting(&bare, "echo 'rate limited' >&2\nexit 1");
     append(c, "a", 1);
     let out = c.jules(["sync"]);
     assert!(!out.status.success(), "the forge refused the push");
@@ -386,7 +393,7 @@ fn a_push_the_remote_refuses_spends_the_push_interval() {
     assert!(doc["push_deferred_secs"].as_u64().is_some(), "{doc}");
     assert_eq!(pushes(), 1, "no second push inside the interval");
     // The news is still the clone's, and goes with the next push the forge takes.
-    std::fs::remove_file(&hook).unwrap();
+    std::fs::remove_file(bare.path().join("hooks/pre-receive")).unwrap();
     c.jules_ok(["sync", "--now"]);
     assert_eq!(ids(c).len(), 2);
     assert_eq!(
@@ -1229,23 +1236,7 @@ fn independent_tips_match_git_and_one_join_holds_every_event() {
 #[test]
 fn an_idle_fleet_makes_no_pushes() {
     let (bare, cs) = clones(3);
-    let hook = bare.path().join("hooks/pre-receive");
-    let count = bare.path().join("pushes");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\ncat >/dev/null\necho push >> {}\n",
-            count.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let pushes = || {
-        std::fs::read_to_string(&count)
-            .unwrap_or_default()
-            .lines()
-            .count()
-    };
+    let pushes = pre_receive_counting(&bare, "exit 0");
     for (i, c) in cs.iter().enumerate() {
         append(c, &format!("p{i}"), 1);
         c.jules_ok(["sync"]);
