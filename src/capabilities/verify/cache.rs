@@ -71,6 +71,7 @@ fn parse(bytes: &[u8]) -> Option<NoteDoc> {
 /// The notes trees to read, local first, each opened once.
 pub struct Cache {
     sources: Vec<(String, gix::note::plumbing::State)>,
+    loose: crate::store::loose::LooseBlobs,
 }
 
 impl Cache {
@@ -97,7 +98,10 @@ impl Cache {
                 .map_err(|e| Error::wrap(format!("reading {name}"), e))?;
             sources.push((name, state));
         }
-        Ok(Cache { sources })
+        Ok(Cache {
+            sources,
+            loose: Default::default(),
+        })
     }
 
     /// The cached result for `tree` under the command with key `key`, from the first ref that has one.
@@ -112,10 +116,14 @@ impl Cache {
                 .get(&tree, &repo.objects)
                 .map_err(|e| Error::wrap(format!("reading {name}"), e))?;
             let Some(blob) = blob else { continue };
-            let Ok(blob) = repo.find_blob(blob) else {
-                continue;
+            let data = match self.loose.read(repo, blob) {
+                Some(data) => data,
+                None => match repo.find_blob(blob) {
+                    Ok(b) => b.data.clone(),
+                    Err(_) => continue,
+                },
             };
-            if let Some(mut doc) = parse(&blob.data) {
+            if let Some(mut doc) = parse(&data) {
                 if let Some(entry) = doc.results.remove(key) {
                     return Ok(Some(entry));
                 }
