@@ -307,7 +307,10 @@ mod tests {
             None
         );
         let packed = git(&["hash-object", "-w", "--stdin"], b"packed\n");
-        git(&["pack-objects", "-q", "objects/pack/pack"], format!("{packed}\n").as_bytes());
+        git(
+            &["pack-objects", "-q", "objects/pack/pack"],
+            format!("{packed}\n").as_bytes(),
+        );
         git(&["prune-packed"], b"");
         let packed = ObjectId::from_hex(packed.as_bytes()).unwrap();
         assert_eq!(blobs.read(&repo, packed), None);
