@@ -1,4 +1,5 @@
-//! Writing small objects (event and merge commits, mostly) as loose objects without a compressor.
+//! Writing small objects (event and merge commits, mostly) as loose objects without a compressor, and reading
+//! many loose blobs with one inflater ([`LooseBlobs`]).
 //!
 //! Why not `Repository::write_object`: gix's loose writer starts a zlib stream with the default state for
 //! every object, and zlib-rs zeroes about 430 KiB of it (window, hash table, pending buffer) before
