@@ -58,9 +58,8 @@ pub fn write_encoded(
             .map_err(|e| Error::wrap(format!("writing a {kind} object"), e))?;
         return Ok(());
     }
-    let hex = id.to_hex().to_string();
-    let dir = repo.objects.store_ref().path().join(&hex[..2]);
-    let path = dir.join(&hex[2..]);
+    let path = loose_path(repo, id);
+    let dir = path.parent().expect("a fan-out directory").to_owned();
     if std::fs::symlink_metadata(&path).is_ok() {
         return Ok(());
     }
@@ -128,6 +127,16 @@ fn deflate(raw: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Where the loose object `id` lives: `objects/xx/yyyy…`.
+fn loose_path(repo: &gix::Repository, id: ObjectId) -> std::path::PathBuf {
+    let hex = id.to_hex().to_string();
+    repo.objects
+        .store_ref()
+        .path()
+        .join(&hex[..2])
+        .join(&hex[2..])
+}
+
 /// Reads loose blobs with one inflater for many objects: gix's loose reader sets up a fresh zlib stream for
 /// every object, which for a thousand small notes (`verify`'s cache of a long range) was most of the read's
 /// system time (mmap and munmap of the stream state per object; docs/benchmarks-verify.md).
@@ -146,30 +155,24 @@ impl LooseBlobs {
     /// The bytes of blob `id` when the loose store holds it as a blob; `None` otherwise (packed, missing, not a
     /// blob, unreadable), and the caller asks the object store.
     pub fn read(&mut self, repo: &gix::Repository, id: ObjectId) -> Option<Vec<u8>> {
-        let hex = id.to_hex().to_string();
-        let path = repo
-            .objects
-            .store_ref()
-            .path()
-            .join(&hex[..2])
-            .join(&hex[2..]);
-        let raw = std::fs::read(path).ok()?;
-        // The header first (`blob <size>\0`), then the whole object into a buffer of exactly its size.
+        let raw = std::fs::read(loose_path(repo, id)).ok()?;
+        // The header first (`blob <size>\0`), then the whole object into a buffer of exactly its size. The
+        // size is the file's word: deflate expands at most about 1032:1, so a header claiming more than that
+        // is forged, and gix's reader (which fails on it) answers instead of us allocating it.
         let mut head = [0u8; 32];
         self.inflate.reset();
         let (_, _, n) = self.inflate.once(&raw, &mut head).ok()?;
-        let nul = head[..n].iter().position(|&b| b == 0)?;
-        let size: usize = std::str::from_utf8(head[..nul].strip_prefix(b"blob ")?)
-            .ok()?
-            .parse()
-            .ok()?;
-        let mut out = vec![0; nul + 1 + size];
+        let (kind, size, header) = gix::objs::decode::loose_header(&head[..n]).ok()?;
+        if kind != gix::objs::Kind::Blob || size > (raw.len() as u64).saturating_mul(1032) {
+            return None;
+        }
+        let mut out = vec![0; header + usize::try_from(size).ok()?];
         self.inflate.reset();
         let (status, _, written) = self.inflate.once(&raw, &mut out).ok()?;
         if written != out.len() || status != gix::zlib::Status::StreamEnd {
             return None;
         }
-        out.drain(..=nul);
+        out.drain(..header);
         Some(out)
     }
 }
@@ -323,5 +326,11 @@ mod tests {
             blobs.read(&repo, ObjectId::null(gix::hash::Kind::Sha1)),
             None
         );
+        // A forged file whose header claims a terabyte is not believed (no allocation of it, no abort).
+        let forged = ObjectId::from_hex(b"00000000000000000000000000000000000000aa").unwrap();
+        let path = loose_path(&repo, forged);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, deflate(b"blob 1000000000000\0x")).unwrap();
+        assert_eq!(blobs.read(&repo, forged), None);
     }
 }
