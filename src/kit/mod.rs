@@ -1,5 +1,5 @@
 //! The kit: what knows nothing of git-jules' concepts. Errors, ids and abbreviations, names, untrusted text
-//! made safe to show, trailers, base85, the fence around the `git` binary, the settings table and opening the
+//! made safe to show, trailers, base85, an ordered parallel map, the fence around the `git` binary, the settings table and opening the
 //! repository, waking on ref changes, and the test-only pause points and mutator.
 
 pub mod abbrev;
@@ -12,6 +12,7 @@ pub mod id;
 #[doc(hidden)]
 pub mod mutation;
 pub mod names;
+pub mod par;
 pub mod refwatch;
 pub mod repo;
 pub mod settings;
