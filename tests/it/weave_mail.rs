@@ -762,6 +762,67 @@ fn a_large_weave_is_one_pack_with_an_index_git_verifies() {
     );
 }
 
+/// A real series, as `git format-patch --binary` writes it: a large text file changed in several far-apart
+/// places and a binary file changed by a few bytes (delta binary patches), again and again, beside new files.
+/// Weave makes the commits `git am` makes, and writes them as one pack that holds deltas (each entry
+/// compressed on its own thread, then laid out in order) and that `git verify-pack` and `git fsck --strict`
+/// accept.
+#[test]
+fn a_series_of_text_and_binary_changes_is_one_pack_git_verifies() {
+    let r = base();
+    r.git(["checkout", "-q", "-b", "src"]);
+    let text = |k: usize| -> String {
+        (0..4000)
+            .map(|i| match i % 700 {
+                0 => format!("line {i}, changed by {k}\n"),
+                _ => format!("line {i}\n"),
+            })
+            .collect()
+    };
+    let mut seed = 7u32;
+    let mut binary: Vec<u8> = (0..96 * 1024)
+        .map(|_| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 16) as u8
+        })
+        .collect();
+    for k in 0..24usize {
+        r.write("big.txt", &text(k));
+        binary[k * 3000..k * 3000 + 16].fill(k as u8);
+        std::fs::write(r.path().join("bin.dat"), &binary).unwrap();
+        r.write(&format!("d/f{k}.txt"), &format!("{k}\n"));
+        if k == 12 {
+            std::fs::write(r.path().join("new.bin"), &binary[..5000]).unwrap();
+        }
+        r.commit_all(&format!("change {k}"));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mbox = r.git(["format-patch", "--binary", "--stdout", "main..src"]);
+    assert!(mbox.contains("\ndelta ") && mbox.contains("\nliteral "));
+    let f = file(&dir, "series.mbox", mbox.as_bytes());
+    r.git(["checkout", "-q", "main"]);
+    let am = git_am(&r, &f, &[]).unwrap();
+    assert_eq!(am.len(), 24);
+    let packs = || {
+        std::fs::read_dir(r.path().join(".git/objects/pack"))
+            .map(|d| d.map(|e| e.unwrap().path()).collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert!(packs().is_empty());
+    let (rep, code, woven) = weave(&r, "w/series", &[], &[&f]);
+    assert_eq!(code, 0, "{rep:#}");
+    assert_eq!(woven, am);
+    let idx = packs()
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|x| x == "idx"))
+        .expect("one pack");
+    let v = r.git_output(["verify-pack", "-v", &idx.display().to_string()]);
+    assert!(v.status.success(), "{}", stderr(&v));
+    assert!(stdout(&v).contains("chain length = 2:"), "{}", stdout(&v));
+    let fsck = r.git_output(["fsck", "--strict", "--no-dangling"]);
+    assert!(fsck.status.success(), "{}{}", stdout(&fsck), stderr(&fsck));
+}
+
 #[test]
 fn dash_p_strips_like_git_apply_and_git_am() {
     let r = base();

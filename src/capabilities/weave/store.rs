@@ -45,33 +45,32 @@ pub fn flush(mem: &gix::Repository, disk: &gix::Repository) -> Result<usize> {
         .collect();
     let hash = disk.object_hash();
     let plan = plan(&objects, hash);
-    let (stream, mut entries) = pack_stream(hash, &objects, &plan)?;
-    let pack_sum = &stream[stream.len() - hash.len_in_bytes()..];
-    entries.sort_by_key(|(id, _)| *id);
-    let ids: Vec<gix::ObjectId> = entries.iter().map(|(id, _)| *id).collect();
-    let entries: Vec<Entry> = entries.into_iter().map(|(_, e)| e).collect();
-    let index = index_v2(hash, &ids, &entries, pack_sum)?;
     let dir = disk.objects.store_ref().path().join("pack");
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    let mut pack = tempfile::NamedTempFile::new_in(&dir)
+        .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+    let (pack_sum, mut entries) = write_pack(hash, &objects, &plan, pack.as_file_mut())?;
+    entries.sort_by_key(|(id, _)| *id);
+    let ids: Vec<gix::ObjectId> = entries.iter().map(|(id, _)| *id).collect();
+    let entries: Vec<Entry> = entries.into_iter().map(|(_, e)| e).collect();
     // The index is written from what we already know (ids, offsets, CRC-32s): indexing the stream with gix
     // would inflate and hash every object again, which was a tenth of a real-history weave.
-    let name = format!(
-        "pack-{}",
-        gix::ObjectId::from_bytes_or_panic(pack_sum).to_hex()
-    );
-    let put = |ext: &str, bytes: &[u8]| -> Result<()> {
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-            .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
-        std::io::Write::write_all(&mut tmp, bytes).map_err(|e| Error::io("writing a pack", e))?;
+    let index = index_v2(hash, &ids, &entries, pack_sum.as_bytes())?;
+    let name = format!("pack-{}", pack_sum.to_hex());
+    let persist = |tmp: tempfile::NamedTempFile, ext: &str| -> Result<()> {
         let path = dir.join(format!("{name}.{ext}"));
         tmp.persist(&path)
             .map_err(|e| Error::io(format!("writing {}", path.display()), e.error))?;
         Ok(())
     };
     // The pack first, its index last: git and gix only see a pack once its index exists.
-    put("pack", &stream)?;
-    put("idx", &index)?;
+    persist(pack, "pack")?;
+    let mut idx = tempfile::NamedTempFile::new_in(&dir)
+        .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+    std::io::Write::write_all(&mut idx, &index)
+        .map_err(|e| Error::io("writing a pack index", e))?;
+    persist(idx, "idx")?;
     Ok(n)
 }
 
@@ -244,57 +243,122 @@ impl Placer<'_, '_> {
 /// Each packed object's id with its offset and CRC-32, in pack order: what the pack index records.
 type IndexEntries = Vec<(gix::ObjectId, Entry)>;
 
-/// A version 2 pack holding `objects` in the order of `plan`, with its trailing checksum, and each object's
-/// offset and the CRC-32 of its packed bytes (what the index records).
-fn pack_stream(
+/// One entry of the pack before its place is known: its type, the size its header gives, the position in
+/// the plan of its delta base, and its compressed bytes.
+struct Packed {
+    t: u8,
+    size: usize,
+    base: Option<usize>,
+    zipped: Vec<u8>,
+}
+
+/// Write a version 2 pack holding `objects` in the order of `plan` to `out`; returns its trailing checksum
+/// and each object's offset and the CRC-32 of its packed bytes (what the index records).
+///
+/// Deltas and compression are most of the work and each entry's are independent of where the entry lands
+/// (an `OFS_DELTA` names its base by distance, written afterwards), so entries are deltified and compressed
+/// on every core, then laid out in order, hashed and written by one thread.
+fn write_pack(
     hash: gix::hash::Kind,
     objects: &HashMap<gix::ObjectId, (Kind, &[u8])>,
     plan: &Plan,
-) -> Result<(Vec<u8>, IndexEntries)> {
+    out: &mut std::fs::File,
+) -> Result<(gix::ObjectId, IndexEntries)> {
+    let position: HashMap<gix::ObjectId, usize> = plan
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (*id, i))
+        .collect();
+    let packed = crate::kit::par::map_with(
+        plan,
+        || (Deflater::new(), Vec::new()),
+        |(z, delta), i, (id, base)| -> Result<Packed> {
+            let (kind, data) = objects[id];
+            // A base must come earlier in the pack: an `OFS_DELTA` only points backwards.
+            let base = base
+                .and_then(|b| Some((*position.get(&b).filter(|&&p| p < i)?, objects.get(&b)?.1)));
+            let as_delta = base.filter(|(_, base_data)| {
+                delta.clear();
+                encode_delta(base_data, data, (data.len() / 2).saturating_sub(1), delta)
+            });
+            let mut zipped = Vec::new();
+            Ok(match as_delta {
+                Some((base, _)) => {
+                    z.deflate(delta, &mut zipped)?;
+                    Packed {
+                        t: 6,
+                        size: delta.len(),
+                        base: Some(base),
+                        zipped,
+                    }
+                }
+                None => {
+                    z.deflate(data, &mut zipped)?;
+                    let t = match kind {
+                        Kind::Commit => 1,
+                        Kind::Tree => 2,
+                        Kind::Blob => 3,
+                        Kind::Tag => 4,
+                    };
+                    Packed {
+                        t,
+                        size: data.len(),
+                        base: None,
+                        zipped,
+                    }
+                }
+            })
+        },
+    );
+    let mut w = HashingWriter {
+        w: std::io::BufWriter::with_capacity(1 << 20, out),
+        h: gix::hash::hasher(hash),
+    };
+    let mut head = Vec::with_capacity(12);
+    head.extend_from_slice(b"PACK");
+    head.extend_from_slice(&2u32.to_be_bytes());
+    head.extend_from_slice(&(plan.len() as u32).to_be_bytes());
+    w.put(&head)?;
+    let mut offset = head.len() as u64;
+    let mut offsets = Vec::with_capacity(plan.len());
     let mut entries: IndexEntries = Vec::with_capacity(plan.len());
-    let mut offsets: HashMap<gix::ObjectId, u64> = HashMap::with_capacity(plan.len());
-    let mut out = Vec::with_capacity(1 << 20);
-    out.extend_from_slice(b"PACK");
-    out.extend_from_slice(&2u32.to_be_bytes());
-    out.extend_from_slice(&(plan.len() as u32).to_be_bytes());
-    let mut z = Deflater::new();
-    let mut delta = Vec::new();
-    for (id, base) in plan {
-        let (kind, data) = objects[id];
-        let start = out.len();
-        let base = base.and_then(|b| Some((offsets.get(&b).copied()?, objects.get(&b)?.1)));
-        let as_delta = base.filter(|(_, base_data)| {
-            delta.clear();
-            encode_delta(base_data, data, &mut delta);
-            delta.len() < data.len() / 2
-        });
-        match as_delta {
-            Some((base_offset, _)) => {
-                entry_header(&mut out, 6, delta.len());
-                ofs_delta_offset(&mut out, start as u64 - base_offset);
-                z.deflate(&delta, &mut out)?;
-            }
-            None => {
-                let t: u8 = match kind {
-                    Kind::Commit => 1,
-                    Kind::Tree => 2,
-                    Kind::Blob => 3,
-                    Kind::Tag => 4,
-                };
-                entry_header(&mut out, t, data.len());
-                z.deflate(data, &mut out)?;
-            }
+    for ((id, _), p) in plan.iter().zip(packed) {
+        let p = p?;
+        head.clear();
+        entry_header(&mut head, p.t, p.size);
+        if let Some(b) = p.base {
+            ofs_delta_offset(&mut head, offset - offsets[b]);
         }
-        offsets.insert(*id, start as u64);
-        entries.push((*id, (start as u64, crc32fast::hash(&out[start..]))));
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&head);
+        crc.update(&p.zipped);
+        w.put(&head)?;
+        w.put(&p.zipped)?;
+        offsets.push(offset);
+        entries.push((*id, (offset, crc.finalize())));
+        offset += (head.len() + p.zipped.len()) as u64;
     }
-    let mut h = gix::hash::hasher(hash);
-    h.update(&out);
+    let HashingWriter { mut w, h } = w;
     let sum = h
         .try_finalize()
         .map_err(|e| Error::wrap("hashing the pack", e))?;
-    out.extend_from_slice(sum.as_bytes());
-    Ok((out, entries))
+    std::io::Write::write_all(&mut w, sum.as_bytes())
+        .and_then(|()| std::io::Write::flush(&mut w))
+        .map_err(|e| Error::io("writing a pack", e))?;
+    Ok((sum, entries))
+}
+
+/// Writes the pack and hashes what it writes, for the checksum that ends it.
+struct HashingWriter<'a> {
+    w: std::io::BufWriter<&'a mut std::fs::File>,
+    h: gix::hash::Hasher,
+}
+
+impl HashingWriter<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.h.update(bytes);
+        std::io::Write::write_all(&mut self.w, bytes).map_err(|e| Error::io("writing a pack", e))
+    }
 }
 
 /// A pack entry's type and size: 3 bits of type and the size in little-endian groups of 7 bits.
@@ -325,9 +389,24 @@ fn ofs_delta_offset(out: &mut Vec<u8>, mut ofs: u64) {
     out.extend_from_slice(&buf[pos..]);
 }
 
-/// A git delta turning `base` into `target`: copy their common start, insert what differs, copy their
-/// common end.
-fn encode_delta(base: &[u8], target: &[u8], out: &mut Vec<u8>) {
+/// Lines shorter than this anchor no copy: `}` and blank lines recur everywhere and would match in the
+/// wrong place; a copy found through a longer line runs on over them anyway.
+const MIN_ANCHOR: usize = 8;
+
+/// Fewer differing bytes than this between the common start and end are inserted as they are.
+const SEARCH_ABOVE: usize = 256;
+
+/// A git delta turning `base` into `target`, in `out`; false (and `out` unfinished) once it would be longer
+/// than `limit` bytes.
+///
+/// The common start and end are copies. Between them, a patch with several hunks far apart leaves most
+/// lines as they were: each line of the target (of at least [`MIN_ANCHOR`] bytes) is looked up among the
+/// base's, and a line found there starts a copy that runs on, backwards and forwards, as far as both agree;
+/// what no copy covers is inserted. This is git's `diff-delta` with lines for its 16-byte windows: text
+/// changed in many places (a changelog's release, a file's several hunks) becomes a few copies instead of
+/// a whole object to compress. Content without lines in common is given up as soon as the inserts pass
+/// `limit`.
+fn encode_delta(base: &[u8], target: &[u8], limit: usize, out: &mut Vec<u8>) -> bool {
     fn varint(out: &mut Vec<u8>, mut n: usize) {
         while n >= 0x80 {
             out.push(0x80 | (n & 0x7f) as u8);
@@ -358,17 +437,68 @@ fn encode_delta(base: &[u8], target: &[u8], out: &mut Vec<u8>) {
             len -= n;
         }
     }
+    fn insert(out: &mut Vec<u8>, data: &[u8]) {
+        for chunk in data.chunks(0x7f) {
+            out.push(chunk.len() as u8);
+            out.extend_from_slice(chunk);
+        }
+    }
+    use gix::bstr::ByteSlice;
+    // Copies name their offset in 32 bits.
+    if base.len() > u32::MAX as usize {
+        return false;
+    }
     varint(out, base.len());
     varint(out, target.len());
     let max = base.len().min(target.len());
     let prefix = common_prefix(base, target);
     let suffix = common_prefix_rev(&base[prefix..], &target[prefix..]).min(max - prefix);
     copy(out, 0, prefix);
-    for chunk in target[prefix..target.len() - suffix].chunks(0x7f) {
-        out.push(chunk.len() as u8);
-        out.extend_from_slice(chunk);
+    let end = target.len() - suffix;
+    let base_middle = &base[prefix..base.len() - suffix];
+    if end - prefix < SEARCH_ABOVE || base_middle.is_empty() {
+        insert(out, &target[prefix..end]);
+    } else {
+        let mut lines: HashMap<&[u8], usize, foldhash::fast::RandomState> = HashMap::default();
+        let mut at = prefix;
+        for line in base_middle.split_inclusive(|&b| b == b'\n') {
+            if line.len() >= MIN_ANCHOR {
+                lines.entry(line).or_insert(at);
+            }
+            at += line.len();
+        }
+        // `target[pending..t]` is not written yet: it becomes an insert unless a copy reaches back over it.
+        let (mut pending, mut t) = (prefix, prefix);
+        while t < end {
+            let line_end = target[t..end].find_byte(b'\n').map_or(end, |i| t + i + 1);
+            let found = (line_end - t >= MIN_ANCHOR)
+                .then(|| lines.get(&target[t..line_end]))
+                .flatten();
+            let Some(&b) = found else {
+                t = line_end;
+                if out.len() + (t - pending) > limit {
+                    return false;
+                }
+                continue;
+            };
+            let (mut from, mut b) = (t, b);
+            while from > pending && b > 0 && base[b - 1] == target[from - 1] {
+                from -= 1;
+                b -= 1;
+            }
+            let n = common_prefix(&base[b..], &target[from..end]);
+            insert(out, &target[pending..from]);
+            copy(out, b, n);
+            t = from + n;
+            pending = t;
+            if out.len() > limit {
+                return false;
+            }
+        }
+        insert(out, &target[pending..end]);
     }
     copy(out, base.len() - suffix, suffix);
+    out.len() <= limit
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -450,17 +580,35 @@ mod tests {
             .collect();
         let mut changed = big.clone();
         changed.splice(1000..1010, b"inserted text".iter().copied());
-        let cases: [(&[u8], &[u8]); 6] = [
+        // Hunks far apart, a moved block, lines that repeat, and a change inside a long line.
+        let long: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| format!("    line {i} of a file of source code\n").into_bytes())
+            .collect();
+        let mut hunks = long.clone();
+        hunks.splice(100_000..100_020, b"a hunk in the middle\n".iter().copied());
+        hunks.splice(500..530, b"near the start".iter().copied());
+        hunks.extend_from_slice(b"appended at the end\n");
+        hunks.splice(1_200_000..1_200_000, long[40_000..60_000].iter().copied());
+        let repeats: Vec<u8> = (0..2000)
+            .flat_map(|i| format!("    the same long line again\n{}\n", i % 7).into_bytes())
+            .collect();
+        let mut repeats_changed = repeats.clone();
+        repeats_changed[30_000] = b'X';
+        repeats_changed.splice(10..10, b"    the same long line again\n".iter().copied());
+        let cases: [(&[u8], &[u8]); 9] = [
             (b"", b"abc"),
             (b"abc", b""),
             (b"same", b"same"),
             (b"abcdef", b"abXYZef"),
             (b"aaaa", b"aaaaaa"),
             (&big, &changed),
+            (&long, &hunks),
+            (&hunks, &long),
+            (&repeats, &repeats_changed),
         ];
         for (base, target) in cases {
             let mut d = Vec::new();
-            encode_delta(base, target, &mut d);
+            assert!(encode_delta(base, target, usize::MAX, &mut d));
             let out = crate::capabilities::weave::binary::apply_delta(base, &d)
                 .expect("a well-formed delta");
             assert_eq!(
@@ -471,11 +619,42 @@ mod tests {
             );
         }
         let mut d = Vec::new();
-        encode_delta(&big, &changed, &mut d);
+        encode_delta(&big, &changed, usize::MAX, &mut d);
         assert!(
             d.len() < big.len() / 1000,
             "a small change makes a small delta: {}",
             d.len()
+        );
+        // Common start and end alone would insert everything from the first hunk to the last.
+        d.clear();
+        encode_delta(&long, &hunks, usize::MAX, &mut d);
+        assert!(
+            d.len() < 1000,
+            "hunks far apart make a small delta: {}",
+            d.len()
+        );
+        d.clear();
+        encode_delta(&repeats, &repeats_changed, usize::MAX, &mut d);
+        assert!(d.len() < 200, "repeated lines: {}", d.len());
+    }
+
+    /// A delta past its limit is given up, as soon as that is known.
+    #[test]
+    fn deltas_stop_at_their_limit() {
+        let a: Vec<u8> = (0..50_000u32)
+            .flat_map(|i| format!("{i} a\n").into_bytes())
+            .collect();
+        let b: Vec<u8> = (0..50_000u32)
+            .flat_map(|i| format!("{i} b\n").into_bytes())
+            .collect();
+        let mut d = Vec::new();
+        assert!(!encode_delta(&a, &b, b.len() / 2, &mut d));
+        assert!(d.len() <= b.len() / 2 + 256, "stopped early: {}", d.len());
+        d.clear();
+        assert!(encode_delta(&a, &b, usize::MAX, &mut d));
+        assert_eq!(
+            crate::capabilities::weave::binary::apply_delta(&a, &d).unwrap(),
+            b
         );
     }
 
