@@ -1225,6 +1225,26 @@ index 1111111..2222222 100644
         assert!(read(b"just text\n").is_err());
     }
 
+    /// Mails are read on several threads; the error is still the first failing mail's, as when they were
+    /// read in order (a later mail failing first on another thread does not win).
+    #[test]
+    fn the_first_failing_mail_of_many_is_the_one_reported() {
+        let broken = |why: &str| {
+            ONE.replace(
+                "index 1111111..2222222 100644\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1,2 @@\n a\n+b\n",
+                &format!("index 1111111..2222222 100644\nGIT binary patch\n{why}\n\n"),
+            )
+        };
+        let mut text = ONE.to_owned();
+        text.push_str(&broken("literal x"));
+        for _ in 0..50 {
+            text.push_str(&broken("neither"));
+        }
+        let e = read(text.as_bytes()).unwrap_err();
+        assert!(e.starts_with("mail 2: "), "{e}");
+        assert!(e.contains("bad binary patch size"), "{e}");
+    }
+
     #[test]
     fn encoded_words_subjects_and_addresses() {
         assert_eq!(decode_words("=?utf-8?q?a_b?= =?utf-8?b?Yw==?= d"), "a bc d");
