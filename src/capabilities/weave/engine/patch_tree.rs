@@ -189,8 +189,8 @@ impl<'r> Engine<'r> {
                     self.counterparts(path.as_ref(), 0..u32::MAX),
                 ));
             }
-            let content = match &f.binary {
-                Some(Binary::Literal(d)) => d.clone(),
+            let content: std::borrow::Cow<[u8]> = match &f.binary {
+                Some(Binary::Literal(d)) => d.into(),
                 Some(Binary::Delta(_)) => {
                     return Ok(FileResult::Error("a binary delta for a new file".into()))
                 }
@@ -204,7 +204,7 @@ impl<'r> Engine<'r> {
                     Err(e) => return Ok(FileResult::Error(e)),
                 },
                 None => match apply::apply(b"", &f.hunks) {
-                    Ok(a) => a.data,
+                    Ok(a) => a.data.into(),
                     Err(_) => {
                         return Ok(FileResult::Error("malformed hunks for a new file".into()))
                     }
