@@ -10,9 +10,11 @@
 //! most of it was the same trees and files again: each patch rewrites the root tree, its directories' trees and
 //! the files it touches, which an earlier patch of the run often wrote already. So the pack is written in the
 //! order the commits were made, and an object whose previous version at the same path is in the pack too is
-//! stored as a delta against it (`OFS_DELTA`): a copy of the common start and end and the bytes between, which
-//! for a tree with one entry changed, or a file with its hunks close together, is a few bytes. Chains stop at
-//! [`MAX_DEPTH`], as `git pack-objects --depth` does; `git gc` finds better deltas later.
+//! stored as a delta against it (`OFS_DELTA`): copies of the common start and end and of every line the two
+//! share, and the bytes between ([`encode_delta`]), which for a tree with one entry changed, or a file
+//! with a few hunks, is a few dozen bytes. Chains stop at [`MAX_DEPTH`], as `git pack-objects --depth` does;
+//! `git gc` finds better deltas later. Entries are deltified and compressed on every core (each is
+//! independent of where it lands) and laid out, hashed and written in order by one thread.
 
 use std::collections::HashMap;
 
