@@ -359,13 +359,15 @@ pub(crate) fn commit_message<'b>(
 
 /// A commit's message: what follows the first empty line.
 fn after_headers(data: &[u8]) -> &[u8] {
-    // A plain byte loop: `windows(2).position(|w| w == b"\n\n")` may call memcmp once per header byte.
-    let mut i = 0;
-    while i + 1 < data.len() {
-        if data[i] == b'\n' && data[i + 1] == b'\n' {
-            return &data[i + 2..];
+    // Line ends found by `memchr` (vectorised), a handful per commit; a plain
+    // `windows(2).position(|w| w == b"\n\n")` may call memcmp once per header byte.
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b'\n', &data[from..]) {
+        let at = from + i;
+        if data.get(at + 1) == Some(&b'\n') {
+            return &data[at + 2..];
         }
-        i += 1;
+        from = at + 1;
     }
     &data[data.len()..]
 }
