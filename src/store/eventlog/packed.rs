@@ -199,7 +199,7 @@ mod tests {
             let pad = "y".repeat(i * 37 % 300);
             let event = Event::new(
                 "t.x",
-                &format!("a{}", i % 5),
+                format!("a{}", i % 5),
                 serde_json::json!({"i": i, "pad": pad}),
             );
             log.append(NewEvent::new(event)).unwrap();
