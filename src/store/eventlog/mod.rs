@@ -23,6 +23,7 @@ pub mod checkpoint;
 pub mod event;
 mod fsck;
 mod merge;
+mod packed;
 pub mod passed_over;
 mod project;
 #[cfg(test)]

@@ -7,7 +7,7 @@ use gix::objs::FindExt;
 use gix::ObjectId;
 
 use super::event::{decode_event, decode_json, parse_message, Event, EventId, Framed, Invalid};
-use super::walk::{classify, commit_message, parallel_walk, Classified};
+use super::walk::{classify, parallel_walk, Classified};
 use super::Log;
 use crate::kit::error::Result;
 
@@ -110,12 +110,13 @@ impl Log<'_> {
                     }
                 }
             },
-            |_, repo, batches| -> Result<Scan> {
+            |_, mut commits, batches| -> Result<Scan> {
                 let mut part = Scan::default();
                 let mut buf = Vec::new();
                 while let Some(batch) = batches.next() {
-                    for (id, parents) in batch {
-                        decode_commit(&repo, id, parents, strict, &mut buf, &mut part)?;
+                    for walked in batch {
+                        let message = commits.message(&walked, &mut buf)?;
+                        decode_commit(message, walked.id, walked.parents, strict, &mut part);
                     }
                 }
                 Ok(part)
@@ -171,19 +172,11 @@ impl Log<'_> {
 }
 
 /// Read one commit of a log and file it as an event, a merge, or an invalid commit.
-fn decode_commit(
-    repo: &gix::Repository,
-    id: ObjectId,
-    parents: usize,
-    strict: bool,
-    buf: &mut Vec<u8>,
-    out: &mut Scan,
-) -> Result<()> {
-    let message = commit_message(repo, &id, buf)?;
+fn decode_commit(message: &[u8], id: ObjectId, parents: usize, strict: bool, out: &mut Scan) {
     let reason = match classify(message, strict.then_some(parents)) {
         Classified::Merge => {
             out.merges += 1;
-            return Ok(());
+            return;
         }
         Classified::Event {
             json,
@@ -197,12 +190,11 @@ fn decode_commit(
                     commit: id,
                     event,
                 });
-                return Ok(());
+                return;
             }
             Err(reason) => reason,
         },
         Classified::Invalid(reason) => reason,
     };
     out.invalid.push(InvalidCommit { commit: id, reason });
-    Ok(())
 }

@@ -20,7 +20,7 @@ use gix::ObjectId;
 
 use super::event::{decode_json, EventId};
 use super::read::{IdSet, InvalidCommit, LoggedEvent};
-use super::walk::{classify, commit_message, parallel_walk, Batches, Classified};
+use super::walk::{classify, parallel_walk, Batches, Classified, Commits};
 use super::Log;
 use crate::kit::error::{Error, Result, ResultExt};
 
@@ -45,6 +45,9 @@ pub struct Replayed {
     pub max_key: Option<(u64, EventId)>,
     /// How many JSON bytes went to spill files (0: the log was small enough to stay in memory).
     pub spilled: u64,
+    /// How many commits were inflated straight from their pack (the rest went through the object
+    /// database: loose, stored as deltas, or no commit-graph).
+    pub from_packs: usize,
 }
 
 /// An event between the walk and the fold: its place in the order and where its record is in which spill.
@@ -219,9 +222,9 @@ impl Log<'_> {
             tips,
             &[],
             |_, _| commits += 1,
-            |w, repo, batches| {
+            |w, commits, batches| {
                 read_commits(
-                    repo,
+                    commits,
                     batches,
                     w as u8,
                     Spill::new(spill_dir.clone(), spill_at),
@@ -235,6 +238,7 @@ impl Log<'_> {
             runs.push(read.keys);
             out.invalid.extend(read.invalid);
             out.merges += read.merges;
+            out.from_packs += read.from_packs;
             spills.push(read.spill);
         }
         out.spilled = spills.iter().map(|s| s.flushed).sum();
@@ -344,23 +348,25 @@ struct Read {
     keys: Vec<Key>,
     invalid: Vec<InvalidCommit>,
     merges: usize,
+    from_packs: usize,
     spill: Spill,
 }
 
 /// Decode the commits of the batches: keys for events whose id checks out, their JSON to `spill`.
 fn read_commits(
-    mut repo: gix::Repository,
+    mut commits: Commits<'_>,
     batches: Batches<'_>,
     worker: u8,
     mut spill: Spill,
 ) -> Result<Read> {
     // Every commit is read once: a cache of objects would only hold memory.
-    repo.object_cache_size(0);
+    commits.repo.object_cache_size(0);
     let (mut keys, mut invalid, mut merges) = (Vec::new(), Vec::new(), 0);
     let mut buf = Vec::new();
     while let Some(batch) = batches.next() {
-        for (id, _parents) in batch {
-            let message = commit_message(&repo, &id, &mut buf)?;
+        for walked in batch {
+            let id = walked.id;
+            let message = commits.message(&walked, &mut buf)?;
             // The id is checked here (the order and the duplicates depend on it); the JSON is parsed when
             // it is folded.
             match classify(message, None) {
@@ -391,6 +397,7 @@ fn read_commits(
         keys,
         invalid,
         merges,
+        from_packs: commits.from_packs,
         spill,
     })
 }
