@@ -235,8 +235,8 @@ fn remote_refs(bare: &Repo) -> Vec<String> {
     .collect()
 }
 
-/// Ten clones sync twice at once, then once each in turn: every concurrent sync succeeds, a sequential pass
-/// leaves every clone's next sync a no-op (no needless merges, no push), and the writer refs left on the
+/// Ten clones sync twice at once, then once each in turn: every concurrent sync succeeds, in one push when
+/// the remote holds no writer refs yet, a sequential pass leaves every clone's next sync a no-op (no needless merges, no push), and the writer refs left on the
 /// remote (one per clone at most: folding them is cleanup that waits for news) go with the next sync that
 /// publishes something.
 #[test]
@@ -275,9 +275,13 @@ fn concurrent_syncs_then_one_pass_leave_every_next_sync_a_noop() {
         }
         if let Some(held) = held {
             std::fs::remove_file(bare.path().join("hooks/pre-receive")).unwrap();
-            assert!(
-                crate::harness::pushes_held(&held) >= cs.len(),
-                "the syncs did not meet at the remote"
+            // Exactly one push each (issue 45): the remote had no writer refs, so each sync sent its fold
+            // and its own writer ref together, and the nine that lost the shared ref published through
+            // their writer refs in that same push (pushed apart, each loser pushed twice: 19).
+            assert_eq!(
+                crate::harness::pushes_held(&held),
+                cs.len(),
+                "the syncs did not meet at the remote, or a sync pushed more than once"
             );
             assert!(
                 contended >= cs.len() - 1,
@@ -335,7 +339,27 @@ fn layout_1_repositories_keep_every_event() {
         assert_eq!(ids(c).len(), 9);
         assert!(is_noop(&sync_json(c)));
     }
-    assert_eq!(remote_refs(&bare), vec!["refs/jules/mail".to_string()]);
+    // Only the third clone had news, and the remote no writer refs: it pushed its fold and its own writer
+    // ref at once, both on the union, and the writer ref waits for the next fold.
+    assert_eq!(
+        remote_refs(&bare),
+        vec![
+            "refs/jules/mail".to_string(),
+            format!("refs/jules/writers/mail/{}", writer_id(&cs[2]))
+        ]
+    );
+    assert_eq!(
+        bare.rev("refs/jules/mail"),
+        bare.rev(&format!("refs/jules/writers/mail/{}", writer_id(&cs[2])))
+    );
+}
+
+/// The clone's writer id, as sync keeps it.
+fn writer_id(c: &Repo) -> String {
+    std::fs::read_to_string(c.path().join(".git/jules/writer-id"))
+        .unwrap()
+        .trim()
+        .to_owned()
 }
 
 /// A clone whose events were folded is not needed any more: the remote's writer refs come and go, and plain
@@ -345,6 +369,14 @@ fn writer_refs_are_folded_and_deleted() {
     let (bare, cs) = clones(2);
     append(&cs[0], "a", 1);
     cs[0].jules_ok(["sync"]);
+    // The remote had no writer refs, so a's fold went in one push with a's own writer ref (issue 45): both
+    // landed, on the same commit.
+    let a_writer = format!("refs/jules/writers/mail/{}", writer_id(&cs[0]));
+    assert_eq!(
+        remote_refs(&bare),
+        vec!["refs/jules/mail".to_string(), a_writer.clone()]
+    );
+    assert_eq!(bare.rev("refs/jules/mail"), bare.rev(&a_writer));
     append(&cs[1], "b", 1);
     // Make b's fold lose: the remote moves between b's fetch and push, simulated by a writer ref appearing.
     let b_tip = cs[1].rev("refs/jules/mail").unwrap();
@@ -358,11 +390,12 @@ fn writer_refs_are_folded_and_deleted() {
     // stays until a sync with news folds it.
     let doc = sync_json(&cs[1]);
     assert_eq!(doc["refs"][0]["published"], "nothing", "{doc}");
-    assert_eq!(remote_refs(&bare).len(), 2);
+    assert_eq!(remote_refs(&bare).len(), 3);
     append(&cs[1], "b", 1);
+    // The fold deletes writer refs now: it is atomic, and pushed alone.
     let doc = sync_json(&cs[1]);
     assert_eq!(doc["refs"][0]["published"], "shared", "{doc}");
-    assert_eq!(doc["folded"], 1);
+    assert_eq!(doc["folded"], 2);
     assert_eq!(remote_refs(&bare), vec!["refs/jules/mail".to_string()]);
 }
 
@@ -1260,8 +1293,10 @@ fn an_idle_fleet_makes_no_pushes() {
     let idle = cs[0].clone_of(bare.path());
     idle.jules_ok(["sync"]);
     assert_eq!(pushes(), before, "a clone with nothing new pushed");
-    assert_eq!(remote_refs(&bare).len(), 4, "{:?}", remote_refs(&bare));
-    // The next sync with news folds the three in one push.
+    // The three, and the writer ref of the last clone that published with none on the remote (its fold
+    // and its writer ref went in one push).
+    assert_eq!(remote_refs(&bare).len(), 5, "{:?}", remote_refs(&bare));
+    // The next sync with news folds the four in one push.
     append(&idle, "late", 1);
     idle.jules_ok(["sync"]);
     assert_eq!(pushes(), before + 1);

@@ -170,7 +170,12 @@ impl Log<'_> {
         &self,
         tip: Option<ObjectId>,
     ) -> Result<(Option<ObjectId>, Vec<ObjectId>)> {
-        let remotes: Vec<ObjectId> = self.remote_tips()?.into_iter().map(|(_, id)| id).collect();
+        let mut remotes: Vec<ObjectId> =
+            self.remote_tips()?.into_iter().map(|(_, id)| id).collect();
+        // Two remote refs often name one commit (a fold and the writer ref pushed with it): join it once,
+        // remember it once.
+        remotes.sort_unstable();
+        remotes.dedup();
         if remotes.is_empty() {
             return Ok((tip, remotes));
         }
@@ -201,6 +206,7 @@ impl Log<'_> {
             return;
         }
         let memo = self.memo_path();
+        let remotes: std::collections::BTreeSet<&ObjectId> = remotes.iter().collect();
         let text: String = remotes.iter().map(|r| format!("{r}\n")).collect();
         if std::fs::read_to_string(&memo).ok().as_deref() == Some(text.as_str()) {
             return;

@@ -1,6 +1,7 @@
 //! Publishing a round's unions: no push without news, the push budget's deferral, then the fold (one atomic
 //! push moving the shared refs and deleting the writer refs they hold) and, when another clone folded first,
-//! this clone's own writer refs; each push checked by `no_loss` first.
+//! this clone's own writer refs; each push checked by `no_loss` first. A fold that deletes nothing goes out
+//! in one push with this clone's writer refs (see [`publish_in_one_push`]).
 
 use std::collections::BTreeMap;
 
@@ -10,8 +11,8 @@ use super::ledger::{remember_push, PushPolicy};
 use super::no_loss::check_no_loss;
 use super::plan::Plan;
 use super::report::{Action, Published, RefSync, Skipped, SyncReport, Tally};
-use super::transport::{push_gated, record};
-use super::writer_refs::shared_of_writer;
+use super::transport::{push_gated, record, Atomicity, Update};
+use super::writer_refs::{shared_of_writer, writer_ref};
 use crate::kit::error::Result;
 use crate::store::heldback::Gate;
 
@@ -31,6 +32,8 @@ pub(super) struct Publish<'a> {
     pub remote: &'a str,
     pub policy: &'a PushPolicy,
     pub round: u32,
+    /// This clone's writer id.
+    pub me: &'a str,
     /// Whether the news (of any round so far) is urgent: it does not wait for the push interval.
     pub urgent: bool,
     /// The fetched value of a shared ref, for the no-loss check of a writer ref the push deletes alone.
@@ -69,9 +72,13 @@ pub(super) fn publish(
         r.push_deferred_secs = Some(wait.as_secs().max(1));
         return Ok(Outcome::Done(Box::new(r)));
     }
+    if plan.fold.iter().all(|(_, new, _)| new.is_some()) && !plan.own.is_empty() {
+        return publish_in_one_push(p, plan, skipped, gate, tally);
+    }
     check_no_loss(repo, &plan.fold, p.fetched_shared)?;
     tally.attempts += 1;
-    let outcome = push_gated(repo, remote, &plan.fold, gate);
+    let outcome = push_gated(repo, remote, &plan.fold, Atomicity::All, gate)
+        .map(|landed| landed.map(|landed| !landed.is_empty()));
     let Some(pushed) = spent(repo, tally.attempts, outcome)? else {
         tally.unsay_pushes(p.before_round);
         return Ok(Outcome::Refused);
@@ -98,7 +105,8 @@ pub(super) fn publish(
     }
     check_no_loss(repo, &plan.own, p.fetched_shared)?;
     tally.attempts += 1;
-    let outcome = push_gated(repo, remote, &plan.own, gate);
+    let outcome = push_gated(repo, remote, &plan.own, Atomicity::All, gate)
+        .map(|landed| landed.map(|landed| !landed.is_empty()));
     let Some(pushed) = spent(repo, tally.attempts, outcome)? else {
         tally.unsay_pushes(p.before_round);
         return Ok(Outcome::Refused);
@@ -117,6 +125,67 @@ pub(super) fn publish(
     }
     let attempts = tally.attempts;
     Ok(done(tally, skipped, attempts))
+}
+
+/// The fold and this clone's writer refs in one push, each ref on its own lease, when the fold deletes no
+/// writer ref (the first sync of a burst never does: the remote has none yet). When clones start together,
+/// all but one fold lose the race for the shared ref; pushed apart, each loser paid a second push (its
+/// writer ref) after the first came back, which kept a burst's first round at 1.6-2.3x a plain push+fetch
+/// (docs/benchmarks-sync.md, issue 45). Pushed together, one of the two lands whatever the race, in one
+/// round trip. The price: when the fold wins, the writer ref lands too, and stays on the remote until the
+/// next fold (by anyone) deletes it, which the layout allows (docs/format.md, *Sync layout*). A fold that
+/// deletes writer refs stays atomic and apart: pushed ref by ref, a writer ref could go while the shared ref
+/// that holds its events did not move.
+fn publish_in_one_push(
+    p: &Publish<'_>,
+    plan: &Plan,
+    skipped: Vec<Skipped>,
+    gate: &mut Gate,
+    tally: &mut Tally,
+) -> Result<Outcome> {
+    let (repo, remote) = (p.repo, p.remote);
+    let both: Vec<Update> = plan.fold.iter().chain(&plan.own).cloned().collect();
+    check_no_loss(repo, &both, p.fetched_shared)?;
+    tally.attempts += 1;
+    let outcome = push_gated(repo, remote, &both, Atomicity::EachRef, gate);
+    let Some(landed) = spent(repo, tally.attempts, outcome)? else {
+        tally.unsay_pushes(p.before_round);
+        return Ok(Outcome::Refused);
+    };
+    if landed.is_empty() {
+        return Ok(Outcome::Raced);
+    }
+    remember_push(repo, tally.attempts);
+    let moved: Vec<Update> = both
+        .iter()
+        .filter(|(name, _, _)| landed.contains(name))
+        .cloned()
+        .collect();
+    record(repo, remote, &moved);
+    let mut unpublished = false;
+    for (shared, _, _) in &plan.fold {
+        let published = if landed.contains(shared) {
+            Published::Shared
+        } else if landed.contains(&writer_ref(shared, p.me)) {
+            Published::Writer
+        } else {
+            unpublished = true;
+            continue;
+        };
+        if let Some(r) = tally.results.get_mut(shared) {
+            r.published = published;
+        }
+    }
+    if unpublished {
+        // Both leases of some ref were stale (another sync of this clone moved its writer ref): what landed
+        // is recorded, and the next round publishes the rest.
+        return Ok(Outcome::Raced);
+    }
+    let attempts = tally.attempts;
+    Ok(Outcome::Done(Box::new(SyncReport {
+        push_attempts: attempts,
+        ..tally.report(p.round, skipped, plan.held.clone())
+    })))
 }
 
 /// A push the remote refused outright (a forge's rate limit, a hook, a lost connection) still spent the

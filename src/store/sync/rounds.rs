@@ -67,6 +67,7 @@ pub(super) fn sync_logs(
             remote,
             policy,
             round,
+            me: &me,
             urgent,
             fetched_shared: &fetched_shared,
             before_round: &before_round,

@@ -4,6 +4,8 @@
 //! client; `git` reaches every transport and setting the user's own `git fetch` reaches
 //! (`docs/architecture.md`, "Why the git binary for fetch").
 
+use std::collections::BTreeSet;
+
 use gix::ObjectId;
 
 use super::writer_refs::tracking_name;
@@ -136,38 +138,72 @@ pub(super) fn record(repo: &gix::Repository, remote: &str, updates: &[Update]) {
 ///
 /// Shells out: gix 0.90 has no push (no send-pack client), and the git binary reaches every transport.
 pub(super) fn push(repo: &gix::Repository, remote: &str, updates: &[Update]) -> Result<bool> {
-    push_or_refusal(repo, remote, updates)?
+    push_or_refusal(repo, remote, updates, Atomicity::All)?
+        .map(|landed| !landed.is_empty())
         .map_err(|text| remote_error(remote, "push to", text.as_bytes()))
+}
+
+/// Whether a push lands all its refs or none, or each ref on its own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Atomicity {
+    /// `git push --atomic`: every ref moves or none does.
+    All,
+    /// Each ref moves or not on its own lease (a plain `git push`).
+    EachRef,
 }
 
 /// [`push_or_refusal`], with a refusal of events the remote names (its guard) learned by `gate`: `None`
 /// when the round must be built again without them, held back; any other refusal is the sync's error.
+/// `Some` holds the names of the refs that moved: all or none of them under [`Atomicity::All`]; none
+/// when every lease was stale.
 pub(super) fn push_gated(
     repo: &gix::Repository,
     remote: &str,
     updates: &[Update],
+    atomicity: Atomicity,
     gate: &mut crate::store::heldback::Gate,
-) -> Result<Option<bool>> {
-    match push_or_refusal(repo, remote, updates)? {
-        Ok(pushed) => Ok(Some(pushed)),
+) -> Result<Option<BTreeSet<String>>> {
+    match push_or_refusal(repo, remote, updates, atomicity)? {
+        Ok(landed) => Ok(Some(landed)),
         Err(text) if gate.learn(repo, &text)? => Ok(None),
         Err(text) => Err(remote_error(remote, "push to", text.as_bytes())),
     }
 }
 
-/// [`push`], with a refusal given back as git's and the remote's words (the refused lines, then stderr), for
-/// the caller to read before it becomes an error.
+/// Whether ref `to` was not moved because somebody moved it first, as `git push --porcelain` words it
+/// (`line`) with the remote's own words (`stderr`): a lease stale in the advertisement, the atomic push's
+/// other refs, a lock another push holds, or (ref by ref) a lease that went stale on the server after the
+/// advertisement, where receive-pack says only "failed to update ref" on the line and why on stderr
+/// ("cannot lock ref '<to>': is at X but expected Y", or "reference already exists" for a ref leased
+/// absent). Every other reason is the remote's refusal (a hook, a permission, a full disk).
+fn lost_a_race(line: &str, to: &str, stderr: &str) -> bool {
+    [
+        "stale info",
+        "fetch first",
+        "non-fast-forward",
+        "atomic",
+        "failed to lock",
+        "cannot lock ref",
+    ]
+    .iter()
+    .any(|reason| line.contains(reason))
+        || (line.contains("failed to update ref")
+            && stderr.contains(&format!("cannot lock ref '{to}':")))
+}
+
+/// Push `updates`; `Ok(Ok(landed))` names the refs that moved (those whose lease was stale did not), and
+/// `Ok(Err(text))` is a refusal given back as git's and the remote's words (the refused lines, then
+/// stderr), for the caller to read before it becomes an error.
 fn push_or_refusal(
     repo: &gix::Repository,
     remote: &str,
     updates: &[Update],
-) -> Result<std::result::Result<bool, String>> {
-    let mut args: Vec<String> = vec![
-        "push".into(),
-        "--porcelain".into(),
-        "--atomic".into(),
-        "--no-verify".into(),
-    ];
+    atomicity: Atomicity,
+) -> Result<std::result::Result<BTreeSet<String>, String>> {
+    let mut args: Vec<String> = vec!["push".into(), "--porcelain".into(), "--no-verify".into()];
+    if atomicity == Atomicity::All {
+        args.push("--atomic".into());
+    }
     for (name, _, expected) in updates {
         args.push(format!(
             "--force-with-lease={name}:{}",
@@ -186,27 +222,45 @@ fn push_or_refusal(
         .output()
         .map_err(|e| Error::io("running `git push`", e))?;
     if out.status.success() {
-        return Ok(Ok(true));
+        return Ok(Ok(updates
+            .iter()
+            .map(|(name, _, _)| name.clone())
+            .collect()));
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let raced = stdout.lines().any(|l| {
-        l.starts_with('!')
-            && (l.contains("stale info")
-                || l.contains("fetch first")
-                || l.contains("non-fast-forward")
-                || l.contains("atomic")
-                || l.contains("failed to lock")
-                || l.contains("cannot lock ref"))
-    }) || stderr.contains("stale info");
-    if raced {
-        return Ok(Ok(false));
+    // `--porcelain` prints a line per ref: `<flag>\t<from>:<to>\t<summary>`, the flag `!` when it did not move.
+    let per_ref: Vec<(bool, &str, &str)> = stdout
+        .lines()
+        .filter_map(|l| {
+            let mut fields = l.splitn(3, '\t');
+            let flag = fields.next()?;
+            let (_, to) = fields.next()?.split_once(':')?;
+            Some((flag != "!", to, l))
+        })
+        .filter(|(_, to, _)| updates.iter().any(|(name, _, _)| name == to))
+        .collect();
+    let refused: Vec<&str> = per_ref
+        .iter()
+        .filter(|(moved, to, line)| !moved && !lost_a_race(line, to, &stderr))
+        .map(|(_, _, line)| *line)
+        .collect();
+    let raced = per_ref
+        .iter()
+        .any(|(moved, to, line)| !moved && lost_a_race(line, to, &stderr))
+        || stderr.contains("stale info");
+    if raced && refused.is_empty() {
+        return Ok(Ok(per_ref
+            .iter()
+            .filter(|(moved, _, _)| *moved)
+            .map(|(_, to, _)| (*to).to_owned())
+            .collect()));
     }
-    let mut text = stdout
+    let mut text: String = stdout
         .lines()
         .filter(|l| l.starts_with('!'))
         .map(|l| format!("{l}\n"))
-        .collect::<String>();
+        .collect();
     text.push_str(&stderr);
     Ok(Err(text))
 }
