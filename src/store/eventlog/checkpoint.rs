@@ -900,7 +900,7 @@ mod tests {
         let m = read_manifest(&log, at, blob).unwrap();
         assert_eq!(
             m,
-            super::manifest(&log, at, &[section.clone()], None).unwrap()
+            super::manifest(&log, at, std::slice::from_ref(&section), None).unwrap()
         );
         assert_eq!(m.log, log.name());
         // Anchored elsewhere, or on another log: not this checkpoint.
@@ -950,7 +950,7 @@ mod tests {
         assert_eq!(m.trust, Some(trust_id));
         assert_eq!(
             m.sections,
-            super::manifest(&log, at, &[section.clone()], None)
+            super::manifest(&log, at, std::slice::from_ref(&section), None)
                 .unwrap()
                 .sections
         );
@@ -1129,13 +1129,10 @@ mod tests {
         let tip = append(&log, 1);
         assert_eq!(seed(&[tip]), (Some(vec![c.to_string()]), None));
         // Seeded from and failed: the next newest is the one passed over.
-        assert_eq!(
-            seed_cache::<LogStats>(&log, &dir, &[tip])
-                .unwrap()
-                .meta
-                .is_some(),
-            true
-        );
+        assert!(seed_cache::<LogStats>(&log, &dir, &[tip])
+            .unwrap()
+            .meta
+            .is_some());
         distrust_seed(&dir);
         std::fs::remove_dir_all(&dir).unwrap();
         let (none, passed) = seed(&[tip]);
