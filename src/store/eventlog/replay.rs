@@ -808,4 +808,28 @@ mod tests {
         assert_eq!(seen.len(), 3);
         assert_eq!((r.commits, r.merges), (5, 1));
     }
+
+    /// Chunks are parsed on several threads and folded in order: on a log of three chunks and more (a
+    /// chunk is [`FOLD_CHUNK`] events), chunk i goes to thread i % workers and its result is taken from
+    /// that thread in turn, so the fold sees every event once, in the total order.
+    #[test]
+    fn chunks_parsed_on_several_threads_are_folded_in_order() {
+        use crate::store::eventlog::{Event, NewEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let n = 2 * FOLD_CHUNK + 100;
+        let events = (0..n)
+            .map(|i| NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i }))))
+            .collect();
+        log.append_batch(events).unwrap();
+        let tip = log.local_tip().unwrap().unwrap();
+        let mut keys = Vec::new();
+        let r = log
+            .replay_with(&[tip], None, usize::MAX, |e| keys.push(e.key()))
+            .unwrap();
+        assert_eq!(keys.len(), n);
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "folded in order");
+        assert_eq!(r.max_key, keys.last().copied());
+    }
 }
