@@ -832,4 +832,62 @@ mod tests {
         assert!(keys.windows(2).all(|w| w[0] < w[1]), "folded in order");
         assert_eq!(r.max_key, keys.last().copied());
     }
+
+    /// An event commit whose id checks out but whose JSON does not decode (here, a format from a later
+    /// build) is named invalid, folded nowhere, and left out of the ids the cache keeps: a later build
+    /// that reads it must still fold it once.
+    #[test]
+    fn an_event_that_does_not_decode_is_invalid_and_not_among_the_folded_ids() {
+        use crate::store::eventlog::event::event_message;
+        use crate::store::eventlog::{Event, NewEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let good = log
+            .append(NewEvent::new(Event::new("t.x", "a", serde_json::json!({}))))
+            .unwrap();
+        let tip = log.local_tip().unwrap().unwrap();
+        let json = br#"{"v":99}"#;
+        let bad_id = EventId::of(json);
+        let who = crate::kit::repo::committer(&repo);
+        let bad = repo
+            .new_commit_as(
+                who.to_ref(&mut Default::default()),
+                who.to_ref(&mut Default::default()),
+                String::from_utf8(event_message("t.x", json, &bad_id, 2, None)).unwrap(),
+                crate::store::loose::empty_tree(&repo).unwrap(),
+                [tip],
+            )
+            .unwrap()
+            .id;
+        let mut folded = Vec::new();
+        let r = log
+            .replay_with(&[bad], None, usize::MAX, |e| folded.push(e.id))
+            .unwrap();
+        assert_eq!(folded, [good.id]);
+        assert_eq!(r.ids, [good.id]);
+        assert_eq!(r.invalid.len(), 1);
+        assert_eq!(r.invalid[0].commit, bad);
+    }
+
+    /// A record whose length header runs past the bytes read for its span (a spill damaged under the
+    /// replay) is refused with an error, not sliced out of bounds later.
+    #[test]
+    fn a_spill_record_longer_than_its_read_is_refused() {
+        let commit = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let mut spill = Spill::new(None, usize::MAX);
+        let a = spill.push(b"{\"a\":1}", &commit).unwrap();
+        let b = spill.push(b"{\"b\":2}", &commit).unwrap();
+        // A's header claims 50 bytes: past B's end (the read ends there), by less than a commit id.
+        spill.buf[a as usize..a as usize + 4].copy_from_slice(&50u32.to_le_bytes());
+        let key = |at: u64| Key {
+            lamport: 0,
+            id: EventId([0; 32]),
+            place: at,
+        };
+        let (ka, kb) = (key(a), key(b));
+        let mut arena = Vec::new();
+        let err = gather(&[&ka, &kb], std::slice::from_ref(&spill), 20, &mut arena).unwrap_err();
+        assert!(err.to_string().contains("runs past its read"), "{err}");
+    }
 }
