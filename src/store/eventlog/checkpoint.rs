@@ -767,4 +767,376 @@ mod tests {
         let no_trust = body.replacen(&format!("trust {}\n", "7".repeat(40)), "", 1);
         assert!(Manifest::parse(no_trust.as_bytes()).is_err());
     }
+
+    #[test]
+    fn a_manifest_of_another_format_is_not_read() {
+        // A later format (say, format 2's lines and more) is not read as one this build knows.
+        let plain = manifest(None).to_text();
+        let signed = manifest(Some(ObjectId::from_hex(&[b'7'; 40]).unwrap())).to_text();
+        for (text, from) in [
+            (&plain, "jules-checkpoint 1"),
+            (&signed, "jules-checkpoint 2"),
+        ] {
+            for v in ["3", "0", "12", "02", ""] {
+                let other = text.replacen(from, &format!("jules-checkpoint {v}"), 1);
+                assert_eq!(
+                    Manifest::parse(other.as_bytes()),
+                    Err(format!("unknown checkpoint format {v:?}")),
+                    "{from} as {v}"
+                );
+            }
+        }
+        let other = plain.replacen("jules-checkpoint 1", "jules-checkpoint", 1);
+        assert_eq!(
+            Manifest::parse(other.as_bytes()),
+            Err("not a checkpoint manifest".to_owned())
+        );
+    }
+
+    #[test]
+    fn max_keys_round_trip_and_a_half_written_one_is_refused() {
+        let mut m = manifest(None);
+        m.sections[0].max_key = Some((42, EventId::from_hex(&"ab".repeat(32)).unwrap()));
+        let text = m.to_text();
+        assert!(text.contains(&format!("max-key 42 {}\n", "ab".repeat(32))));
+        assert_eq!(Manifest::parse(text.as_bytes()), Ok(m));
+        // `-` alone is "no key"; a clock without its id, or any other single word, is no max-key line.
+        for bad in ["max-key 42", "max-key x", "max-key --"] {
+            let t = text.replacen(&format!("max-key 42 {}", "ab".repeat(32)), bad, 1);
+            assert!(Manifest::parse(t.as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    /// A manifest's file paths are written below the projection's cache directory by a reader: one that
+    /// reaches out of it (absolute, `..`), or names no file (empty, `.`, an empty component), is refused.
+    #[test]
+    fn file_paths_that_leave_the_cache_directory_are_refused() {
+        let text = manifest(None).to_text();
+        let with = |path: &str| text.replacen(" stats.json\n", &format!(" {path}\n"), 1);
+        assert_eq!(
+            Manifest::parse(with("held/keys.bin").as_bytes())
+                .unwrap()
+                .sections[0]
+                .files[0]
+                .0,
+            "held/keys.bin"
+        );
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a/..",
+            "./x",
+            "a/./b",
+            ".",
+            "a//b",
+            "a/",
+        ] {
+            let err = Manifest::parse(with(bad).as_bytes()).unwrap_err();
+            assert_eq!(err, format!("bad file path {bad:?}"), "{bad}");
+        }
+    }
+
+    use crate::store::eventlog::stats::LogStats;
+    use crate::store::eventlog::{Event, NewEvent};
+
+    fn bare() -> (tempfile::TempDir, gix::Repository) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        (dir, repo)
+    }
+
+    /// `n` more events by ann on `log`; its tip after them.
+    fn append(log: &Log<'_>, n: u64) -> ObjectId {
+        for i in 0..n {
+            let ev = Event::new("t.x", "ann", serde_json::json!({ "i": i }));
+            log.append(NewEvent::new(ev)).unwrap();
+        }
+        log.local_tip().unwrap().unwrap()
+    }
+
+    /// The notes of `notes_ref`: (annotated object, note blob).
+    fn notes(repo: &gix::Repository, notes_ref: &str) -> Vec<(ObjectId, ObjectId)> {
+        let Some(tip) = crate::store::refs::target(repo, notes_ref).unwrap() else {
+            return Vec::new();
+        };
+        let tree = repo.find_commit(tip).unwrap().tree_id().unwrap().detach();
+        crate::store::notes::list(repo, tree).unwrap()
+    }
+
+    /// A checkpoint's round trip on a real log: built at a commit (the sealed files, not the meta), written
+    /// (every file blob noted on itself, the manifest on the anchor), listed, found from a later tip, read
+    /// back as written, and seeded into an empty cache with the anchor's meta.
+    #[test]
+    fn a_checkpoint_is_written_found_read_back_and_seeded_as_built() {
+        let (_d, repo) = bare();
+        let log = Log::open(&repo, "t").unwrap();
+        let at = append(&log, 3);
+        let section = build::<LogStats>(&log, at, None).unwrap();
+        let names: Vec<&str> = section.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(names, [cache::IDS, "stats.json"]);
+        assert_eq!((section.projection.as_str(), section.events), ("stats", 3));
+        // Sealed with the anchor's stamp, whatever tips the scratch fold was stored at.
+        let stats = String::from_utf8_lossy(&section.files[1].1).into_owned();
+        assert!(stats.contains("\"events\":3"), "{stats}");
+        assert!(stats.contains(Stamp::of(&[at]).as_str()), "{stats}");
+
+        let blob = write(&log, at, std::slice::from_ref(&section)).unwrap();
+        let data = notes(&repo, DATA_REF);
+        assert_eq!(data.len(), 2);
+        for (path, bytes) in &section.files {
+            let id = blob_id(bytes).unwrap();
+            assert!(data.contains(&(id, id)), "{path} noted on itself");
+            assert_eq!(&repo.find_blob(id).unwrap().data, bytes);
+        }
+        assert_eq!(notes(&repo, NOTES_REF), [(at, blob)]);
+        assert_eq!(list(&repo).unwrap(), [(at, blob)]);
+        assert_eq!(list_ref(&repo, SIGNED_REF).unwrap(), []);
+
+        let tip = append(&log, 2);
+        assert_eq!(newest(&log, &[tip]).unwrap(), Some((at, blob)));
+        assert_eq!(newest(&log, &[]).unwrap(), None);
+        let m = read_manifest(&log, at, blob).unwrap();
+        assert_eq!(
+            m,
+            super::manifest(&log, at, std::slice::from_ref(&section), None).unwrap()
+        );
+        assert_eq!(m.log, log.name());
+        // Anchored elsewhere, or on another log: not this checkpoint.
+        assert!(read_manifest(&log, tip, blob).is_err());
+        let other = Log::open(&repo, "u").unwrap();
+        assert!(read_manifest(&other, at, blob).is_err());
+
+        let dir = log.cache_dir(LogStats::NAME);
+        let seed = seed_cache::<LogStats>(&log, &dir, &[tip]).unwrap();
+        let meta = seed.meta.expect("seeded");
+        assert_eq!(meta.tips, [at.to_string()]);
+        assert_eq!((meta.events, meta.version), (3, LogStats::VERSION));
+        assert_eq!(
+            meta.max_key,
+            section.max_key.map(|(l, id)| (l, id.to_hex()))
+        );
+        assert!(dir.join(cache::PENDING).exists());
+        // And a fold from there reads what a full replay reads.
+        let loaded = log.project::<LogStats>().unwrap();
+        assert_eq!(loaded.view.events, 5);
+    }
+
+    /// A signed checkpoint (issue 40) is used only when its signature verifies by a key the reader's trust
+    /// roots allow for checkpoints, and it was folded under that same trust file; each refusal says why.
+    #[test]
+    fn a_signed_checkpoint_is_used_only_under_its_own_trust_file_and_a_checkpoint_key() {
+        use crate::store::sign::{self, AllowedSigners, State};
+        use ssh_key::{rand_core::OsRng, Algorithm, PrivateKey};
+        let (_d, repo) = bare();
+        let log = Log::open(&repo, "t").unwrap();
+        let at = append(&log, 2);
+        let section = build::<LogStats>(&log, at, None).unwrap();
+        let key = PrivateKey::random(&mut OsRng, Algorithm::Ed25519).unwrap();
+        let public = key.public_key().to_openssh().unwrap();
+        let trust_id = ObjectId::from_hex(&[b'7'; 40]).unwrap();
+        let blob = write_signed(&log, at, std::slice::from_ref(&section), trust_id, |body| {
+            sign::keys::sign_in(&key, sign::CHECKPOINT_NAMESPACE, body)
+        })
+        .unwrap();
+        assert_eq!(list_ref(&repo, SIGNED_REF).unwrap(), [(at, blob)]);
+        assert_eq!(list(&repo).unwrap(), []);
+        let trust = |line: &str| AllowedSigners::parse(&format!("{line} {public}\n"), "t").unwrap();
+        let ci = (trust("ci namespaces=\"git-jules-checkpoint\""), trust_id);
+
+        let (verdict, state) = check_signed(&log, at, blob, Some(&ci));
+        let m = verdict.unwrap();
+        assert_eq!(m.trust, Some(trust_id));
+        assert_eq!(
+            m.sections,
+            super::manifest(&log, at, std::slice::from_ref(&section), None)
+                .unwrap()
+                .sections
+        );
+        assert!(matches!(state, Some(State::Verified { ref persona, .. }) if persona == "ci"));
+
+        let why = |t: Option<&Trust>, at: ObjectId| check_signed(&log, at, blob, t).0.unwrap_err();
+        let other_file = (ci.0.clone(), ObjectId::from_hex(&[b'8'; 40]).unwrap());
+        assert!(why(Some(&other_file), at).starts_with("folded under trust file 7777"));
+        let events_only = (trust("ci namespaces=\"git-jules-event\""), trust_id);
+        assert!(why(Some(&events_only), at).starts_with("signed by key SHA256:"));
+        assert_eq!(
+            why(None, at),
+            "no trust roots to check its signature against"
+        );
+        let later = append(&log, 1);
+        assert!(why(Some(&ci), later).starts_with("the manifest names"));
+
+        // A manifest changed after signing, or not signed at all.
+        let data = repo.find_blob(blob).unwrap().data.clone();
+        let text = String::from_utf8(data).unwrap();
+        let forged = repo
+            .write_blob(text.replacen("events 2\n", "events 3\n", 1).as_bytes())
+            .unwrap()
+            .detach();
+        let (v, state) = check_signed(&log, at, forged, Some(&ci));
+        assert!(v.unwrap_err().starts_with("bad signature"));
+        assert_eq!(state, Some(State::BadSignature));
+        let (body, _) = split_signature(text.as_bytes());
+        let unsigned = repo.write_blob(body).unwrap().detach();
+        let (v, state) = check_signed(&log, at, unsigned, Some(&ci));
+        assert_eq!(v.unwrap_err(), "unsigned");
+        assert_eq!(state, Some(State::Unsigned));
+
+        // Plain and signed manifests are not taken for one another.
+        assert_eq!(
+            read_manifest(&log, at, blob).unwrap_err().to_string(),
+            "a signed manifest among the plain ones"
+        );
+        let plain = write(&log, at, &[section]).unwrap();
+        assert_eq!(
+            check_signed(&log, at, plain, Some(&ci)).0.unwrap_err(),
+            "a plain manifest among the signed ones"
+        );
+    }
+
+    /// A checkpoint whose seeded cache failed is remembered next to the cache and not seeded from again; a
+    /// cache that was not seeded names no checkpoint. A checkpoint whose ids file disagrees with its event
+    /// count, or of another projection version, seeds nothing and leaves no directory behind.
+    #[test]
+    fn a_distrusted_or_inconsistent_checkpoint_seeds_nothing() {
+        let (_d, repo) = bare();
+        let log = Log::open(&repo, "t").unwrap();
+        let at = append(&log, 3);
+        let section = build::<LogStats>(&log, at, None).unwrap();
+        write(&log, at, std::slice::from_ref(&section)).unwrap();
+        let tip = append(&log, 1);
+        let dir = log.cache_dir(LogStats::NAME);
+        let seed = || seed_cache::<LogStats>(&log, &dir, &[tip]).unwrap().meta;
+        assert!(seed().is_some());
+        // As `project_locked` does when the seeded cache fails.
+        distrust_seed(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(distrusted(&dir), [at]);
+        assert!(seed().is_none());
+        assert!(!dir.exists());
+
+        // A fold of its own (no pending list): nothing to distrust.
+        let other = Log::open(&repo, "u").unwrap();
+        append(&other, 1);
+        other.project::<LogStats>().unwrap();
+        let own = other.cache_dir(LogStats::NAME);
+        assert!(own.join(cache::META).exists());
+        distrust_seed(&own);
+        assert!(distrusted(&own).is_empty());
+
+        for (events, version) in [(4, LogStats::VERSION), (2, LogStats::VERSION), (3, 99)] {
+            let (_d, repo) = bare();
+            let log = Log::open(&repo, "t").unwrap();
+            let at = append(&log, 3);
+            let mut s = build::<LogStats>(&log, at, None).unwrap();
+            (s.events, s.version) = (events, version);
+            write(&log, at, &[s]).unwrap();
+            let dir = log.cache_dir(LogStats::NAME);
+            let seeded = seed_cache::<LogStats>(&log, &dir, &[at]).unwrap();
+            assert!(seeded.meta.is_none(), "{events} events, version {version}");
+            assert!(!dir.exists());
+        }
+    }
+
+    /// Under `jules.requireSigned` a cache is seeded only from a signed checkpoint that passes
+    /// [`check_signed`] under the trust file at `jules.trust.ref`: the newest usable one reachable from the
+    /// tips, not a distrusted one; when none is usable, the newest one passed over comes back with why.
+    #[test]
+    fn under_require_signed_only_a_usable_signed_checkpoint_seeds() {
+        use crate::store::sign::{self, verdict};
+        use gix::objs::{tree, Tree};
+        use ssh_key::{rand_core::OsRng, Algorithm, PrivateKey};
+        let (d, repo) = bare();
+        let key = PrivateKey::random(&mut OsRng, Algorithm::Ed25519).unwrap();
+        let line = format!(
+            "ci namespaces=\"git-jules-checkpoint\" {}\n",
+            key.public_key().to_openssh().unwrap()
+        );
+        // The trust file on `main`, then `jules.requireSigned = true`.
+        let tree_of = |name: &str, mode: tree::EntryKind, oid: ObjectId| {
+            let t = Tree {
+                entries: vec![tree::Entry {
+                    mode: mode.into(),
+                    filename: name.into(),
+                    oid,
+                }],
+            };
+            repo.write_object(&t).unwrap().detach()
+        };
+        let file = repo.write_blob(line.as_bytes()).unwrap().detach();
+        let root = tree_of(
+            ".jules",
+            tree::EntryKind::Tree,
+            tree_of("allowed_signers", tree::EntryKind::Blob, file),
+        );
+        let who = crate::kit::repo::committer(&repo);
+        let mut buf = Default::default();
+        repo.commit_as(
+            who.to_ref(&mut buf),
+            who.to_ref(&mut Default::default()),
+            "refs/heads/main",
+            "trust",
+            root,
+            None::<ObjectId>,
+        )
+        .unwrap();
+        let config = d.path().join("r.git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[jules]\n\trequireSigned = true\n");
+        std::fs::write(&config, text).unwrap();
+        let repo = gix::open(d.path().join("r.git")).unwrap();
+        assert!(verdict::require_signed(&repo));
+        let (_, trust_id) = verdict::load_trust(&repo).unwrap().unwrap();
+        assert_eq!(trust_id, file);
+
+        let log = Log::open(&repo, "t").unwrap();
+        let dir = log.cache_dir(LogStats::NAME);
+        let seed = |tips: &[ObjectId]| {
+            let s = seed_cache::<LogStats>(&log, &dir, tips).unwrap();
+            let _ = std::fs::remove_dir_all(&dir);
+            (
+                s.meta.map(|m| m.tips),
+                s.passed_over.map(|i| (i.commit, i.reason)),
+            )
+        };
+        let signed = |at: ObjectId, trust: ObjectId| {
+            let s = build::<LogStats>(&log, at, None).unwrap();
+            write_signed(&log, at, &[s], trust, |body| {
+                sign::keys::sign_in(&key, sign::CHECKPOINT_NAMESPACE, body)
+            })
+            .unwrap();
+        };
+        let a = append(&log, 2);
+        assert_eq!(seed(&[a]), (None, None), "no checkpoint at all");
+        let s = build::<LogStats>(&log, a, None).unwrap();
+        write(&log, a, &[s]).unwrap();
+        let unsigned = "unsigned (a plain checkpoint folds unverified events too)".to_owned();
+        assert_eq!(seed(&[a]), (None, Some((a.to_string(), unsigned.clone()))));
+        assert_eq!(seed(&[]), (None, None));
+
+        let b = append(&log, 1);
+        signed(b, ObjectId::from_hex(&[b'8'; 40]).unwrap());
+        let c = append(&log, 1);
+        let (none, passed) = seed(&[c]);
+        assert_eq!(none, None);
+        let (at, why) = passed.unwrap();
+        assert_eq!(at, b.to_string(), "the newest passed over");
+        assert!(why.starts_with("folded under trust file 8888"), "{why}");
+
+        signed(c, file);
+        let tip = append(&log, 1);
+        assert_eq!(seed(&[tip]), (Some(vec![c.to_string()]), None));
+        // Seeded from and failed: the next newest is the one passed over.
+        assert!(seed_cache::<LogStats>(&log, &dir, &[tip])
+            .unwrap()
+            .meta
+            .is_some());
+        distrust_seed(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        let (none, passed) = seed(&[tip]);
+        assert_eq!(none, None);
+        assert_eq!(passed.unwrap().0, b.to_string());
+    }
 }

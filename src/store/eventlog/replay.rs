@@ -678,4 +678,223 @@ mod tests {
             "no spill file left"
         );
     }
+
+    /// A log whose events' JSON fits under [`SPILL_AT`] (1 MiB) is replayed without touching the disk;
+    /// past the threshold its bytes go to the spill file, and the fold is the same.
+    #[test]
+    fn a_log_under_the_spill_threshold_stays_in_memory() {
+        use crate::store::eventlog::{Event, NewEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        for i in 0..40u64 {
+            let ev = Event::new(
+                "t.x",
+                "a",
+                serde_json::json!({"i": i, "pad": "z".repeat(2000)}),
+            );
+            log.append(NewEvent::new(ev)).unwrap();
+        }
+        let tip = log.local_tip().unwrap().unwrap();
+        let mut in_memory = Vec::new();
+        let r = log.replay(&[tip], |e| in_memory.push(e.id)).unwrap();
+        assert_eq!(r.spilled, 0, "80 KB of JSON is not spilled");
+        assert_eq!(in_memory.len(), 40);
+        let mut from_file = Vec::new();
+        let spill_dir = Some(dir.path().join("spill"));
+        let r = log
+            .replay_with(&[tip], spill_dir, 4096, |e| from_file.push(e.id))
+            .unwrap();
+        assert!(r.spilled > 70_000, "{}", r.spilled);
+        assert_eq!(from_file, in_memory);
+    }
+
+    /// A key's place is the spill's index (top 8 bits) and the offset in it; records of several spills,
+    /// near and far apart, are gathered into the arena at their places.
+    #[test]
+    fn places_name_their_spill_and_records_are_gathered_from_each() {
+        let k = |spill: u64, at: u64| Key {
+            lamport: 0,
+            id: EventId([0; 32]),
+            place: (spill << OFFSET_BITS) | at,
+        };
+        let key = k(5, 123_456);
+        assert_eq!((key.spill(), key.at()), (5, 123_456));
+        let key = k(255, (1 << OFFSET_BITS) - 1);
+        assert_eq!((key.spill(), key.at()), (255, (1 << OFFSET_BITS) - 1));
+
+        let commit = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let mut spills = vec![Spill::new(None, usize::MAX), Spill::new(None, usize::MAX)];
+        let mut keys = Vec::new();
+        for i in 0..40u64 {
+            let w = (i % 2) as usize;
+            // Every fifth record is long: its neighbours are more than MERGE_GAP apart.
+            let text = format!(
+                "{{\"i\":{i},\"pad\":\"{}\"}}",
+                "p".repeat(if i % 5 == 0 { 5000 } else { 10 })
+            );
+            let at = spills[w].push(text.as_bytes(), &commit).unwrap();
+            keys.push((k(w as u64, at), text));
+        }
+        // In an order unlike the spills': the gather reads by place, answers in the chunk's order.
+        keys.reverse();
+        let chunk: Vec<&Key> = keys.iter().map(|(k, _)| k).collect();
+        let mut arena = Vec::new();
+        let places = gather(&chunk, &spills, 20, &mut arena).unwrap();
+        for ((_, text), (start, len)) in keys.iter().zip(places) {
+            assert_eq!(&arena[start..start + len], text.as_bytes());
+            assert_eq!(&arena[start + len..start + len + 20], commit.as_bytes());
+        }
+    }
+
+    /// One read may start in the spill file and end in the buffer (the gather reads neighbouring records
+    /// in one call): it returns the file's part, then the buffer's.
+    #[test]
+    fn a_read_across_the_end_of_the_file_continues_in_the_buffer() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spill = Spill::new(Some(dir.path().to_owned()), 100);
+        let commit = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let mut all = Vec::new();
+        let mut places = Vec::new();
+        for i in 0..7u32 {
+            let text = format!("{{\"event\":{i}}}");
+            places.push(spill.push(text.as_bytes(), &commit).unwrap());
+            all.extend_from_slice(&(text.len() as u32).to_le_bytes());
+            all.extend_from_slice(text.as_bytes());
+            all.extend_from_slice(commit.as_bytes());
+        }
+        assert!(spill.flushed > 0 && !spill.buf.is_empty());
+        let flushed = spill.flushed as usize;
+        for &from in places.iter().filter(|&&at| (at as usize) < flushed) {
+            let mut out = vec![b'x'];
+            spill
+                .read(from, all.len() - from as usize, &mut out)
+                .unwrap();
+            assert_eq!(&out[1..], &all[from as usize..], "from {from}");
+        }
+    }
+
+    /// What a replay reports beside the fold: every commit walked, the joins among them, and an event
+    /// appended twice (the same id on two commits) folded once, from its first place in the order.
+    #[test]
+    fn a_replay_counts_commits_and_joins_and_folds_a_repeated_event_once() {
+        use crate::store::eventlog::{Event, MergeOutcome, NewEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let (t, u) = (
+            Log::open(&repo, "t").unwrap(),
+            Log::open(&repo, "u").unwrap(),
+        );
+        let mut ev = Event::new("t.x", "a", serde_json::json!({"once": true}));
+        ev.nonce = None;
+        t.append(NewEvent::new(ev.clone())).unwrap();
+        t.append(NewEvent::new(ev.clone())).unwrap();
+        let id = ev.id().unwrap();
+        let ours = t.local_tip().unwrap().unwrap();
+        let fold = |log: &Log<'_>, tips: &[ObjectId]| {
+            let mut seen = Vec::new();
+            let r = log
+                .replay_with(tips, None, usize::MAX, |e| seen.push(e.id))
+                .unwrap();
+            (seen, r)
+        };
+        let (seen, r) = fold(&t, &[ours]);
+        assert_eq!(seen, [id]);
+        assert_eq!(r.ids, [id]);
+        assert_eq!((r.commits, r.merges), (2, 0));
+
+        u.append(NewEvent::new(Event::new("t.x", "b", serde_json::json!({}))))
+            .unwrap();
+        u.append(NewEvent::new(Event::new("t.x", "b", serde_json::json!({}))))
+            .unwrap();
+        let theirs = u.local_tip().unwrap().unwrap();
+        let MergeOutcome::Merged(join) = t.join(ours, theirs).unwrap() else {
+            panic!("two roots join in a merge commit");
+        };
+        let (seen, r) = fold(&t, &[join]);
+        assert_eq!(seen.len(), 3);
+        assert_eq!((r.commits, r.merges), (5, 1));
+    }
+
+    /// Chunks are parsed on several threads and folded in order: on a log of three chunks and more (a
+    /// chunk is [`FOLD_CHUNK`] events), chunk i goes to thread i % workers and its result is taken from
+    /// that thread in turn, so the fold sees every event once, in the total order.
+    #[test]
+    fn chunks_parsed_on_several_threads_are_folded_in_order() {
+        use crate::store::eventlog::{Event, NewEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let n = 2 * FOLD_CHUNK + 100;
+        let events = (0..n)
+            .map(|i| NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i }))))
+            .collect();
+        log.append_batch(events).unwrap();
+        let tip = log.local_tip().unwrap().unwrap();
+        let mut keys = Vec::new();
+        let r = log
+            .replay_with(&[tip], None, usize::MAX, |e| keys.push(e.key()))
+            .unwrap();
+        assert_eq!(keys.len(), n);
+        assert!(keys.windows(2).all(|w| w[0] < w[1]), "folded in order");
+        assert_eq!(r.max_key, keys.last().copied());
+    }
+
+    /// An event commit whose id checks out but whose JSON does not decode (here, a format from a later
+    /// build) is named invalid, folded nowhere, and left out of the ids the cache keeps: a later build
+    /// that reads it must still fold it once.
+    #[test]
+    fn an_event_that_does_not_decode_is_invalid_and_not_among_the_folded_ids() {
+        use crate::store::eventlog::event::event_message;
+        use crate::store::eventlog::{Event, NewEvent};
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let good = log
+            .append(NewEvent::new(Event::new("t.x", "a", serde_json::json!({}))))
+            .unwrap();
+        let tip = log.local_tip().unwrap().unwrap();
+        let json = br#"{"v":99}"#;
+        let bad_id = EventId::of(json);
+        let who = crate::kit::repo::committer(&repo);
+        let bad = repo
+            .new_commit_as(
+                who.to_ref(&mut Default::default()),
+                who.to_ref(&mut Default::default()),
+                String::from_utf8(event_message("t.x", json, &bad_id, 2, None)).unwrap(),
+                crate::store::loose::empty_tree(&repo).unwrap(),
+                [tip],
+            )
+            .unwrap()
+            .id;
+        let mut folded = Vec::new();
+        let r = log
+            .replay_with(&[bad], None, usize::MAX, |e| folded.push(e.id))
+            .unwrap();
+        assert_eq!(folded, [good.id]);
+        assert_eq!(r.ids, [good.id]);
+        assert_eq!(r.invalid.len(), 1);
+        assert_eq!(r.invalid[0].commit, bad);
+    }
+
+    /// A record whose length header runs past the bytes read for its span (a spill damaged under the
+    /// replay) is refused with an error, not sliced out of bounds later.
+    #[test]
+    fn a_spill_record_longer_than_its_read_is_refused() {
+        let commit = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        let mut spill = Spill::new(None, usize::MAX);
+        let a = spill.push(b"{\"a\":1}", &commit).unwrap();
+        let b = spill.push(b"{\"b\":2}", &commit).unwrap();
+        // A's header claims 50 bytes: past B's end (the read ends there), by less than a commit id.
+        spill.buf[a as usize..a as usize + 4].copy_from_slice(&50u32.to_le_bytes());
+        let key = |at: u64| Key {
+            lamport: 0,
+            id: EventId([0; 32]),
+            place: at,
+        };
+        let (ka, kb) = (key(a), key(b));
+        let mut arena = Vec::new();
+        let err = gather(&[&ka, &kb], std::slice::from_ref(&spill), 20, &mut arena).unwrap_err();
+        assert!(err.to_string().contains("runs past its read"), "{err}");
+    }
 }

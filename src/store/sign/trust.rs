@@ -120,9 +120,7 @@ impl AllowedSigners {
             // An event without a readable time is judged as of no time at all: only a line without a
             // validity window speaks for it.
             let inside = match at {
-                Some(t) => {
-                    e.valid_after.is_none_or(|a| t >= a) && e.valid_before.is_none_or(|b| t < b)
-                }
+                Some(t) => e.valid_after.is_none_or(|a| t >= a) && not_after(t, e.valid_before),
                 None => e.valid_after.is_none() && e.valid_before.is_none(),
             };
             if inside {
@@ -174,7 +172,7 @@ impl AllowedSigners {
             if e.key != *key || !named {
                 continue;
             }
-            if e.valid_after.is_none_or(|a| now >= a) && e.valid_before.is_none_or(|b| now < b) {
+            if e.valid_after.is_none_or(|a| now >= a) && not_after(now, e.valid_before) {
                 return Ok(e.principals.join(","));
             }
             outside = true;
@@ -185,6 +183,13 @@ impl AllowedSigners {
             Denied::NotListed
         })
     }
+}
+
+/// Whether `t` is not after `valid_before`, as ssh-keygen -Y verify judges it: the window includes its
+/// last second (sshsig.c refuses only `verify_time > valid_before`, in whole seconds), so an event signed
+/// at 00:00:00.500 of a `valid-before="…000000"` day is still inside.
+fn not_after(t: DateTime<Utc>, valid_before: Option<DateTime<Utc>>) -> bool {
+    valid_before.is_none_or(|b| t.timestamp() <= b.timestamp())
 }
 
 fn is_key_type(token: &str) -> bool {
@@ -344,6 +349,170 @@ mod tests {
         ] {
             assert!(AllowedSigners::parse(&bad, "f").is_err(), "{bad}");
         }
+    }
+
+    /// Three more keys: a second and third ed25519 (made with ssh-keygen), and an sk-ed25519 (a security
+    /// key's public half; its 32 bytes are 0..32).
+    const KEY_B: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHqP5bROrc1PzhZmCoupJBglLQ+n1WsjAz1Uy77mZG+a";
+    const KEY_C: &str =
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAID/qNYfpuabj0F/YS1zW6PVQNu113nFx4+uDqf5eoHd6";
+    const KEY_SK: &str = "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29tAAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4fAAAABHNzaDo=";
+    const KEY_ECDSA: &str = "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBAnipKOkEsgaqsYtnqtaha9VLY6LuDnJNUKUi9RYXLpaZ7DH8be4O7M3hLVCK5dfdPWVJh+B8ba9TeRCWAiDJEk=";
+
+    fn key(text: &str) -> KeyData {
+        PublicKey::from_openssh(text).unwrap().key_data().clone()
+    }
+
+    fn utc(s: &str) -> DateTime<Utc> {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn entries_carry_their_line_in_the_file() {
+        let text = format!("# trust roots\n\nalice {KEY}\n  \n# bob\nbob {KEY_B}\n");
+        let a = AllowedSigners::parse(&text, "f").unwrap();
+        let lines: Vec<usize> = a.entries.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [3, 6]);
+    }
+
+    #[test]
+    fn every_key_type_ssh_keygen_writes_starts_the_key_not_the_options() {
+        // `ssh-…`, `ecdsa-…` and `sk-…` (security keys) are key types; were one read as options, the line
+        // would be refused as naming an unknown option.
+        let text = format!("alice {KEY}\ncarol {KEY_SK}\n");
+        let a = AllowedSigners::parse(&text, "f").unwrap();
+        let names: Vec<&str> = a.entries.iter().map(|e| e.principals[0].as_str()).collect();
+        assert_eq!(names, ["alice", "carol"]);
+        // This build reads no ECDSA key (ssh-key without its `ecdsa` feature), so such a line refuses the
+        // file; the refusal must say that the key is the trouble, not an option.
+        let err = AllowedSigners::parse(&format!("bob {KEY_ECDSA}"), "f").unwrap_err();
+        assert!(err.to_string().contains("f:1: key does not parse"), "{err}");
+        assert_eq!(
+            a.allows(&key(KEY_SK), "carol", "git-jules-event", None),
+            Ok(())
+        );
+        assert_eq!(
+            a.allows(&key(KEY_SK), "alice", "git-jules-event", None),
+            Err(Denied::NotListed)
+        );
+    }
+
+    #[test]
+    fn quotes_group_the_principals_as_ssh_keygen_reads_them() {
+        // ssh-keygen(1): the principals field may be quoted; a quoted field may hold spaces.
+        let a = AllowedSigners::parse(&format!("\"dev one,ci\" {KEY}"), "f").unwrap();
+        assert_eq!(a.entries[0].principals, ["dev one", "ci"]);
+        assert_eq!(a.allows(&key(KEY), "ci", "git-jules-event", None), Ok(()));
+        // Text after the closing quote is not a principals field ssh-keygen reads (it refuses the line):
+        // here it grants nobody, least of all the names inside the quotes.
+        let a = AllowedSigners::parse(&format!("\"alice,bob\"x {KEY}"), "f").unwrap();
+        for who in ["alice", "bob"] {
+            assert_eq!(
+                a.allows(&key(KEY), who, "git-jules-event", None),
+                Err(Denied::NotListed),
+                "{who}"
+            );
+        }
+        // A quote that never closes refuses the file.
+        assert!(AllowedSigners::parse(&format!("\"alice {KEY}"), "f").is_err());
+    }
+
+    #[test]
+    fn times_read_at_every_length_ssh_keygen_takes() {
+        let text = format!(
+            "a valid-after=\"20260102\",valid-before=\"202601021230\" {KEY}\n\
+             b valid-after=\"20260102123045Z\" {KEY}\n"
+        );
+        let a = AllowedSigners::parse(&text, "f").unwrap();
+        assert_eq!(a.entries[0].valid_after, Some(utc("2026-01-02T00:00:00Z")));
+        assert_eq!(a.entries[0].valid_before, Some(utc("2026-01-02T12:30:00Z")));
+        assert_eq!(a.entries[1].valid_after, Some(utc("2026-01-02T12:30:45Z")));
+        for bad in ["2026010", "202601021", "2026010212304", "20261302"] {
+            let line = format!("a valid-after=\"{bad}\" {KEY}");
+            assert!(AllowedSigners::parse(&line, "f").is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_validity_window_includes_both_ends_as_ssh_keygen_verify_does() {
+        // ssh-keygen -Y verify -O verify-time=T (OpenSSH 9.2) accepts T == valid-after and T ==
+        // valid-before, and refuses a second either side; it counts whole seconds.
+        let a = AllowedSigners::parse(
+            &format!("alice valid-after=\"20260101\",valid-before=\"20260201\" {KEY}"),
+            "f",
+        )
+        .unwrap();
+        let at = |s: &str| a.allows(&key(KEY), "alice", "git-jules-event", Some(utc(s)));
+        assert_eq!(at("2025-12-31T23:59:59Z"), Err(Denied::OutsideValidity));
+        assert_eq!(at("2026-01-01T00:00:00Z"), Ok(()));
+        assert_eq!(at("2026-01-15T00:00:00Z"), Ok(()));
+        assert_eq!(at("2026-02-01T00:00:00Z"), Ok(()));
+        assert_eq!(at("2026-02-01T00:00:00.999Z"), Ok(()));
+        assert_eq!(at("2026-02-01T00:00:01Z"), Err(Denied::OutsideValidity));
+    }
+
+    #[test]
+    fn an_event_without_a_time_is_spoken_for_only_by_a_line_without_a_window() {
+        let text = format!(
+            "alice valid-before=\"20260201\" {KEY}\nbob valid-after=\"20260101\" {KEY}\ncarol {KEY}\n"
+        );
+        let a = AllowedSigners::parse(&text, "f").unwrap();
+        let k = key(KEY);
+        assert_eq!(
+            a.allows(&k, "alice", "git-jules-event", None),
+            Err(Denied::OutsideValidity)
+        );
+        assert_eq!(
+            a.allows(&k, "bob", "git-jules-event", None),
+            Err(Denied::OutsideValidity)
+        );
+        assert_eq!(a.allows(&k, "carol", "git-jules-event", None), Ok(()));
+    }
+
+    #[test]
+    fn checkpoints_need_a_line_naming_their_namespace_literally_inside_its_window() {
+        let text = format!(
+            "alice,ci namespaces=\"git,git-jules-checkpoint\" {KEY}\n\
+             bob {KEY_B}\n\
+             bob namespaces=\"git-jules-event\" {KEY_B}\n\
+             bob namespaces=\"git-jules-*\" {KEY_B}\n\
+             carol namespaces=\"git-jules-checkpoint\",valid-after=\"20260101\",valid-before=\"20260201\" {KEY_C}\n"
+        );
+        let a = AllowedSigners::parse(&text, "f").unwrap();
+        let now = utc("2026-01-15T00:00:00Z");
+        // The principals of the line, as the manifest's verdict names them.
+        assert_eq!(
+            a.allows_checkpoints(&key(KEY), now),
+            Ok("alice,ci".to_owned())
+        );
+        // No `namespaces=`, another namespace, a wildcard: none of them lets a key sign checkpoints.
+        assert_eq!(
+            a.allows_checkpoints(&key(KEY_B), now),
+            Err(Denied::NotListed)
+        );
+        assert_eq!(
+            a.allows_checkpoints(&key(KEY_SK), now),
+            Err(Denied::NotListed)
+        );
+        let at = |s: &str| a.allows_checkpoints(&key(KEY_C), utc(s));
+        assert_eq!(at("2025-12-31T23:59:59Z"), Err(Denied::OutsideValidity));
+        assert_eq!(at("2026-01-01T00:00:00Z"), Ok("carol".to_owned()));
+        assert_eq!(at("2026-01-15T00:00:00Z"), Ok("carol".to_owned()));
+        assert_eq!(at("2026-02-01T00:00:00Z"), Ok("carol".to_owned()));
+        assert_eq!(at("2026-02-01T00:00:01Z"), Err(Denied::OutsideValidity));
+        assert_eq!(at("2026-03-01T00:00:00Z"), Err(Denied::OutsideValidity));
+    }
+
+    #[test]
+    fn a_star_matches_any_run_of_characters_and_nothing_else() {
+        let p = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(patterns_match(&p(&["*-bot"]), "ci-bot"));
+        assert!(patterns_match(&p(&["*-bot"]), "-bot"));
+        assert!(!patterns_match(&p(&["*-bot"]), "ci-human"));
+        assert!(!patterns_match(&p(&["a*z"]), "abc"));
+        assert!(patterns_match(&p(&["a*"]), "a"));
+        assert!(!patterns_match(&p(&["*a"]), ""));
     }
 
     #[test]

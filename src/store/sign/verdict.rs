@@ -4,7 +4,7 @@
 //! Trust roots are `.jules/allowed_signers` as committed at the tip of [`trust_ref`] (the remote's `main`)
 //! *now*: every event, old or new, is judged against today's file, with `valid-after`/`valid-before` read
 //! against the event's own `time`. So removing a key's line revokes everything it signed, and a
-//! `valid-before` keeps what it signed before that date (as the writer's clock tells it: the window is only
+//! `valid-before` keeps what it signed up to that instant (as the writer's clock tells it: the window is only
 //! as honest as the key's holder, which is why removal is the revocation that holds).
 //!
 //! This module knows keys and trust files, not logs: `eventlog::signed` applies it to event commits (and
