@@ -71,7 +71,11 @@ def one_machine(n, v):
     r2 = n * (v("cpu_idle_ms") + per_object * per_other * (n - 1)) / 1000 / v("cores")
     idle = n * v("cpu_idle_ms") / 1000 / v("cores")
     floor = n * v("cpu_floor_ms") / 1000 / v("cores")
-    return {"floor": floor, "r1": r1, "r2": r2, "idle": idle, "pushes_r1": 2 * n - 1, "writer_refs": n - 1,
+    # Round 1 starts with no writer refs on the remote, so each sync sends its fold and its own writer ref in
+    # one push (sync::publish::publish_in_one_push, since 2026-12-05; 2N - 1 pushes before): N pushes, and up
+    # to N writer refs (the winner's lands too), fewer when a clone that fetched after the first fold folds
+    # the writer refs it saw.
+    return {"floor": floor, "r1": r1, "r2": r2, "idle": idle, "pushes_r1": n, "writer_refs": n,
             "objects_r2": per_other * (n - 1)}
 
 
