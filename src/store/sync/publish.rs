@@ -52,10 +52,7 @@ pub(super) fn publish(
 ) -> Result<Outcome> {
     let (repo, remote) = (p.repo, p.remote);
     let done = |tally: &mut Tally, skipped: Vec<Skipped>, push_attempts: u64| {
-        Outcome::Done(Box::new(SyncReport {
-            push_attempts,
-            ..tally.report(p.round, skipped, plan.held.clone())
-        }))
+        finished(p, plan, tally, skipped, push_attempts)
     };
     // No push without news (issue 29): deleting writer refs the shared ref already holds is only cleanup;
     // it rides along with the next sync that publishes something, so an idle fleet makes no pushes.
@@ -182,10 +179,21 @@ fn publish_in_one_push(
         return Ok(Outcome::Raced);
     }
     let attempts = tally.attempts;
-    Ok(Outcome::Done(Box::new(SyncReport {
-        push_attempts: attempts,
+    Ok(finished(p, plan, tally, skipped, attempts))
+}
+
+/// The sync is over: the report of the rounds so far, with the push attempts it made.
+fn finished(
+    p: &Publish<'_>,
+    plan: &Plan,
+    tally: &mut Tally,
+    skipped: Vec<Skipped>,
+    push_attempts: u64,
+) -> Outcome {
+    Outcome::Done(Box::new(SyncReport {
+        push_attempts,
         ..tally.report(p.round, skipped, plan.held.clone())
-    })))
+    }))
 }
 
 /// A push the remote refused outright (a forge's rate limit, a hook, a lost connection) still spent the
