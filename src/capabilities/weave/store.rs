@@ -50,8 +50,11 @@ pub fn flush(mem: &gix::Repository, disk: &gix::Repository) -> Result<usize> {
     let dir = disk.objects.store_ref().path().join("pack");
     std::fs::create_dir_all(&dir)
         .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
-    let mut pack = tempfile::NamedTempFile::new_in(&dir)
-        .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+    let temporary = || {
+        tempfile::NamedTempFile::new_in(&dir)
+            .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))
+    };
+    let mut pack = temporary()?;
     let (pack_sum, mut entries) = write_pack(hash, &objects, &plan, pack.as_file_mut())?;
     entries.sort_by_key(|(id, _)| *id);
     let ids: Vec<gix::ObjectId> = entries.iter().map(|(id, _)| *id).collect();
@@ -68,8 +71,7 @@ pub fn flush(mem: &gix::Repository, disk: &gix::Repository) -> Result<usize> {
     };
     // The pack first, its index last: git and gix only see a pack once its index exists.
     persist(pack, "pack")?;
-    let mut idx = tempfile::NamedTempFile::new_in(&dir)
-        .map_err(|e| Error::io(format!("creating a temporary file in {}", dir.display()), e))?;
+    let mut idx = temporary()?;
     std::io::Write::write_all(&mut idx, &index)
         .map_err(|e| Error::io("writing a pack index", e))?;
     persist(idx, "idx")?;

@@ -17,7 +17,7 @@ use gix::commitgraph::{Graph, Position};
 use gix::odb::pack;
 
 /// A graph position that no pack of this reading holds.
-const NOWHERE: u64 = u64::MAX;
+pub(super) const NOWHERE: u64 = u64::MAX;
 
 /// Bits of a place that hold the offset in the pack; the pack's number is above them.
 const OFFSET_BITS: u32 = 48;

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use gix::ObjectId;
 
 use super::event::{parse_message, EventId, Framed, Invalid};
-use super::packed::PackedCommits;
+use super::packed::{PackedCommits, NOWHERE};
 use crate::kit::error::{Error, Result};
 
 /// Commits are decoded in batches of this many, handed from the walking thread to the decoders.
@@ -27,7 +27,7 @@ impl Walked {
         Walked {
             id,
             parents,
-            place: u64::MAX,
+            place: NOWHERE,
         }
     }
 }

@@ -74,8 +74,7 @@ pub(super) fn publish(
     }
     check_no_loss(repo, &plan.fold, p.fetched_shared)?;
     tally.attempts += 1;
-    let outcome = push_gated(repo, remote, &plan.fold, Atomicity::All, gate)
-        .map(|landed| landed.map(|landed| !landed.is_empty()));
+    let outcome = push_atomic(repo, remote, &plan.fold, gate);
     let Some(pushed) = spent(repo, tally.attempts, outcome)? else {
         tally.unsay_pushes(p.before_round);
         return Ok(Outcome::Refused);
@@ -102,8 +101,7 @@ pub(super) fn publish(
     }
     check_no_loss(repo, &plan.own, p.fetched_shared)?;
     tally.attempts += 1;
-    let outcome = push_gated(repo, remote, &plan.own, Atomicity::All, gate)
-        .map(|landed| landed.map(|landed| !landed.is_empty()));
+    let outcome = push_atomic(repo, remote, &plan.own, gate);
     let Some(pushed) = spent(repo, tally.attempts, outcome)? else {
         tally.unsay_pushes(p.before_round);
         return Ok(Outcome::Refused);
@@ -180,6 +178,18 @@ fn publish_in_one_push(
     }
     let attempts = tally.attempts;
     Ok(finished(p, plan, tally, skipped, attempts))
+}
+
+/// One atomic push of `updates`: `Some(true)` when they all moved, `Some(false)` when a lease was stale and
+/// none did, `None` when the remote refused events the gate now holds back.
+fn push_atomic(
+    repo: &gix::Repository,
+    remote: &str,
+    updates: &[Update],
+    gate: &mut Gate,
+) -> Result<Option<bool>> {
+    push_gated(repo, remote, updates, Atomicity::All, gate)
+        .map(|landed| landed.map(|landed| !landed.is_empty()))
 }
 
 /// The sync is over: the report of the rounds so far, with the push attempts it made.

@@ -240,16 +240,15 @@ fn push_or_refusal(
         })
         .filter(|(_, to, _)| updates.iter().any(|(name, _, _)| name == to))
         .collect();
-    let refused: Vec<&str> = per_ref
-        .iter()
-        .filter(|(moved, to, line)| !moved && !lost_a_race(line, to, &stderr))
-        .map(|(_, _, line)| *line)
-        .collect();
-    let raced = per_ref
-        .iter()
-        .any(|(moved, to, line)| !moved && lost_a_race(line, to, &stderr))
-        || stderr.contains("stale info");
-    if raced && refused.is_empty() {
+    let (mut raced, mut refused) = (stderr.contains("stale info"), false);
+    for (_, to, line) in per_ref.iter().filter(|(moved, _, _)| !moved) {
+        if lost_a_race(line, to, &stderr) {
+            raced = true;
+        } else {
+            refused = true;
+        }
+    }
+    if raced && !refused {
         return Ok(Ok(per_ref
             .iter()
             .filter(|(moved, _, _)| *moved)
