@@ -254,19 +254,7 @@ impl Log<'_> {
         let mut bad_ids = IdSet::default();
         let hash_len = self.repo.object_hash().len_in_bytes();
         let mut merged = Merge::new(&runs).peekable();
-        // The next chunk of keys in the order. Copies of one event stay in one chunk, so that the smallest
-        // commit of them can be chosen.
-        let mut next_chunk = || -> Option<Vec<&Key>> {
-            let mut chunk: Vec<&Key> = Vec::with_capacity(FOLD_CHUNK);
-            chunk.extend(merged.by_ref().take(FOLD_CHUNK));
-            while let (Some(last), Some(next)) = (chunk.last(), merged.peek()) {
-                if last.order() != next.order() {
-                    break;
-                }
-                chunk.push(merged.next().expect("peeked"));
-            }
-            (!chunk.is_empty()).then_some(chunk)
-        };
+        let mut next_chunk = || next_chunk(&mut merged, FOLD_CHUNK);
         // Chunk i is read back and parsed by thread i % workers while this thread folds the ones before it,
         // in order; a folded chunk goes back to its thread to be dropped there.
         std::thread::scope(|s| -> Result<()> {
@@ -457,6 +445,24 @@ fn record_len(bytes: &[u8]) -> Result<u32> {
         .and_then(|b| b.try_into().ok())
         .ok_or_else(|| Error::Other("a truncated replay spill record".into()))?;
     Ok(u32::from_le_bytes(head))
+}
+
+/// The next chunk of keys in the order: `size` of them, and after those every further copy of the last
+/// one's event. Copies of one event stay in one chunk, so that the smallest commit of them can be chosen
+/// ([`smallest_commit_first`] sees one chunk at a time).
+fn next_chunk<'a>(
+    merged: &mut std::iter::Peekable<impl Iterator<Item = &'a Key>>,
+    size: usize,
+) -> Option<Vec<&'a Key>> {
+    let mut chunk: Vec<&Key> = Vec::with_capacity(size);
+    chunk.extend(merged.by_ref().take(size));
+    while let (Some(last), Some(next)) = (chunk.last(), merged.peek()) {
+        if last.order() != next.order() {
+            break;
+        }
+        chunk.push(merged.next().expect("peeked"));
+    }
+    (!chunk.is_empty()).then_some(chunk)
 }
 
 /// Among copies of one event (one id at one clock, appended on two replicas), the one folded must be the
@@ -772,6 +778,100 @@ mod tests {
                 .unwrap();
             assert_eq!(&out[1..], &all[from as usize..], "from {from}");
         }
+    }
+
+    /// Keys in the total order: clock `l`, id from `n` (one id per `n`, so equal `n`s are copies of one event).
+    fn key(l: u64, n: u8) -> Key {
+        Key {
+            lamport: l,
+            id: EventId([n; 32]),
+            place: u64::from(n),
+        }
+    }
+
+    /// A chunk never ends between two copies of one event: it runs past its size until the last key's event
+    /// has no more copies, and the next chunk starts with the next event.
+    #[test]
+    fn a_chunk_ends_after_every_copy_of_its_last_event() {
+        let keys = [
+            key(1, 1),
+            key(2, 2),
+            key(3, 3),
+            key(3, 3),
+            key(3, 3),
+            key(4, 4),
+            key(4, 5),
+        ];
+        let mut merged = keys.iter().peekable();
+        let mut chunks = Vec::new();
+        while let Some(chunk) = next_chunk(&mut merged, 3) {
+            chunks.push(chunk.iter().map(|k| k.id.0[0]).collect::<Vec<_>>());
+        }
+        assert_eq!(chunks, [vec![1, 2, 3, 3, 3], vec![4, 5]]);
+    }
+
+    /// Within a chunk, each event's copies are put in commit order, decodable ones first; different events
+    /// keep their places, whatever their commits.
+    #[test]
+    fn copies_of_one_event_are_put_smallest_commit_first() {
+        use crate::store::eventlog::Event;
+        let commit = |b: u8| ObjectId::from_bytes_or_panic(&[b; 20]);
+        let ok = |k: &Key, c: u8| -> Parsed {
+            Ok(LoggedEvent {
+                id: k.id,
+                lamport: k.lamport,
+                commit: commit(c),
+                event: Event::new("t.x", "a", serde_json::json!({})),
+            })
+        };
+        let bad = |k: &Key, c: u8| -> Parsed {
+            Err((
+                k.id,
+                InvalidCommit {
+                    commit: commit(c),
+                    reason: crate::store::eventlog::event::Invalid::NotCanonical,
+                },
+            ))
+        };
+        let keys = [
+            key(1, 1),
+            key(2, 2),
+            key(2, 2),
+            key(2, 2),
+            key(3, 3),
+            key(3, 3),
+            key(4, 4),
+        ];
+        let chunk: Vec<&Key> = keys.iter().collect();
+        let mut parsed = vec![
+            ok(&keys[0], 9),
+            bad(&keys[1], 1),
+            ok(&keys[2], 7),
+            ok(&keys[3], 3),
+            ok(&keys[4], 8),
+            ok(&keys[5], 2),
+            ok(&keys[6], 0),
+        ];
+        smallest_commit_first(&chunk, &mut parsed);
+        let seen: Vec<(u8, u8, bool)> = parsed
+            .iter()
+            .map(|p| match p {
+                Ok(e) => (e.id.0[0], e.commit.as_bytes()[0], true),
+                Err((id, b)) => (id.0[0], b.commit.as_bytes()[0], false),
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (1, 9, true),
+                (2, 3, true),
+                (2, 7, true),
+                (2, 1, false),
+                (3, 2, true),
+                (3, 8, true),
+                (4, 0, true)
+            ]
+        );
     }
 
     /// What a replay reports beside the fold: every commit walked, the joins among them, and an event
