@@ -31,6 +31,7 @@
 # - A timeout per mutant: cargo-mutants sets the tests' from the unmutated baseline run (five times its
 #   time, at least 20 s; TIMEOUT=secs overrides), BUILD_TIMEOUT (default 900 s) bounds a build. A mutant
 #   that loops forever is a timeout, counted apart from missed (the tests did not pass on it).
+# - Memory: the address space of the whole run is capped (MEMORY_GB, default 12 GiB; see below).
 # - Do not edit this script while it runs: bash reads it as it goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -126,7 +127,11 @@ for m in "$@"; do
   # Exit codes: 0 all caught, 2 some missed, 3 some timed out; a baseline failure (1, 4) stops the script.
   rc=0
   # A proptest that fails on a mutant would write its seed to proptest-regressions/ in the tree.
-  (set -f && export PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 && nice -n 19 cargo mutants --in-place --no-shuffle "${iterate[@]}" $(file_args "$m") \
+  # A mutant can allocate without bound (a loop that pushes forever: one of lease/pattern.rs's reached 20 GiB
+  # in a minute, long before its timeout, and would have taken every other process on the machine down with
+  # it). The address space of everything the run starts is capped (MEMORY_GB, default 12): such a mutant's
+  # allocation fails, its test aborts, and it counts as caught. Builds and honest tests stay far below.
+  (set -f && export PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 && ulimit -v $((${MEMORY_GB:-12} * 1024 * 1024)) && nice -n 19 cargo mutants --in-place --no-shuffle "${iterate[@]}" $(file_args "$m") \
     ${TIMEOUT:+--timeout "$TIMEOUT"} --build-timeout "${BUILD_TIMEOUT:-900}" \
     "${profile_args[@]}" "${cargo_args[@]}" --output "$dir" -- "${targs[@]}") || rc=$?
   secs=$(($(date +%s) - start))
