@@ -585,6 +585,87 @@ mod tests {
         }
     }
 
+    /// A pattern shows as it was written (lease listings and refusals quote it).
+    #[test]
+    fn a_pattern_shows_as_written() {
+        for text in ["./src/*.rs", "src/", "docs/**/[!a]?.md"] {
+            assert_eq!(Pattern::parse(text, false).unwrap().to_string(), text);
+        }
+        assert_eq!(
+            Pattern::literal("src/[x].rs", false).to_string(),
+            "src/[x].rs"
+        );
+    }
+
+    /// Case is folded when either side asks: a lease taken with `core.ignoreCase` meets a path named by a
+    /// clone without it, both ways.
+    #[test]
+    fn case_folds_when_either_side_ignores_it() {
+        let folding = Pattern::parse("Src/A.rs", true).unwrap();
+        let exact = Pattern::literal("src/a.rs", false);
+        assert!(folding.overlaps(&exact));
+        assert!(exact.overlaps(&folding));
+        assert!(!Pattern::parse("Src/A.rs", false).unwrap().overlaps(&exact));
+        // The folding side folded its own letters when parsed; the other side's are folded in the match.
+        let folding = Pattern::parse("src/a.rs", true).unwrap();
+        let exact = Pattern::literal("Src/A.rs", false);
+        assert!(folding.overlaps(&exact));
+        assert!(exact.overlaps(&folding));
+    }
+
+    /// The characters a class takes literally: `!` or `^` after the first (only the first negates), `[`
+    /// and `:` unless they open `[:name:]`, an escaped `]`, and `-` at the end.
+    #[test]
+    fn class_syntax_git_takes_literally() {
+        let meets = |pattern: &str, path: &str| p(pattern).overlaps(&Pattern::literal(path, false));
+        // negation, and the negating character itself not in the class
+        assert!(meets("src/[!a].rs", "src/!.rs"));
+        assert!(meets("src/[!a].rs", "src/[.rs"));
+        assert!(!meets("src/[!a].rs", "src/a.rs"));
+        assert!(meets("src/[^a].rs", "src/^.rs"));
+        assert!(meets("src/[a!].rs", "src/!.rs"));
+        assert!(!meets("src/[a!].rs", "src/b.rs"));
+        // `[` and `:` are ordinary class members
+        assert!(meets("src/[[x].rs", "src/[.rs"));
+        assert!(meets("src/[a:].rs", "src/:.rs"));
+        assert!(!meets("src/[a:].rs", "src/b.rs"));
+        // `\]` is a member, the class goes on to the real `]`
+        assert!(meets("src/[\\]a].rs", "src/].rs"));
+        assert!(meets("src/[\\]a].rs", "src/a.rs"));
+        assert!(!meets("src/[\\]a].rs", "src/b.rs"));
+        // a trailing `-` is a member, not a range
+        assert!(meets("src/[a-].rs", "src/-.rs"));
+        assert!(meets("src/[a-].rs", "src/a.rs"));
+        assert!(!meets("src/[a-].rs", "src/b.rs"));
+        // an escaped range end
+        assert!(meets("src/[a-\\c].rs", "src/b.rs"));
+        assert!(!meets("src/[a-\\c].rs", "src/d.rs"));
+    }
+
+    /// The index keys a pattern by its first component when that is literal text (folded when case is
+    /// ignored) and keeps the others apart, so a probe compares only with its own bucket and the globs.
+    #[test]
+    fn the_index_buckets_by_literal_first_component() {
+        let mut idx = Index::default();
+        idx.insert(p("src/a.rs"), 0);
+        idx.insert(p("src/*"), 1);
+        idx.insert(p("docs"), 2);
+        idx.insert(Pattern::parse("Tests/x", true).unwrap(), 3);
+        idx.insert(p("**/x"), 4);
+        idx.insert(p("[st]*/q"), 5);
+        let mut heads: Vec<(&str, Vec<i32>)> = idx
+            .by_head
+            .iter()
+            .map(|(h, v)| (h.as_str(), v.iter().map(|(_, n)| *n).collect()))
+            .collect();
+        heads.sort();
+        assert_eq!(
+            heads,
+            [("docs", vec![2]), ("src", vec![0, 1]), ("tests", vec![3])]
+        );
+        assert_eq!(idx.wild.iter().map(|(_, n)| *n).collect::<Vec<_>>(), [4, 5]);
+    }
+
     #[test]
     fn the_index_finds_what_a_scan_finds() {
         let pats = [
