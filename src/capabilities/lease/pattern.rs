@@ -514,6 +514,15 @@ mod tests {
         ("src/[!a-z].rs", "src/[b-c].rs", false),
         ("src/[!a].rs", "src/[a-b].rs", true),
         ("src/[!a].rs", "src/[!b].rs", true),
+        // a negated class meets a positive one unless it excludes all of it, over several of its ranges
+        ("src/[!a-cd-f].rs", "src/[b-e].rs", false),
+        ("src/[!d-fa-c].rs", "src/[b-e].rs", false),
+        ("src/[!a-ce-f].rs", "src/[b-e].rs", true),
+        ("src/[!a-c].rs", "src/[x-z].rs", true),
+        ("src/[!b-c].rs", "src/[a-c].rs", true),
+        ("src/[!a-c].rs", "src/[bc].rs", false),
+        ("src/[!a-c].rs", "src/[bd].rs", true),
+        ("src/[!ab].rs", "src/[a-c].rs", true),
         ("src/\\*.rs", "src/a.rs", false),
         ("src/\\*.rs", "src/*.rs", true),
         // globs against globs
@@ -637,9 +646,28 @@ mod tests {
         assert!(meets("src/[a-].rs", "src/-.rs"));
         assert!(meets("src/[a-].rs", "src/a.rs"));
         assert!(!meets("src/[a-].rs", "src/b.rs"));
-        // an escaped range end
+        // an escaped range end, and what follows it read once
         assert!(meets("src/[a-\\c].rs", "src/b.rs"));
         assert!(!meets("src/[a-\\c].rs", "src/d.rs"));
+        assert!(meets("src/[a-\\c-e].rs", "src/-.rs"));
+        assert!(meets("src/[a-\\c-e].rs", "src/e.rs"));
+        assert!(!meets("src/[a-\\c-e].rs", "src/d.rs"));
+    }
+
+    /// With `core.ignoreCase` a class holds both cases of its letters, also against letters of a side that
+    /// does not fold them, and against another class.
+    #[test]
+    fn an_ignore_case_class_holds_both_cases() {
+        let lower = Pattern::parse("src/[a-c].rs", true).unwrap();
+        assert!(lower.overlaps(&Pattern::literal("src/B.rs", false)));
+        assert!(!lower.overlaps(&Pattern::literal("src/D.rs", false)));
+        assert!(lower.overlaps(&p("src/[B].rs")));
+        let upper = Pattern::parse("src/[X-Z].rs", true).unwrap();
+        assert!(upper.overlaps(&p("src/[y].rs")));
+        assert!(!upper.overlaps(&p("src/[w].rs")));
+        // only letters change case
+        let digits = Pattern::parse("src/[0-9].rs", true).unwrap();
+        assert!(!digits.overlaps(&p("src/[P].rs")));
     }
 
     /// The index keys a pattern by its first component when that is literal text (folded when case is
