@@ -670,12 +670,32 @@ mod tests {
         assert!(!digits.overlaps(&p("src/[P].rs")));
     }
 
+    /// Two lists overlap when any pattern of one overlaps any of the other.
+    #[test]
+    fn lists_overlap_when_any_pair_does() {
+        let list = |v: &[&str]| v.iter().map(|s| p(s)).collect::<Vec<_>>();
+        assert!(any_overlap(
+            &list(&["docs", "src/*.rs"]),
+            &list(&["tests", "=src/a.rs"])
+        ));
+        assert!(!any_overlap(
+            &list(&["docs", "src/*.rs"]),
+            &list(&["tests", "src/a.md"])
+        ));
+        assert!(!any_overlap(&list(&[]), &list(&["**"])));
+    }
+
     /// The index keys a pattern by its first component when that is literal text (folded when case is
     /// ignored) and keeps the others apart, so a probe compares only with its own bucket and the globs.
     #[test]
     fn the_index_buckets_by_literal_first_component() {
         let mut idx = Index::default();
+        assert!(idx.is_empty());
+        idx.insert(p("**/x"), 9);
+        assert!(!idx.is_empty());
+        let mut idx = Index::default();
         idx.insert(p("src/a.rs"), 0);
+        assert!(!idx.is_empty());
         idx.insert(p("src/*"), 1);
         idx.insert(p("docs"), 2);
         idx.insert(Pattern::parse("Tests/x", true).unwrap(), 3);
