@@ -230,3 +230,219 @@ impl Log<'_> {
             .join(self.short_name().replace('/', "%"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::eventlog::{Event, NewEvent};
+
+    fn event(i: u64) -> NewEvent {
+        NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i })))
+    }
+
+    /// A log `A` (one event) and two branches on it, `B` and `C` (one event each), written without a ref.
+    fn forked(log: &Log<'_>) -> (ObjectId, ObjectId, ObjectId) {
+        let a = log.write_detached(None, vec![event(1)]).unwrap()[0].commit;
+        let b = log.write_detached(Some(a), vec![event(2)]).unwrap()[0].commit;
+        let c = log.write_detached(Some(a), vec![event(3)]).unwrap()[0].commit;
+        (a, b, c)
+    }
+
+    fn parents(repo: &gix::Repository, id: ObjectId) -> Vec<ObjectId> {
+        repo.find_commit(id)
+            .unwrap()
+            .parent_ids()
+            .map(|p| p.detach())
+            .collect()
+    }
+
+    /// `join_all` on the shapes a sync meets: nothing, one tip, the same tip twice, a tip and its
+    /// descendant, two branches; and whether the first tip adds anything to the others.
+    #[test]
+    fn join_all_answers_each_shape_of_tips() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let (a, b, c) = forked(&log);
+        assert_eq!(log.join_all(&[]).unwrap(), None);
+        assert_eq!(
+            log.join_all(&[b]).unwrap(),
+            Some((MergeOutcome::Same(b), false))
+        );
+        // The same tip twice: nothing to join, and the first is not "contained" by a copy of itself.
+        assert_eq!(
+            log.join_all(&[b, b]).unwrap(),
+            Some((MergeOutcome::Same(b), false))
+        );
+        // A tip behind another: the other, and the first adds nothing.
+        assert_eq!(
+            log.join_all(&[a, b]).unwrap(),
+            Some((MergeOutcome::FastForward(b), true))
+        );
+        // Ahead: the first, which adds its event.
+        assert_eq!(
+            log.join_all(&[b, a]).unwrap(),
+            Some((MergeOutcome::Same(b), false))
+        );
+        // Two branches: one join commit with both as parents (sorted), at the larger clock, in either order.
+        let Some((MergeOutcome::Merged(m), false)) = log.join_all(&[c, b]).unwrap() else {
+            panic!("two branches are merged");
+        };
+        let mut both = vec![b, c];
+        both.sort();
+        assert_eq!(parents(&repo, m), both);
+        assert_eq!(log.lamport_at(m).unwrap(), 2);
+        assert_eq!(
+            log.join_all(&[b, c]).unwrap(),
+            Some((MergeOutcome::Merged(m), false))
+        );
+        assert_eq!(log.join(b, c).unwrap(), MergeOutcome::Merged(m));
+    }
+
+    /// A join whose events the last tip (the remote's shared ref) already holds is dropped rather than
+    /// merged again: the replica settles on the remote's shape. The last tip itself is never dropped,
+    /// though it is a join too.
+    #[test]
+    fn a_join_the_last_tip_holds_the_events_of_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let (_, b, c) = forked(&log);
+        // Ours: B and C joined. The remote's: B joined with D, which is C and one more event.
+        let ours = log.join(b, c).unwrap().tip();
+        let d = log.write_detached(Some(c), vec![event(4)]).unwrap()[0].commit;
+        let theirs = log.join(b, d).unwrap().tip();
+        assert!(log.is_join(ours) && log.is_join(theirs));
+        assert_eq!(
+            log.join_all(&[ours, theirs]).unwrap(),
+            Some((MergeOutcome::FastForward(theirs), true))
+        );
+        // Not when the remote lacks an event of ours: then one join of both.
+        let e = log.write_detached(Some(b), vec![event(5)]).unwrap()[0].commit;
+        let mine = log.join(e, c).unwrap().tip();
+        let Some((MergeOutcome::Merged(m), false)) = log.join_all(&[mine, theirs]).unwrap() else {
+            panic!("a join with an event the other lacks is merged");
+        };
+        let mut both = vec![mine, theirs];
+        both.sort();
+        assert_eq!(parents(&repo, m), both);
+    }
+
+    /// `events_contained(a, b)`: every event of `a` is in `b`, so `b` may replace `a` without losing one.
+    /// The commits of `a` that `b` lacks must all be joins: two parents and a join's message. An event
+    /// commit with two parents still carries its event, and a commit framed as a join with one parent is
+    /// not taken for one.
+    #[test]
+    fn events_are_contained_when_only_joins_are_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let (a, b, c) = forked(&log);
+        let ours = log.join(b, c).unwrap().tip();
+        let d = log.write_detached(Some(c), vec![event(4)]).unwrap()[0].commit;
+        let theirs = log.join(b, d).unwrap().tip();
+        assert!(log.events_contained(ours, theirs).unwrap());
+        assert!(log.events_contained(a, b).unwrap());
+        assert!(log.events_contained(b, b).unwrap());
+        assert!(!log.events_contained(theirs, ours).unwrap(), "D's event");
+        assert!(!log.events_contained(b, c).unwrap());
+        assert!(!log.events_contained(ours, d).unwrap(), "B's event");
+
+        let commit_on = |message: Vec<u8>, parents: Vec<ObjectId>| -> ObjectId {
+            let sig = crate::kit::repo::committer(&repo);
+            crate::store::loose::write(
+                &repo,
+                &gix::objs::Commit {
+                    tree: crate::store::loose::empty_tree(&repo).unwrap(),
+                    parents: parents.into_iter().collect(),
+                    author: sig.clone(),
+                    committer: sig,
+                    encoding: None,
+                    message: message.into(),
+                    extra_headers: Vec::new(),
+                },
+            )
+            .unwrap()
+        };
+        // An event on two parents that `theirs` holds: the event is not in `theirs`.
+        let e = event(6).event;
+        let canonical = e.canonical().unwrap();
+        let message = super::super::event::event_message(
+            &e.kind,
+            &canonical,
+            &super::super::EventId::of(&canonical),
+            5,
+            None,
+        );
+        let event_on_two = commit_on(message, vec![b, c]);
+        assert!(
+            log.scan(&[event_on_two], &[b, c], false)
+                .unwrap()
+                .events
+                .len()
+                == 1
+        );
+        assert!(!log.events_contained(event_on_two, theirs).unwrap());
+        // A join's message on one parent: not a join.
+        let one_parent = commit_on(super::super::event::merge_message(2), vec![b]);
+        assert!(!log.events_contained(one_parent, theirs).unwrap());
+    }
+
+    /// An append joins the remote-tracking copies a fetch wrote into the local ref first (its events then
+    /// come after theirs), and remembers them: the next append does not join them again. The memo is
+    /// dropped when the local ref is rewritten.
+    #[test]
+    fn an_append_joins_the_fetched_copies_once_and_remembers_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let (a, b, c) = forked(&log);
+        assert!(crate::store::refs::cas(&repo, "refs/jules/t", None, b, "test").unwrap());
+        assert!(
+            crate::store::refs::cas(&repo, "refs/remotes/origin/jules/t", None, c, "test").unwrap()
+        );
+        assert!(log.absorbed().is_empty());
+
+        let first = log.append(event(4)).unwrap();
+        assert_eq!(first.lamport, 3);
+        let join = parents(&repo, first.commit);
+        assert_eq!(join.len(), 1);
+        let mut both = vec![b, c];
+        both.sort();
+        assert_eq!(
+            parents(&repo, join[0]),
+            both,
+            "the join of B and the fetched C"
+        );
+        assert_eq!(log.absorbed(), [c]);
+        let memo = crate::kit::repo::jules_dir(&repo).join("caught-up/t");
+        assert_eq!(std::fs::read_to_string(&memo).unwrap(), format!("{c}\n"));
+
+        // C is remembered: the next append goes on the local tip, no new join.
+        let second = log.append(event(5)).unwrap();
+        assert_eq!(parents(&repo, second.commit), [first.commit]);
+        assert_eq!(log.absorbed(), [c]);
+
+        // A newer fetched tip (D on C) is joined, and remembered with C: the memo holds every remote tip.
+        let d = log.write_detached(Some(c), vec![event(6)]).unwrap()[0].commit;
+        assert!(
+            crate::store::refs::cas(&repo, "refs/remotes/origin/jules/t", Some(c), d, "test")
+                .unwrap()
+        );
+        assert!(
+            crate::store::refs::cas(&repo, "refs/remotes/other/jules/t", None, a, "test").unwrap()
+        );
+        let third = log.append(event(7)).unwrap();
+        let join = parents(&repo, third.commit);
+        let mut tips = vec![second.commit, d];
+        tips.sort();
+        assert_eq!(parents(&repo, join[0]), tips);
+        let mut remembered = vec![a, d];
+        remembered.sort();
+        assert_eq!(log.absorbed(), remembered);
+
+        log.forget_absorbed();
+        assert!(log.absorbed().is_empty());
+        assert!(!memo.exists());
+    }
+}
