@@ -198,3 +198,171 @@ fn decode_commit(message: &[u8], id: ObjectId, parents: usize, strict: bool, out
     };
     out.invalid.push(InvalidCommit { commit: id, reason });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::eventlog::{Event, NewEvent};
+    use std::hash::BuildHasher;
+
+    /// An id hashes as its first eight bytes (it is a sha256 digest: already uniform), and a later write
+    /// (a length) is mixed in, rotated; in a set, distinct ids hash apart. With every id in one bucket the
+    /// sets of a replay of a million events would be quadratic.
+    #[test]
+    fn an_id_hashes_as_its_first_eight_bytes_and_ids_hash_apart() {
+        let id = EventId::of(b"some event");
+        let first = u64::from_le_bytes(id.0[..8].try_into().unwrap());
+        let mut h = IdHasher::default();
+        h.write(&id.0);
+        assert_eq!(h.finish(), first);
+        let mut h = IdHasher::default();
+        h.write(&[0xff; 8]);
+        h.write(&id.0);
+        assert_eq!(h.finish(), u64::MAX.rotate_left(5) ^ first);
+        let build = BuildHasherDefault::<IdHasher>::default();
+        let hashes: HashSet<u64> = (0..10_000u32)
+            .map(|i| build.hash_one(EventId::of(&i.to_le_bytes())))
+            .collect();
+        assert_eq!(hashes.len(), 10_000);
+    }
+
+    fn event(i: u64) -> NewEvent {
+        NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i })))
+    }
+
+    fn commit_on(repo: &gix::Repository, message: &[u8], parents: Vec<ObjectId>) -> ObjectId {
+        let sig = crate::kit::repo::committer(repo);
+        crate::store::loose::write(
+            repo,
+            &gix::objs::Commit {
+                tree: crate::store::loose::empty_tree(repo).unwrap(),
+                parents: parents.into_iter().collect(),
+                author: sig.clone(),
+                committer: sig,
+                encoding: None,
+                message: message.into(),
+                extra_headers: Vec::new(),
+            },
+        )
+        .unwrap()
+    }
+
+    /// A log `A`, `B` and `C` on it, their join `J`, and a commit that is not an event on top (`G`).
+    struct Forked {
+        a: crate::store::eventlog::Appended,
+        b: crate::store::eventlog::Appended,
+        c: crate::store::eventlog::Appended,
+        j: ObjectId,
+        g: ObjectId,
+    }
+
+    fn forked(log: &Log<'_>) -> Forked {
+        let a = log.write_detached(None, vec![event(1)]).unwrap()[0];
+        let b = log.write_detached(Some(a.commit), vec![event(2)]).unwrap()[0];
+        let c = log.write_detached(Some(a.commit), vec![event(3)]).unwrap()[0];
+        let j = log.join(b.commit, c.commit).unwrap().tip();
+        let g = commit_on(log.repo, b"not an event\n", vec![j]);
+        Forked { a, b, c, j, g }
+    }
+
+    /// A scan finds every event below its tips, names the commits that are not events, and counts the
+    /// commits it walked and the joins; above hidden tips it stops, and names each hidden commit it
+    /// reached as a parent, once.
+    #[test]
+    fn a_scan_counts_what_it_walked_and_names_the_hidden_parents_it_reached() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let f = forked(&log);
+        let ids = |scan: &Scan| {
+            let mut ids: Vec<EventId> = scan.events.iter().map(|e| e.id).collect();
+            ids.sort();
+            ids
+        };
+        let sorted = |mut v: Vec<EventId>| {
+            v.sort();
+            v
+        };
+
+        let all = log.scan(&[f.g], &[], false).unwrap();
+        assert_eq!(ids(&all), sorted(vec![f.a.id, f.b.id, f.c.id]));
+        assert_eq!((all.commits, all.merges), (5, 1));
+        assert_eq!(all.invalid.len(), 1);
+        assert_eq!(all.invalid[0].commit, f.g);
+        assert!(all.hidden_reached.is_empty());
+        let b = all.events.iter().find(|e| e.id == f.b.id).unwrap();
+        assert_eq!((b.lamport, b.commit), (2, f.b.commit));
+
+        // Above A: B and C (both on A) and their join; A reached, named once.
+        let above = log.scan(&[f.j], &[f.a.commit], false).unwrap();
+        assert_eq!(ids(&above), sorted(vec![f.b.id, f.c.id]));
+        assert_eq!((above.commits, above.merges), (3, 1));
+        assert_eq!(above.hidden_reached, [f.a.commit]);
+        assert!(above.invalid.is_empty());
+
+        assert_eq!(log.scan(&[], &[], false).unwrap().commits, 0);
+    }
+
+    /// `read_all` reads from the local ref (and fetched copies), in the total order: clock, then id.
+    #[test]
+    fn read_all_gives_the_events_in_the_total_order_and_the_invalid_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let f = forked(&log);
+        assert!(crate::store::refs::cas(&repo, "refs/jules/t", None, f.g, "test").unwrap());
+        let (events, invalid) = log.read_all().unwrap();
+        let mut clock2 = vec![f.b.id, f.c.id];
+        clock2.sort();
+        assert_eq!(
+            events.iter().map(|e| (e.lamport, e.id)).collect::<Vec<_>>(),
+            [(1, f.a.id), (2, clock2[0]), (2, clock2[1])]
+        );
+        assert_eq!(invalid.len(), 1);
+        assert_eq!(invalid[0].commit, f.g);
+    }
+
+    /// The clock an append continues from: the tip's own when it is an event or a join; the largest
+    /// clock below when the tip is anything else (a commit that is not an event, an event whose id does
+    /// not match its JSON, a clock beyond the bound).
+    #[test]
+    fn the_clock_at_a_tip_is_its_own_or_the_largest_below_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let f = forked(&log);
+        let d = log
+            .write_detached(Some(f.c.commit), vec![event(4)])
+            .unwrap()[0];
+        assert_eq!(log.lamport_at(f.a.commit).unwrap(), 1);
+        assert_eq!(log.lamport_at(d.commit).unwrap(), 3);
+        assert_eq!(log.lamport_at(f.j).unwrap(), 2);
+        assert_eq!(log.lamport_at(f.g).unwrap(), 2);
+        // A join that claims a clock far above its parents' is taken at its word (joins are not checked).
+        let high = commit_on(
+            &repo,
+            &super::super::event::merge_message(40),
+            vec![f.b.commit, d.commit],
+        );
+        assert_eq!(log.lamport_at(high).unwrap(), 40);
+        // An event whose claimed id is not its JSON's: not trusted, the walk below it answers.
+        let e = event(5).event;
+        let canonical = e.canonical().unwrap();
+        let forged = super::super::event::event_message(
+            &e.kind,
+            &canonical,
+            &EventId::of(b"another event"),
+            1000,
+            None,
+        );
+        let forged = commit_on(&repo, &forged, vec![d.commit]);
+        assert_eq!(log.lamport_at(forged).unwrap(), 3);
+        // A clock at the bound is refused as a clock: the walk below answers.
+        let beyond = String::from_utf8(super::super::event::merge_message(7))
+            .unwrap()
+            .replace(": 7", &format!(": {MAX_LAMPORT}"));
+        assert!(beyond.contains(&MAX_LAMPORT.to_string()));
+        let beyond = commit_on(&repo, beyond.as_bytes(), vec![f.j, d.commit]);
+        assert_eq!(log.lamport_at(beyond).unwrap(), 3);
+    }
+}
