@@ -312,7 +312,7 @@ mod tests {
         let f = forked(&log);
         assert!(crate::store::refs::cas(&repo, "refs/jules/t", None, f.g, "test").unwrap());
         let (events, invalid) = log.read_all().unwrap();
-        let mut clock2 = vec![f.b.id, f.c.id];
+        let mut clock2 = [f.b.id, f.c.id];
         clock2.sort();
         assert_eq!(
             events.iter().map(|e| (e.lamport, e.id)).collect::<Vec<_>>(),
