@@ -279,4 +279,240 @@ mod tests {
         assert_eq!(cache.get(&b), Some(State::Unsigned));
         assert!(cache.get(&a).unwrap().is_verified());
     }
+
+    use crate::store::eventlog::{Event, EventId};
+    use ssh_key::{rand_core::OsRng, Algorithm, PrivateKey};
+
+    /// A bare repository with `trust` committed as `.jules/allowed_signers` on `main` (none: no trust file),
+    /// and `jules.requireSigned` when `require`.
+    fn repo_with(
+        dir: &std::path::Path,
+        trust: Option<&str>,
+        require: bool,
+    ) -> (gix::Repository, Option<ObjectId>) {
+        use gix::objs::{tree, Tree};
+        let path = dir.join("r.git");
+        let repo = gix::init_bare(&path).unwrap();
+        let blob = trust.map(|text| {
+            let tree_of = |name: &str, mode: tree::EntryKind, oid: ObjectId| {
+                let t = Tree {
+                    entries: vec![tree::Entry {
+                        mode: mode.into(),
+                        filename: name.into(),
+                        oid,
+                    }],
+                };
+                repo.write_object(&t).unwrap().detach()
+            };
+            let file = repo.write_blob(text.as_bytes()).unwrap().detach();
+            let root = tree_of(
+                ".jules",
+                tree::EntryKind::Tree,
+                tree_of("allowed_signers", tree::EntryKind::Blob, file),
+            );
+            let who = crate::kit::repo::committer(&repo);
+            repo.commit_as(
+                who.to_ref(&mut Default::default()),
+                who.to_ref(&mut Default::default()),
+                "refs/heads/main",
+                "trust",
+                root,
+                None::<ObjectId>,
+            )
+            .unwrap();
+            file
+        });
+        if require {
+            let config = path.join("config");
+            let mut text = std::fs::read_to_string(&config).unwrap();
+            text.push_str("[jules]\n\trequireSigned = true\n");
+            std::fs::write(&config, text).unwrap();
+        }
+        (gix::open(&path).unwrap(), blob)
+    }
+
+    /// The message of an event by `actor`, signed with `key` over `signed` (its own JSON when `None`).
+    fn message(actor: &str, key: Option<&PrivateKey>, signed: Option<&[u8]>) -> (EventId, Vec<u8>) {
+        let e = Event::new("t.x", actor, serde_json::json!({ "n": 1 }));
+        let canonical = e.canonical().unwrap();
+        let id = EventId::of(&canonical);
+        let sig = key.map(|k| {
+            crate::store::sign::keys::sign_in(
+                k,
+                crate::store::sign::NAMESPACE,
+                signed.unwrap_or(&canonical),
+            )
+            .unwrap()
+        });
+        let msg = super::super::event::event_message(&e.kind, &canonical, &id, 1, sig.as_deref());
+        (id, msg)
+    }
+
+    fn trust_line(persona: &str, key: &PrivateKey) -> String {
+        format!(
+            "{persona} namespaces=\"git-jules-event\" {}\n",
+            key.public_key().to_openssh().unwrap()
+        )
+    }
+
+    /// An event's state under the trust roots: verified by a key allowed for its actor; a good signature by
+    /// a key allowed for someone else; a signature over other bytes; no signature from an actor who has a
+    /// key, or has none. A message that is not a valid event has no state.
+    #[test]
+    fn an_event_is_judged_by_its_signature_against_the_trust_roots() {
+        let key = PrivateKey::random(&mut OsRng, Algorithm::Ed25519).unwrap();
+        let trust = AllowedSigners::parse(&trust_line("alice", &key), "t").unwrap();
+        let fingerprint = key.public_key().fingerprint(Default::default()).to_string();
+
+        let (id, msg) = message("alice", Some(&key), None);
+        assert_eq!(
+            check_event(Some(&trust), &msg),
+            Some((
+                id,
+                "alice".to_owned(),
+                State::Verified {
+                    key: fingerprint.clone(),
+                    persona: "alice".into()
+                }
+            ))
+        );
+        assert!(check(Some(&trust), &msg).unwrap().is_verified());
+        assert_eq!(
+            check(None, &msg),
+            Some(State::KeyNotAllowed {
+                key: fingerprint.clone()
+            })
+        );
+        let (_, bob_signed) = message("bob", Some(&key), None);
+        assert_eq!(
+            check(Some(&trust), &bob_signed),
+            Some(State::KeyNotAllowed { key: fingerprint })
+        );
+        let (_, other_bytes) = message("alice", Some(&key), Some(b"something else"));
+        assert_eq!(check(Some(&trust), &other_bytes), Some(State::BadSignature));
+        let (_, alice_unsigned) = message("alice", None, None);
+        assert_eq!(
+            check(Some(&trust), &alice_unsigned),
+            Some(State::UnsignedWithKey {
+                persona: "alice".into()
+            })
+        );
+        let (id, bob_unsigned) = message("bob", None, None);
+        assert_eq!(
+            check_event(Some(&trust), &bob_unsigned),
+            Some((id, "bob".to_owned(), State::Unsigned))
+        );
+        assert_eq!(
+            check(Some(&trust), &super::super::event::merge_message(3)),
+            None
+        );
+        let forged = String::from_utf8(msg)
+            .unwrap()
+            .replacen("\"n\":1", "\"n\":2", 1);
+        assert_eq!(check(Some(&trust), forged.as_bytes()), None, "id mismatch");
+    }
+
+    /// Without a trust file and without `jules.requireSigned` there is nothing to verify against: no
+    /// verifier. With either, one, whose cache lives under the trust file's blob id (`none` without one),
+    /// a file for reads that show events and another for passes over a whole log.
+    #[test]
+    fn a_verifier_exists_only_with_trust_roots_or_required_signatures() {
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, _) = repo_with(dir.path(), None, false);
+        assert!(Verifier::open(&repo).unwrap().is_none());
+        assert!(Verifier::open_log(&repo).unwrap().is_none());
+
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, _) = repo_with(dir.path(), None, true);
+        let v = Verifier::open(&repo)
+            .unwrap()
+            .expect("signatures are required");
+        assert!(v.require_signed());
+        let signatures = crate::kit::repo::jules_dir(&repo).join("signatures");
+        assert_eq!(v.cache_dir(), Some(signatures.join("none").as_path()));
+        assert_eq!(v.cache_path, signatures.join("none/shown"));
+
+        let key = PrivateKey::random(&mut OsRng, Algorithm::Ed25519).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, blob) = repo_with(dir.path(), Some(&trust_line("alice", &key)), false);
+        let blob = blob.unwrap().to_string();
+        let signatures = crate::kit::repo::jules_dir(&repo).join("signatures");
+        let v = Verifier::open(&repo).unwrap().expect("a trust file");
+        assert!(!v.require_signed());
+        assert_eq!(v.cache_path, signatures.join(&blob).join("shown"));
+        let v = Verifier::open_log(&repo).unwrap().unwrap();
+        assert_eq!(v.cache_path, signatures.join(&blob).join("log"));
+        let trust = AllowedSigners::parse(&trust_line("alice", &key), "t").unwrap();
+        let id = ObjectId::from_hex(&[b'7'; 40]).unwrap();
+        let v = Verifier::with_trust(&repo, trust, id);
+        assert!(v.require_signed());
+        assert_eq!(v.cache_path, signatures.join(id.to_string()).join("log"));
+    }
+
+    /// The verifier's states, their cache (written on save and on drop, one line per state, nothing when
+    /// nothing is new; read back before anything is verified again), and `authorized`: everything without
+    /// `jules.requireSigned`, only a verified event with it.
+    #[test]
+    fn states_are_cached_and_authority_follows_require_signed() {
+        let key = PrivateKey::random(&mut OsRng, Algorithm::Ed25519).unwrap();
+        let line = trust_line("alice", &key);
+        for require in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let (repo, _) = repo_with(dir.path(), Some(&line), require);
+            let commit = |msg: &[u8]| {
+                let sig = crate::kit::repo::committer(&repo);
+                crate::store::loose::write(
+                    &repo,
+                    &gix::objs::Commit {
+                        tree: crate::store::loose::empty_tree(&repo).unwrap(),
+                        parents: Default::default(),
+                        author: sig.clone(),
+                        committer: sig,
+                        encoding: None,
+                        message: msg.into(),
+                        extra_headers: Vec::new(),
+                    },
+                )
+                .unwrap()
+            };
+            let signed = commit(&message("alice", Some(&key), None).1);
+            let unsigned = commit(&message("alice", None, None).1);
+            let join = commit(&super::super::event::merge_message(2));
+
+            let mut v = Verifier::open(&repo).unwrap().unwrap();
+            let path = v.cache_path.clone();
+            v.save();
+            assert!(!path.exists(), "nothing verified, nothing written");
+            assert!(v.state(signed).unwrap().unwrap().is_verified());
+            assert_eq!(
+                v.state(unsigned).unwrap(),
+                Some(State::UnsignedWithKey {
+                    persona: "alice".into()
+                })
+            );
+            assert_eq!(v.state(join).unwrap(), None);
+            assert!(v.authorized(signed).unwrap());
+            assert_eq!(v.authorized(unsigned).unwrap(), !require);
+            assert_eq!(v.authorized(join).unwrap(), !require);
+            drop(v);
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(
+                text.lines().map(|l| &l[..40]).collect::<Vec<_>>(),
+                [signed.to_string(), unsigned.to_string()],
+                "one line per state, written on drop"
+            );
+
+            // Read back from the cache: a state written there by hand is what the next verifier answers.
+            std::fs::write(&path, format!("{signed} n\n")).unwrap();
+            let mut v = Verifier::open(&repo).unwrap().unwrap();
+            assert_eq!(v.state(signed).unwrap(), Some(State::Unsigned));
+            assert_eq!(v.authorized(signed).unwrap(), !require);
+            v.save();
+            assert_eq!(
+                std::fs::read_to_string(&path).unwrap(),
+                format!("{signed} n\n"),
+                "a state read from the cache is not written again"
+            );
+        }
+    }
 }
