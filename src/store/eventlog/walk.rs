@@ -373,3 +373,209 @@ fn after_headers(data: &[u8]) -> &[u8] {
     }
     &data[data.len()..]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::eventlog::event::{event_message, merge_message};
+    use crate::store::eventlog::{Event, Log, NewEvent};
+
+    fn event(i: u64) -> NewEvent {
+        NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i })))
+    }
+
+    /// What a commit is, from its message: a join, an event whose id is the hash of its JSON, or invalid.
+    /// Read strictly (fsck, which passes the number of parents), a join needs two parents and an event at
+    /// most one.
+    #[test]
+    fn a_commit_is_classified_by_its_message_and_strictly_by_its_parents() {
+        let e = Event::new("t.x", "a", serde_json::json!({ "n": 1 }));
+        let canonical = e.canonical().unwrap();
+        let id = EventId::of(&canonical);
+        let msg = event_message(&e.kind, &canonical, &id, 4, None);
+        for parents in [None, Some(0), Some(1)] {
+            match classify(&msg, parents) {
+                Classified::Event {
+                    json,
+                    lamport,
+                    id: got,
+                } => assert_eq!((json, lamport, got), (canonical.as_slice(), 4, id)),
+                _ => panic!("an event on {parents:?} parents"),
+            }
+        }
+        let why = |c: Classified<'_>| match c {
+            Classified::Invalid(reason) => reason,
+            _ => panic!("not invalid"),
+        };
+        assert_eq!(
+            why(classify(&msg, Some(2))),
+            Invalid::NotAnEvent("event commit with 2 parents".into())
+        );
+        let join = merge_message(4);
+        for parents in [None, Some(2), Some(3)] {
+            assert!(matches!(classify(&join, parents), Classified::Merge));
+        }
+        for parents in [Some(0), Some(1)] {
+            assert_eq!(
+                why(classify(&join, parents)),
+                Invalid::NotAnEvent("merge commit with fewer than two parents".into())
+            );
+        }
+        let other = EventId::of(b"another event");
+        let forged = event_message(&e.kind, &canonical, &other, 4, None);
+        assert_eq!(
+            why(classify(&forged, None)),
+            Invalid::IdMismatch {
+                claimed: other.to_hex(),
+                actual: id.to_hex(),
+            }
+        );
+        assert!(matches!(
+            why(classify(b"not an event\n", None)),
+            Invalid::NotAnEvent(_)
+        ));
+    }
+
+    /// A commit's message is what follows the first empty line of the object; the message may itself
+    /// start with or hold empty lines. A commit with no empty line has no message.
+    #[test]
+    fn the_message_starts_after_the_first_empty_line() {
+        let cases: [(&[u8], &[u8]); 6] = [
+            (
+                b"tree 1\nparent 2\n\nsubject\n\nbody\n",
+                b"subject\n\nbody\n",
+            ),
+            (b"tree 1\n\n\nafter an empty line", b"\nafter an empty line"),
+            (b"\n\nmessage", b"message"),
+            (b"tree 1\nauthor x\n\n", b""),
+            (b"tree 1\nno message\n", b""),
+            (b"", b""),
+        ];
+        for (data, message) in cases {
+            assert_eq!(
+                after_headers(data),
+                message,
+                "{:?}",
+                String::from_utf8_lossy(data)
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let at = log.append(event(1)).unwrap();
+        let mut buf = Vec::new();
+        let message = commit_message(&repo, &at.commit, &mut buf)
+            .unwrap()
+            .to_vec();
+        assert_eq!(
+            message,
+            repo.find_commit(at.commit).unwrap().message_raw().unwrap()
+        );
+        let blob = repo.write_blob(b"x").unwrap().detach();
+        assert_eq!(
+            commit_message(&repo, &blob, &mut buf)
+                .unwrap_err()
+                .to_string(),
+            format!("{blob} is a blob, not a commit")
+        );
+        let missing = ObjectId::from_hex(&[b'5'; 40]).unwrap();
+        assert_eq!(
+            commit_message(&repo, &missing, &mut buf)
+                .unwrap_err()
+                .to_string(),
+            format!("commit {missing} is missing")
+        );
+    }
+
+    /// The walk hands commits to the decoders in batches of 2,048: a log of more is read whole, each commit
+    /// once, from its tip and above a hidden commit.
+    #[test]
+    fn a_log_of_more_than_one_batch_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let n = BATCH as u64 + 60;
+        let out = log.append_batch((0..n).map(event).collect()).unwrap();
+        let tip = out.last().unwrap().commit;
+        let scan = log.scan(&[tip], &[], false).unwrap();
+        assert_eq!((scan.commits, scan.events.len()), (n as usize, n as usize));
+        let ids: std::collections::HashSet<_> = scan.events.iter().map(|e| e.id).collect();
+        assert_eq!(ids.len(), n as usize);
+        let above = log.scan(&[tip], &[out[9].commit], false).unwrap();
+        assert_eq!(above.events.len(), n as usize - 10);
+        assert_eq!(above.hidden_reached, [out[9].commit]);
+    }
+
+    /// On a commit-graph (written by git), the walk by position finds what the walk of the objects finds:
+    /// every commit once, with its parents, a join of three branches (whose third parent is not inline)
+    /// and a join of two included, read strictly (fsck's parent checks).
+    #[test]
+    fn a_walk_on_the_commit_graph_finds_what_the_object_walk_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r");
+        let status = std::process::Command::new("git")
+            .args(["init", "-q", "r"])
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let repo = gix::open(&path).unwrap();
+        let log = Log::open(&repo, "t").unwrap();
+        let a = log.append(event(0)).unwrap().commit;
+        let branches: Vec<ObjectId> = (1..=3)
+            .map(|i| log.write_detached(Some(a), vec![event(i)]).unwrap()[0].commit)
+            .collect();
+        let Some((crate::store::eventlog::MergeOutcome::Merged(octopus), _)) =
+            log.join_all(&branches).unwrap()
+        else {
+            panic!("three branches are joined");
+        };
+        assert_eq!(repo.find_commit(octopus).unwrap().parent_ids().count(), 3);
+        let side = log.write_detached(Some(a), vec![event(4)]).unwrap()[0].commit;
+        let top = log.write_detached(Some(octopus), vec![event(5)]).unwrap()[0].commit;
+        let tip = log.join(top, side).unwrap().tip();
+        assert!(crate::store::refs::cas(&repo, "refs/jules/t", Some(a), tip, "test").unwrap());
+
+        let read = || {
+            let repo = gix::open(&path).unwrap();
+            let log = Log::open(&repo, "t").unwrap();
+            let scan = log.scan(&[tip], &[], true).unwrap();
+            let mut seen = Vec::new();
+            parallel_walk(
+                &repo,
+                &[tip],
+                &[],
+                |id, parents| seen.push((*id, parents.to_vec())),
+                |_, _, batches| -> Result<()> {
+                    while batches.next().is_some() {}
+                    Ok(())
+                },
+            )
+            .unwrap();
+            seen.sort();
+            let (events, invalid) = scan.into_ordered();
+            (
+                seen,
+                events.iter().map(|e| e.id).collect::<Vec<_>>(),
+                invalid.len(),
+            )
+        };
+        let (by_objects, events, invalid) = read();
+        assert_eq!(by_objects.len(), 8);
+        assert_eq!((events.len(), invalid), (6, 0));
+        let status = std::process::Command::new("git")
+            .args(["commit-graph", "write", "--reachable"])
+            .current_dir(&path)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .status()
+            .unwrap();
+        assert!(status.success());
+        // The graph holds the tip: the second read walks by position.
+        let fresh = gix::open(&path).unwrap();
+        assert!(GraphWalk::new(&fresh, &[tip]).unwrap().is_some());
+        assert_eq!(read(), (by_objects, events, 0));
+    }
+}
