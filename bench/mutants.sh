@@ -60,7 +60,10 @@ tests_for() {
   src/store/sign/trust.rs | src/store/sign/mod.rs) echo "--lib -- sign:: eventlog::signed::" ;;
   src/store/sign/* | src/store/sign) echo "--test it sign::" ;;
   src/capabilities/weave/apply.rs) echo "--lib weave::" ;;
+  # The event log's core: its lib tests build real logs in temporary repositories (docs/testing.md).
   src/store/eventlog/event.rs | src/store/eventlog/replay.rs | src/store/eventlog/checkpoint.rs) echo "--lib eventlog::" ;;
+  src/store/eventlog/append.rs | src/store/eventlog/merge.rs | src/store/eventlog/read.rs) echo "--lib eventlog::" ;;
+  src/store/eventlog/signed.rs | src/store/eventlog/walk.rs) echo "--lib eventlog::" ;;
   src/store/eventlog/* | src/store/eventlog) echo "--test it eventlog::" ;;
   src/store/sync/* | src/store/sync) echo "--test it sync::" ;;
   src/store/guard.rs) echo "--test it guard" ;;
