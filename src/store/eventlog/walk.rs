@@ -487,25 +487,6 @@ mod tests {
         );
     }
 
-    /// The walk hands commits to the decoders in batches of 2,048: a log of more is read whole, each commit
-    /// once, from its tip and above a hidden commit.
-    #[test]
-    fn a_log_of_more_than_one_batch_is_read_whole() {
-        let dir = tempfile::tempdir().unwrap();
-        let repo = gix::init_bare(dir.path().join("r.git")).unwrap();
-        let log = Log::open(&repo, "t").unwrap();
-        let n = BATCH as u64 + 60;
-        let out = log.append_batch((0..n).map(event).collect()).unwrap();
-        let tip = out.last().unwrap().commit;
-        let scan = log.scan(&[tip], &[], false).unwrap();
-        assert_eq!((scan.commits, scan.events.len()), (n as usize, n as usize));
-        let ids: std::collections::HashSet<_> = scan.events.iter().map(|e| e.id).collect();
-        assert_eq!(ids.len(), n as usize);
-        let above = log.scan(&[tip], &[out[9].commit], false).unwrap();
-        assert_eq!(above.events.len(), n as usize - 10);
-        assert_eq!(above.hidden_reached, [out[9].commit]);
-    }
-
     /// On a commit-graph (written by git), the walk by position finds what the walk of the objects finds:
     /// every commit once, with its parents, a join of three branches (whose third parent is not inline)
     /// and a join of two included, read strictly (fsck's parent checks).
