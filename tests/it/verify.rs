@@ -836,3 +836,24 @@ fn a_driver_filter_sends_every_move_to_git() {
     assert_eq!(results(&report), ["pass", "pass", "pass"]);
     assert_eq!(moved_by_git, 2);
 }
+
+/// A command that moves a tracked directory away and leaves a symlink to it in its place: every file below
+/// still lstats as it was (the symlink is followed). What the next commit's worktree is then is git's call
+/// (`git checkout -f` 2.47 leaves the symlink when the directory's files do not change), so every move goes
+/// to git while the symlink is there.
+#[test]
+fn a_tracked_directory_replaced_by_a_symlink_goes_to_git() {
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "topic"]);
+    for (i, text) in ["1\n", "2\n", "3\n"].iter().enumerate() {
+        r.write("dir/b.txt", "b\n");
+        r.write("a.txt", text);
+        commit_everything(&r, &format!("c{i}"));
+    }
+    let cmd = "set -e; test \"$(cat a.txt)\" = $JULES_VERIFY_INDEX; \
+               if [ $JULES_VERIFY_INDEX = 1 ]; then mv dir moved; ln -s moved dir; fi";
+    let (report, moved_by_git) =
+        verify_counting(&r, &["--base", "main", "--jobs", "1", "--cmd", cmd]);
+    assert_eq!(results(&report), ["pass", "pass", "pass"]);
+    assert_eq!(moved_by_git, 2);
+}
