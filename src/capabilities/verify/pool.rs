@@ -2,8 +2,10 @@
 //!
 //! All worktrees of one run live in a fresh directory `jules-verify-XXXXXX` under the scratch directory (tmpfs
 //! when available: creating thousands of files on a disk costs seconds). The first commit of a job is checked
-//! out by gix (`add_worktree`, detached); later commits move the same worktree with `git checkout --detach`,
-//! which rewrites only the files that differ and keeps untracked files (build caches) between commits.
+//! out by gix (`add_worktree`, detached; one such full checkout at a time), then settled (see [`settle`]).
+//! Later commits move the same worktree in process ([`step`]: a tree diff, an lstat of every index entry,
+//! only the files that differ or that the command changed are written), which keeps untracked files (build
+//! caches) between commits; what that move does not reproduce goes to `git checkout -f --detach`.
 //! Dropping the pool removes every worktree and its registration, also after an error or an interrupt. Each
 //! worktree is locked (as `git worktree lock` does) with a reason naming the owner's pid, so `git worktree prune`
 //! leaves it alone while the run lasts and the next run can remove what a killed one left behind.
@@ -292,10 +294,12 @@ fn process_alive(pid: i32) -> bool {
 /// their new stat data in the worktree's index.
 ///
 /// git takes an entry as "racily clean" while the file's mtime is not older than the index file (at second
-/// granularity in common builds). Right after a checkout that is every entry, and every `git checkout`
-/// within that second re-hashes all files: on 3000 files, 130 ms per checkout instead of 15 ms, which for
-/// quick commands was most of verify's own cost. Best effort: an entry left out merely stays slow, since
-/// its stored stat no longer matches and git re-hashes the file, which is always correct.
+/// granularity in common builds), and so does the in-process move (to the nanosecond). Right after a checkout
+/// that is every entry: the first move would compare all 3000 files' content, and a `git status` or `git
+/// checkout` within that second re-hashes all of them (130 ms instead of 15 ms). Only a fresh checkout is
+/// backdated: no command has run in it yet, so no build output can end up newer than a source it has not
+/// seen. Best effort: an entry left out merely stays slow, since its stored stat no longer matches and its
+/// content is compared, which is always correct.
 fn settle(wt_repo: &gix::Repository, workdir: &Path) {
     use gix::index::entry::Mode;
     use rustix::fs::{AtFlags, Timespec, Timestamps};
