@@ -857,3 +857,65 @@ fn a_tracked_directory_replaced_by_a_symlink_goes_to_git() {
     assert_eq!(results(&report), ["pass", "pass", "pass"]);
     assert_eq!(moved_by_git, 2);
 }
+
+/// A crafted tree that names `..` must not be written outside the worktree (here a symlink `../../evil`, in the
+/// scratch directory): the in-process move refuses the path and leaves the move to git, which refuses to
+/// check it out (as `git checkout` always did here).
+#[test]
+fn a_tree_naming_dot_dot_is_never_written_outside_the_worktree() {
+    use crate::harness::with_stdin;
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "topic"]);
+    r.write("a.txt", "1\n");
+    commit_everything(&r, "one");
+    let blob = r.git(["hash-object", "-w", "README"]);
+    let blob = blob.trim();
+    let evil = with_stdin(
+        &mut r.git_cmd(["mktree"]),
+        format!("120000 blob {blob}\tevil\n").as_bytes(),
+    );
+    let evil = String::from_utf8(evil.stdout).unwrap().trim().to_owned();
+    let raw = |hex: &str| -> Vec<u8> {
+        (0..20)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect()
+    };
+    let literally = |tree: &[u8]| {
+        let out = with_stdin(
+            &mut r.git_cmd(["hash-object", "-t", "tree", "--literally", "-w", "--stdin"]),
+            tree,
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    // `../../evil`, a symlink (no filter sees its path): two levels up from the worktree is the scratch
+    // directory given below.
+    let mut mid = b"40000 ..\0".to_vec();
+    mid.extend(raw(&evil));
+    let mid = literally(&mid);
+    let mut tree = b"40000 ..\0".to_vec();
+    tree.extend(raw(&mid));
+    tree.extend(b"100644 README\0");
+    tree.extend(raw(blob));
+    let tree = literally(&tree);
+    let commit = r.git(["commit-tree", &tree, "-p", "HEAD", "-m", "evil"]);
+    r.git(["update-ref", "refs/heads/topic", commit.trim()]);
+    let bin = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let counter = bin.path().join("checkouts");
+    let out = r
+        .jules_cmd([
+            "verify", "--base", "main", "--jobs", "1", "--cmd", "true", "topic",
+        ])
+        .arg("--worktree-dir")
+        .arg(scratch.path())
+        .env("PATH", counting_git(bin.path(), &counter))
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(checkouts(&counter), 1, "the move went to git");
+    let left: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "written outside the worktree: {left:?}");
+}

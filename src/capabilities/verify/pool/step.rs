@@ -15,7 +15,8 @@
 //!
 //! Anything unusual gives up ([`GiveUp`]) and the caller runs `git checkout -f`, which stays the fallback
 //! because git is the reference for the cases this does not reproduce: gitlinks (submodules), an untracked file
-//! or directory in the way of a tracked path, a symlink among a path's leading directories, a sparse or split
+//! or directory in the way of a tracked path, a path git refuses (`..`, `.git`, NTFS and HFS tricks as
+//! `core.protectNTFS`/`core.protectHFS` say), a symlink among a path's leading directories, a sparse or split
 //! index or one with extensions this would have to keep up to date, a change to a `.gitattributes`, driver
 //! filters (`filter.<name>.smudge` or `.process`: user programs), `core.symlinks=false`, `core.fileMode=false`,
 //! `core.ignoreCase`, and a command that changed the index's entries or moved `HEAD`. Giving up half way is
@@ -511,6 +512,25 @@ pub fn advance(
             .map_err(|e| GiveUp(format!("reading commit {c}: {e}")))
     };
     let changes = tree_changes(wt_repo, tree_of(from)?, tree_of(to)?)?;
+    // A crafted tree can name `..`, `.git` or an absolute path; git refuses to check such a path out, and so
+    // must we (it would write outside the worktree or into its repository). git then says why.
+    let config = wt_repo.config_snapshot();
+    let protect = gix::validate::path::component::Options {
+        protect_windows: false,
+        protect_hfs: config.boolean("core.protectHFS").unwrap_or(false),
+        protect_ntfs: config.boolean("core.protectNTFS").unwrap_or(true),
+    };
+    for (path, _, new) in &changes {
+        let link = matches!(new, Some((Mode::SYMLINK, _)));
+        let mut parts = path.split_str("/").peekable();
+        while let Some(part) = parts.next() {
+            let last = parts.peek().is_none();
+            let mode = (last && link).then_some(gix::validate::path::component::Mode::Symlink);
+            if gix::validate::path::component(part.as_bstr(), mode, protect).is_err() {
+                return give_up(format!("{path} is not a path git checks out"));
+            }
+        }
+    }
 
     // What the command changed among the tracked files: git's refresh, strict (a false alarm costs a rewrite).
     let index_time = tracked.index_stat.mtime;
