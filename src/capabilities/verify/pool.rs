@@ -2,8 +2,8 @@
 //!
 //! All worktrees of one run live in a fresh directory `jules-verify-XXXXXX` under the scratch directory (tmpfs
 //! when available: creating thousands of files on a disk costs seconds). The first commit of a job is checked
-//! out by gix (`add_worktree`, detached; one such full checkout at a time), then settled (see [`settle`]).
-//! Later commits move the same worktree in process ([`step`]: a tree diff, an lstat of every index entry,
+//! out by gix (`add_worktree`, detached; one such full checkout at a time), then settled (`settle`).
+//! Later commits move the same worktree in process (`step`: a tree diff, an lstat of every index entry,
 //! only the files that differ or that the command changed are written), which keeps untracked files (build
 //! caches) between commits; what that move does not reproduce goes to `git checkout -f --detach`.
 //! Dropping the pool removes every worktree and its registration, also after an error or an interrupt. Each
@@ -119,7 +119,7 @@ impl Pool {
 
     /// Move `wt` to `commit`: tracked files are forced to the commit's content, untracked files stay.
     ///
-    /// In process ([`step`]) when nothing unusual is in the way; else through `git checkout -f`, the
+    /// In process (`step`) when nothing unusual is in the way; else through `git checkout -f`, the
     /// reference for every case the in-process move does not reproduce (gix 0.90 can only check a tree out
     /// into an empty directory). Hooks are switched off: a user's post-checkout hook has no business running
     /// in a scratch worktree.
