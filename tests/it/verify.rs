@@ -655,3 +655,267 @@ fn a_machine_without_a_git_identity_can_verify() {
     assert_eq!(results(&json(&stdout(&out))), ["pass"]);
     assert_eq!(worktrees(&r), 1, "{}", r.git(["worktree", "list"]));
 }
+
+/// A `git` first on `PATH` that notes each `git checkout` in `counter`, then runs the real git: the `PATH`
+/// to give verify, which moves its worktrees in process unless something unusual sends it to git.
+fn counting_git(dir: &Path, counter: &Path) -> String {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let script = dir.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" checkout \"*) echo checkout >> '{}';; esac\nexec '{real}' \"$@\"\n",
+            counter.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:{}", dir.display(), std::env::var("PATH").unwrap())
+}
+
+fn checkouts(counter: &Path) -> usize {
+    std::fs::read_to_string(counter)
+        .map(|s| s.lines().count())
+        .unwrap_or(0)
+}
+
+/// `git jules --json verify ARGS` with `git checkout` counted; panics unless it exits 0.
+fn verify_counting(r: &Repo, args: &[&str]) -> (Value, usize) {
+    let bin = tempfile::tempdir().unwrap();
+    let counter = bin.path().join("checkouts");
+    let out = r
+        .jules_cmd(["--json", "verify"].iter().chain(args))
+        .env("PATH", counting_git(bin.path(), &counter))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    (json(&stdout(&out)), checkouts(&counter))
+}
+
+/// Commit everything in `r` (additions, changes, deletions, modes, symlinks) on the current branch.
+fn commit_everything(r: &Repo, message: &str) {
+    r.git(["add", "-A"]);
+    r.git(["commit", "-qm", message]);
+}
+
+/// Worktrees move from commit to commit without `git checkout` (in process), and still end exactly at each
+/// commit whatever the previous command did: a tracked file edited in place with the same size right away, one
+/// appended to, one deleted, one made executable, untracked files that must stay; across commits a file's
+/// content, exec bit and symlink target change, a file becomes a directory and back, a directory empties
+/// (and goes). Before the in-process move, each of the three moves ran `git checkout`.
+#[test]
+fn worktrees_move_in_process_and_end_exactly_at_each_commit() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let r = Repo::new();
+    r.write("same.txt", "1\n");
+    commit_everything(&r, "same.txt");
+    r.git(["checkout", "-qb", "topic"]);
+    let p = r.path();
+    let chmod = |f: &str, mode: u32| {
+        std::fs::set_permissions(p.join(f), std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    // 1: files, a plain script, a symlink.
+    r.write("a.txt", "1\n");
+    std::fs::create_dir(p.join("dir")).unwrap();
+    r.write("dir/b.txt", "b\n");
+    r.write("run.sh", "echo run\n");
+    symlink("a.txt", p.join("link")).unwrap();
+    r.write("x", "x is a file\n");
+    commit_everything(&r, "one");
+    // 2: content, exec bit, symlink target.
+    r.write("a.txt", "2\n");
+    chmod("run.sh", 0o755);
+    std::fs::remove_file(p.join("link")).unwrap();
+    symlink("dir/b.txt", p.join("link")).unwrap();
+    commit_everything(&r, "two");
+    // 3: a file becomes a directory, a directory empties, a symlink becomes a file, exec bit off.
+    std::fs::remove_file(p.join("x")).unwrap();
+    std::fs::create_dir(p.join("x")).unwrap();
+    r.write("x/y.txt", "y\n");
+    std::fs::remove_dir_all(p.join("dir")).unwrap();
+    std::fs::remove_file(p.join("link")).unwrap();
+    r.write("link", "a file now\n");
+    chmod("run.sh", 0o644);
+    commit_everything(&r, "three");
+    // 4: the directory becomes a file again, a new directory.
+    std::fs::remove_dir_all(p.join("x")).unwrap();
+    r.write("x", "x is a file again\n");
+    r.write("new/deep/c.txt", "c\n");
+    commit_everything(&r, "four");
+
+    // Checked against the commit with every file's content re-read (`--really-refresh` ignores stat data),
+    // then scribbled on.
+    let cmd = "set -e; test \"$(git rev-parse HEAD)\" = \"$JULES_VERIFY_COMMIT\"; \
+               git update-index -q --really-refresh; git diff --quiet HEAD; \
+               test -z \"$(git status --porcelain --untracked-files=no)\"; \
+               test -z \"$(git status --porcelain | grep -v '^?? junk-')\"; \
+               test \"$(ls junk-* 2>/dev/null | wc -l)\" -eq $((JULES_VERIFY_INDEX - 1)); \
+               case $JULES_VERIFY_INDEX in 3) test ! -e dir; test -d x;; 4) test -f x;; esac; \
+               printf '9\\n' > same.txt; echo scribble >> a.txt; rm README; chmod +x same.txt; \
+               echo u > junk-$JULES_VERIFY_INDEX";
+    let (report, moved_by_git) =
+        verify_counting(&r, &["--base", "main", "--jobs", "1", "--cmd", cmd]);
+    assert_eq!(results(&report), ["pass", "pass", "pass", "pass"]);
+    assert_eq!(moved_by_git, 0, "every move in process");
+    // Two jobs, another order of moves.
+    let cmd2 = cmd.replace(
+        "test \"$(ls junk-* 2>/dev/null | wc -l)\" -eq $((JULES_VERIFY_INDEX - 1)); ",
+        "",
+    );
+    let (report, moved_by_git) = verify_counting(
+        &r,
+        &["--base", "main", "--jobs", "2", "--force", "--cmd", &cmd2],
+    );
+    assert_eq!(results(&report), ["pass", "pass", "pass", "pass"]);
+    assert_eq!(moved_by_git, 0);
+    assert_eq!(
+        r.read("same.txt"),
+        "1\n",
+        "the user's checkout is untouched"
+    );
+}
+
+/// Files written in process go through the attributes' conversions (`eol=crlf` here), as `git checkout`
+/// writes them; a commit that changes a `.gitattributes` is moved to by git (the one `git checkout`), which
+/// rewrites with the new rules; the next move is in process again.
+#[test]
+fn attributes_convert_files_in_process_and_a_changed_gitattributes_goes_to_git() {
+    let r = Repo::new();
+    r.write(".gitattributes", "*.txt eol=crlf\n");
+    commit_everything(&r, "attributes");
+    r.git(["checkout", "-qb", "topic"]);
+    r.write("a.txt", "a\nb\n");
+    commit_everything(&r, "one");
+    r.write("a.txt", "a\nc\n");
+    commit_everything(&r, "two");
+    r.write(".gitattributes", "*.txt -text\n");
+    r.write("a.txt", "x\ny\n");
+    commit_everything(&r, "three");
+    r.write("a.txt", "x\nz\n");
+    commit_everything(&r, "four");
+    // CRLF in the worktree under eol=crlf (1, 2), LF once the file is no longer text (3, 4).
+    let cmd =
+        "set -e; if [ $JULES_VERIFY_INDEX -le 2 ]; then ! tr -d '\\r' < a.txt | cmp -s - a.txt; \
+               else tr -d '\\r' < a.txt | cmp -s - a.txt; fi; \
+               git update-index -q --really-refresh; git diff --quiet HEAD";
+    let (report, moved_by_git) =
+        verify_counting(&r, &["--base", "main", "--jobs", "1", "--cmd", cmd]);
+    assert_eq!(results(&report), ["pass", "pass", "pass", "pass"]);
+    assert_eq!(moved_by_git, 1, "only the move to the new .gitattributes");
+}
+
+/// A driver filter (a user program) is git's to run: every move goes through `git checkout`, whose smudge
+/// the command sees.
+#[test]
+fn a_driver_filter_sends_every_move_to_git() {
+    let r = Repo::new();
+    r.git(["config", "filter.up.smudge", "tr a-z A-Z"]);
+    r.git(["config", "filter.up.clean", "tr A-Z a-z"]);
+    r.write(".gitattributes", "*.up filter=up\n");
+    commit_everything(&r, "attributes");
+    r.git(["checkout", "-qb", "topic"]);
+    for (i, text) in ["one\n", "two\n", "three\n"].iter().enumerate() {
+        r.write("a.up", text);
+        commit_everything(&r, &format!("c{i}"));
+    }
+    let cmd = "set -e; case $JULES_VERIFY_INDEX in 1) grep -qx ONE a.up;; 2) grep -qx TWO a.up;; \
+               3) grep -qx THREE a.up;; esac";
+    let (report, moved_by_git) =
+        verify_counting(&r, &["--base", "main", "--jobs", "1", "--cmd", cmd]);
+    assert_eq!(results(&report), ["pass", "pass", "pass"]);
+    assert_eq!(moved_by_git, 2);
+}
+
+/// A command that moves a tracked directory away and leaves a symlink to it in its place: every file below
+/// still lstats as it was (the symlink is followed). What the next commit's worktree is then is git's call
+/// (`git checkout -f` 2.47 leaves the symlink when the directory's files do not change), so every move goes
+/// to git while the symlink is there.
+#[test]
+fn a_tracked_directory_replaced_by_a_symlink_goes_to_git() {
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "topic"]);
+    for (i, text) in ["1\n", "2\n", "3\n"].iter().enumerate() {
+        r.write("dir/b.txt", "b\n");
+        r.write("a.txt", text);
+        commit_everything(&r, &format!("c{i}"));
+    }
+    let cmd = "set -e; test \"$(cat a.txt)\" = $JULES_VERIFY_INDEX; \
+               if [ $JULES_VERIFY_INDEX = 1 ]; then mv dir moved; ln -s moved dir; fi";
+    let (report, moved_by_git) =
+        verify_counting(&r, &["--base", "main", "--jobs", "1", "--cmd", cmd]);
+    assert_eq!(results(&report), ["pass", "pass", "pass"]);
+    assert_eq!(moved_by_git, 2);
+}
+
+/// A crafted tree that names `..` must not be written outside the worktree (here a symlink `../../evil`, in the
+/// scratch directory): the in-process move refuses the path and leaves the move to git, which refuses to
+/// check it out (as `git checkout` always did here).
+#[test]
+fn a_tree_naming_dot_dot_is_never_written_outside_the_worktree() {
+    use crate::harness::with_stdin;
+    let r = Repo::new();
+    r.git(["checkout", "-qb", "topic"]);
+    r.write("a.txt", "1\n");
+    commit_everything(&r, "one");
+    let blob = r.git(["hash-object", "-w", "README"]);
+    let blob = blob.trim();
+    let evil = with_stdin(
+        &mut r.git_cmd(["mktree"]),
+        format!("120000 blob {blob}\tevil\n").as_bytes(),
+    );
+    let evil = String::from_utf8(evil.stdout).unwrap().trim().to_owned();
+    let raw = |hex: &str| -> Vec<u8> {
+        (0..20)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect()
+    };
+    let literally = |tree: &[u8]| {
+        let out = with_stdin(
+            &mut r.git_cmd(["hash-object", "-t", "tree", "--literally", "-w", "--stdin"]),
+            tree,
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    // `../../evil`, a symlink (no filter sees its path): two levels up from the worktree is the scratch
+    // directory given below.
+    let mut mid = b"40000 ..\0".to_vec();
+    mid.extend(raw(&evil));
+    let mid = literally(&mid);
+    let mut tree = b"40000 ..\0".to_vec();
+    tree.extend(raw(&mid));
+    tree.extend(b"100644 README\0");
+    tree.extend(raw(blob));
+    let tree = literally(&tree);
+    let commit = r.git(["commit-tree", &tree, "-p", "HEAD", "-m", "evil"]);
+    r.git(["update-ref", "refs/heads/topic", commit.trim()]);
+    let bin = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let counter = bin.path().join("checkouts");
+    let out = r
+        .jules_cmd([
+            "verify", "--base", "main", "--jobs", "1", "--cmd", "true", "topic",
+        ])
+        .arg("--worktree-dir")
+        .arg(scratch.path())
+        .env("PATH", counting_git(bin.path(), &counter))
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(checkouts(&counter), 1, "the move went to git");
+    let left: Vec<_> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "written outside the worktree: {left:?}");
+}

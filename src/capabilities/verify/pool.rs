@@ -2,8 +2,10 @@
 //!
 //! All worktrees of one run live in a fresh directory `jules-verify-XXXXXX` under the scratch directory (tmpfs
 //! when available: creating thousands of files on a disk costs seconds). The first commit of a job is checked
-//! out by gix (`add_worktree`, detached); later commits move the same worktree with `git checkout --detach`,
-//! which rewrites only the files that differ and keeps untracked files (build caches) between commits.
+//! out by gix (`add_worktree`, detached; one such full checkout at a time), then settled (`settle`).
+//! Later commits move the same worktree in process (`step`: a tree diff, an lstat of every index entry,
+//! only the files that differ or that the command changed are written), which keeps untracked files (build
+//! caches) between commits; what that move does not reproduce goes to `git checkout -f --detach`.
 //! Dropping the pool removes every worktree and its registration, also after an error or an interrupt. Each
 //! worktree is locked (as `git worktree lock` does) with a reason naming the owner's pid, so `git worktree prune`
 //! leaves it alone while the run lasts and the next run can remove what a killed one left behind.
@@ -17,6 +19,8 @@ use gix::ObjectId;
 use crate::kit::error::{Error, Result, ResultExt};
 use crate::kit::gitcli;
 
+mod step;
+
 /// The prefix of a run's scratch directory, as `git worktree list` shows it.
 pub const DIR_PREFIX: &str = "jules-verify-";
 
@@ -25,12 +29,17 @@ pub struct Pool {
     root: Option<tempfile::TempDir>,
     created: Mutex<Vec<PathBuf>>,
     registering: Mutex<()>,
+    checking_out: Mutex<()>,
 }
 
 /// One job's worktree and the commit it has checked out.
 pub struct Worktree {
     pub path: PathBuf,
     pub commit: ObjectId,
+    /// The worktree's own repository (its index, its `HEAD`).
+    repo: gix::Repository,
+    /// The index as last written, for the next in-process move; `None`: the next move goes through git.
+    tracked: Option<step::Tracked>,
 }
 
 impl Pool {
@@ -45,6 +54,7 @@ impl Pool {
                         root: Some(root),
                         created: Mutex::new(Vec::new()),
                         registering: Mutex::new(()),
+                        checking_out: Mutex::new(()),
                     })
                 }
                 Err(e) => {
@@ -77,8 +87,12 @@ impl Pool {
             .lock()
             .expect("no panics while held")
             .push(path.clone());
+        // One full checkout at a time: gix's checkout already keeps every core busy, so two at once only
+        // finish together, where one after the other lets the first job start its command while the next
+        // worktree is written (a command that waits or sleeps leaves the cores to it).
+        let _one_checkout = self.checking_out.lock().unwrap_or_else(|p| p.into_inner());
         // Registration reads every other registration and writes its own files non-atomically, so two at
-        // once can see each other half-written: register one at a time, check out in parallel.
+        // once can see each other half-written: register one at a time.
         let prepared = {
             let _one_at_a_time = self.registering.lock().unwrap_or_else(|p| p.into_inner());
             repo.prepare_add_worktree(&path, gix::worktree::add::Head::Detached(commit), interrupt)
@@ -94,17 +108,31 @@ impl Pool {
             format!("{LOCK_REASON}{})\n", std::process::id()),
         );
         settle(&wt_repo, &path);
-        Ok(Worktree { path, commit })
+        let tracked = step::track(&wt_repo);
+        Ok(Worktree {
+            path,
+            commit,
+            repo: wt_repo,
+            tracked,
+        })
     }
 
     /// Move `wt` to `commit`: tracked files are forced to the commit's content, untracked files stay.
     ///
-    /// Through `git checkout`: gix 0.90 can only check a tree out into an empty directory; moving a populated
-    /// worktree and its index to another tree while writing only the changed files is git's job. Hooks are
-    /// switched off: a user's post-checkout hook has no business running in a scratch worktree.
+    /// In process (`step`) when nothing unusual is in the way; else through `git checkout -f`, the
+    /// reference for every case the in-process move does not reproduce (gix 0.90 can only check a tree out
+    /// into an empty directory). Hooks are switched off: a user's post-checkout hook has no business running
+    /// in a scratch worktree.
     pub fn checkout(&self, wt: &mut Worktree, commit: ObjectId) -> Result<()> {
         if wt.commit == commit {
             return Ok(());
+        }
+        if let Some(mut tracked) = wt.tracked.take() {
+            if step::advance(&wt.repo, &mut tracked, wt.commit, commit).is_ok() {
+                wt.tracked = Some(tracked);
+                wt.commit = commit;
+                return Ok(());
+            }
         }
         let mut cmd = gitcli::command(&wt.path);
         super::exec::isolate(&mut cmd);
@@ -128,6 +156,7 @@ impl Pool {
             });
         }
         wt.commit = commit;
+        wt.tracked = step::track(&wt.repo);
         Ok(())
     }
 
@@ -265,33 +294,49 @@ fn process_alive(pid: i32) -> bool {
 /// their new stat data in the worktree's index.
 ///
 /// git takes an entry as "racily clean" while the file's mtime is not older than the index file (at second
-/// granularity in common builds). Right after a checkout that is every entry, and every `git checkout`
-/// within that second re-hashes all files: on 3000 files, 130 ms per checkout instead of 15 ms, which for
-/// quick commands was most of verify's own cost. Best effort: an entry left out merely stays slow, since
-/// its stored stat no longer matches and git re-hashes the file, which is always correct.
+/// granularity in common builds), and so does the in-process move (to the nanosecond). Right after a checkout
+/// that is every entry: the first move would compare all 3000 files' content, and a `git status` or `git
+/// checkout` within that second re-hashes all of them (130 ms instead of 15 ms). Only a fresh checkout is
+/// backdated: no command has run in it yet, so no build output can end up newer than a source it has not
+/// seen. Best effort: an entry left out merely stays slow, since its stored stat no longer matches and its
+/// content is compared, which is always correct.
 fn settle(wt_repo: &gix::Repository, workdir: &Path) {
-    use gix::index::entry::{Mode, Stat};
+    use gix::index::entry::Mode;
+    use rustix::fs::{AtFlags, Timespec, Timestamps};
     let Ok(mut index) = wt_repo.open_index() else {
         return;
     };
-    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(2);
-    for (entry, rel) in index.entries_mut_with_paths() {
-        if entry.mode != Mode::FILE && entry.mode != Mode::FILE_EXECUTABLE {
-            continue;
+    let Ok(root) = step::open_dir(workdir) else {
+        return;
+    };
+    let Ok(past) = (std::time::SystemTime::now() - std::time::Duration::from_secs(2))
+        .duration_since(std::time::UNIX_EPOCH)
+    else {
+        return;
+    };
+    let times = Timestamps {
+        last_access: Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_OMIT,
+        },
+        last_modification: Timespec {
+            tv_sec: past.as_secs() as _,
+            tv_nsec: past.subsec_nanos() as _,
+        },
+    };
+    // Two system calls a file, relative to the worktree's directory, on several threads: this runs before a
+    // job's first command, once per job.
+    let stats = step::par_map(index.entries(), |e| {
+        if e.mode != Mode::FILE && e.mode != Mode::FILE_EXECUTABLE {
+            return None;
         }
-        let Ok(rel) = gix::path::from_bstr(rel) else {
-            continue;
-        };
-        let Ok(file) = std::fs::File::open(workdir.join(rel)) else {
-            continue;
-        };
-        if file.set_modified(past).is_err() {
-            continue;
-        }
-        if let Some(stat) = gix::index::fs::Metadata::from_file(&file)
-            .ok()
-            .and_then(|m| Stat::from_fs(&m).ok())
-        {
+        let path: &[u8] = e.path(&index);
+        rustix::fs::utimensat(&root, path, &times, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        step::stat_at(&root, e.path(&index)).map(|(stat, _)| stat)
+    });
+    let Ok(stats) = stats else { return };
+    for (entry, stat) in index.entries_mut().iter_mut().zip(stats) {
+        if let Some(stat) = stat {
             entry.stat = stat;
         }
     }
