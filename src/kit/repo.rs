@@ -155,3 +155,25 @@ pub fn now_time() -> gix::date::Time {
         .unwrap_or_default();
     gix::date::Time::new(secs, 0)
 }
+
+/// Whether an index is one that git-jules may rewrite in process (the series' staging, verify's worktree
+/// moves) without losing what git keeps in it: no split, sparse, untracked-cache, fsmonitor or resolve-undo
+/// extension, no conflicted stage, no skip-worktree, assume-valid or intent-to-add entry, no gitlink. Anything
+/// else goes to `git`, which keeps all of those up to date.
+pub fn plain_index(index: &gix::index::File) -> bool {
+    use gix::index::entry::{Flags, Mode, Stage};
+    if index.link().is_some()
+        || index.is_sparse()
+        || index.untracked().is_some()
+        || index.fs_monitor().is_some()
+        || index.resolve_undo().is_some()
+    {
+        return false;
+    }
+    let special = Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD;
+    index.entries().iter().all(|e| {
+        e.stage() == Stage::Unconflicted
+            && !e.flags.intersects(special)
+            && matches!(e.mode, Mode::FILE | Mode::FILE_EXECUTABLE | Mode::SYMLINK)
+    })
+}

@@ -20,7 +20,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use gix::bstr::{BStr, BString, ByteSlice};
-use gix::index::entry::{Flags, Mode, Stage, Stat};
+use gix::index::entry::{Flags, Mode, Stat};
 use gix::ObjectId;
 
 use crate::kit::error::{Error, Result};
@@ -99,7 +99,7 @@ pub fn stage_all(repo: &gix::Repository, index_path: &Path) -> Result<Option<Obj
     )
     .map_err(|e| Error::wrap(format!("reading {}", index_path.display()), e))?;
     let caps = repo.filesystem_options()?;
-    if !supported_index(&index) || !caps.symlink {
+    if !crate::kit::repo::plain_index(&index) || !caps.symlink {
         return Ok(None);
     }
     let blobs: Blobs = Arc::default();
@@ -259,21 +259,6 @@ pub fn stage_all(repo: &gix::Repository, index_path: &Path) -> Result<Option<Obj
     // index file's and counts as racy for the next reader, which compares its content.
     write_index(&index, index_path)?;
     Ok(Some(tree))
-}
-
-fn supported_index(index: &gix::index::File) -> bool {
-    if index.link().is_some()
-        || index.is_sparse()
-        || index.untracked().is_some()
-        || index.fs_monitor().is_some()
-        || index.resolve_undo().is_some()
-    {
-        return false;
-    }
-    let special = Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD;
-    index.entries().iter().all(|e| {
-        e.stage() == Stage::Unconflicted && !e.flags.intersects(special) && e.mode != Mode::COMMIT
-    })
 }
 
 /// The repository-relative `path` as a path of this system.

@@ -26,7 +26,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::{BStr, BString, ByteSlice};
-use gix::index::entry::{stat, Flags, Mode, Stage, Stat};
+use gix::index::entry::{stat, Flags, Mode, Stat};
 use gix::ObjectId;
 
 /// Why a move was left to git. Never shown as an error: `git checkout` does the move instead.
@@ -75,7 +75,7 @@ pub fn track(wt_repo: &gix::Repository) -> Option<Tracked> {
 fn read_index(wt_repo: &gix::Repository, path: &Path) -> Option<gix::index::File> {
     let index =
         gix::index::File::at(path, wt_repo.object_hash(), false, Default::default()).ok()?;
-    supported_index(&index).then_some(index)
+    crate::kit::repo::plain_index(&index).then_some(index)
 }
 
 fn supported_config(repo: &gix::Repository) -> bool {
@@ -94,23 +94,6 @@ fn supported_config(repo: &gix::Repository) -> bool {
     let drivers = config.plumbing().sections_by_name("filter");
     !drivers.is_some_and(|mut sections| {
         sections.any(|s| s.value("smudge").is_some() || s.value("process").is_some())
-    })
-}
-
-fn supported_index(index: &gix::index::File) -> bool {
-    if index.link().is_some()
-        || index.is_sparse()
-        || index.untracked().is_some()
-        || index.fs_monitor().is_some()
-        || index.resolve_undo().is_some()
-    {
-        return false;
-    }
-    let special = Flags::SKIP_WORKTREE | Flags::ASSUME_VALID | Flags::INTENT_TO_ADD;
-    index.entries().iter().all(|e| {
-        e.stage() == Stage::Unconflicted
-            && !e.flags.intersects(special)
-            && matches!(e.mode, Mode::FILE | Mode::FILE_EXECUTABLE | Mode::SYMLINK)
     })
 }
 
