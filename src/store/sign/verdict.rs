@@ -416,4 +416,192 @@ mod tests {
             State::KeyNotAllowed { .. }
         ));
     }
+
+    /// Run git in `dir`, away from the user's configuration.
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+
+    /// A repository with `main` holding `trust` as the trust file (or no trust file), made by git.
+    fn repo_with_trust(dir: &std::path::Path, trust: Option<&str>) -> gix::Repository {
+        git(dir, &["init", "-q", "-b", "main"]);
+        git(dir, &["config", "user.name", "t"]);
+        git(dir, &["config", "user.email", "t@example.com"]);
+        commit_trust(dir, trust);
+        gix::open(dir).unwrap()
+    }
+
+    /// Commit `trust` (or a commit without it) on the checked-out branch.
+    fn commit_trust(dir: &std::path::Path, trust: Option<&str>) {
+        std::fs::create_dir_all(dir.join(".jules")).unwrap();
+        match trust {
+            Some(text) => {
+                std::fs::write(dir.join(TRUST_FILE), text).unwrap();
+                git(dir, &["add", TRUST_FILE]);
+            }
+            None => {
+                std::fs::write(dir.join("README"), "x").unwrap();
+                git(dir, &["add", "README"]);
+            }
+        }
+        git(dir, &["commit", "-q", "--allow-empty", "-m", "trust"]);
+    }
+
+    fn blob_at(repo: &gix::Repository, rev: &str) -> ObjectId {
+        repo.rev_parse_single(format!("{rev}:{TRUST_FILE}").as_str())
+            .unwrap()
+            .detach()
+    }
+
+    /// A checkpoint manifest signed by a key whose trust line names the checkpoint namespace is verified,
+    /// naming that line's principals; signed by a key only allowed for events, it is not.
+    #[test]
+    fn a_checkpoint_signed_by_a_checkpoint_key_is_verified_with_its_principals() {
+        let (signer, other) = (key(), key());
+        let line = |k: &PrivateKey, who: &str, ns: &str| {
+            format!(
+                "{who} namespaces=\"{ns}\" {}\n",
+                k.public_key().to_openssh().unwrap()
+            )
+        };
+        let text =
+            line(&signer, "ops,curator", CHECKPOINT_NAMESPACE) + &line(&other, "bob", NAMESPACE);
+        let trust = AllowedSigners::parse(&text, "t").unwrap();
+        let manifest = b"checkpoint manifest";
+        let good =
+            crate::store::sign::keys::sign_in(&signer, CHECKPOINT_NAMESPACE, manifest).unwrap();
+        let State::Verified {
+            key: fingerprint,
+            persona,
+        } = check_checkpoint(Some(&trust), manifest, &good)
+        else {
+            panic!("verified")
+        };
+        assert_eq!(persona, "ops,curator");
+        assert_eq!(
+            fingerprint,
+            signer.public_key().fingerprint(HashAlg::Sha256).to_string()
+        );
+        let by_other =
+            crate::store::sign::keys::sign_in(&other, CHECKPOINT_NAMESPACE, manifest).unwrap();
+        assert!(matches!(
+            check_checkpoint(Some(&trust), manifest, &by_other),
+            State::KeyNotAllowed { .. }
+        ));
+        assert!(matches!(
+            check_checkpoint(None, manifest, &good),
+            State::KeyNotAllowed { .. }
+        ));
+        assert_eq!(
+            check_checkpoint(Some(&trust), b"another manifest", &good),
+            State::BadSignature
+        );
+    }
+
+    /// The trust roots are the file on `main`, with its blob id; none without the file. A new commit of the
+    /// file counts at once, whatever the memo of the previous commit says.
+    #[test]
+    fn trust_is_read_from_main_and_a_new_commit_of_it_counts_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let alice = key();
+        let first = format!("alice {}\n", alice.public_key().to_openssh().unwrap());
+        let repo = repo_with_trust(dir.path(), Some(&first));
+        let (trust, blob) = load_trust(&repo).unwrap().expect("a trust file on main");
+        assert_eq!(blob, blob_at(&repo, "main"));
+        assert!(trust.has_key_for("alice", NAMESPACE, None));
+        // Read twice: the second answer comes from the memo, and is the same.
+        assert_eq!(trust_blob(&repo), Some(blob));
+
+        let bob = key();
+        commit_trust(
+            dir.path(),
+            Some(&format!("bob {}\n", bob.public_key().to_openssh().unwrap())),
+        );
+        let repo = gix::open(dir.path()).unwrap();
+        let moved = blob_at(&repo, "main");
+        assert_ne!(moved, blob);
+        assert_eq!(trust_blob(&repo), Some(moved));
+        let (trust, _) = load_trust(&repo).unwrap().unwrap();
+        assert!(trust.has_key_for("bob", NAMESPACE, None));
+        assert!(!trust.has_key_for("alice", NAMESPACE, None));
+
+        let bare = tempfile::tempdir().unwrap();
+        let repo = repo_with_trust(bare.path(), None);
+        assert!(load_trust(&repo).unwrap().is_none());
+    }
+
+    /// An empty `jules.trust.ref` or `jules.remote` is unset: the default applies (the remote-tracking
+    /// `main` of `origin` when there is one, else `main`).
+    #[test]
+    fn empty_trust_settings_fall_back_to_the_default_ref() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = repo_with_trust(dir.path(), None);
+        let set = |key: &str, value: &str| git(dir.path(), &["config", key, value]);
+        set("jules.trust.ref", "");
+        assert_eq!(trust_ref(&gix::open(dir.path()).unwrap()), "main");
+        set("jules.trust.ref", "refs/heads/trust");
+        assert_eq!(
+            trust_ref(&gix::open(dir.path()).unwrap()),
+            "refs/heads/trust"
+        );
+        set("jules.trust.ref", "");
+        let head = repo.head_id().unwrap().detach();
+        for remote in ["origin", "coord"] {
+            crate::store::refs::cas(
+                &repo,
+                &format!("refs/remotes/{remote}/main"),
+                None,
+                head,
+                "t",
+            )
+            .unwrap();
+        }
+        set("jules.remote", "");
+        assert_eq!(
+            trust_ref(&gix::open(dir.path()).unwrap()),
+            "refs/remotes/origin/main"
+        );
+        set("jules.remote", "coord");
+        assert_eq!(
+            trust_ref(&gix::open(dir.path()).unwrap()),
+            "refs/remotes/coord/main"
+        );
+    }
+
+    /// Folds under `jules.requireSigned` are cached per trust file: `cache-signed/<blob id>`, or
+    /// `cache-signed/none` without one; without `requireSigned` there is no such cache.
+    #[test]
+    fn the_signed_only_cache_is_named_by_the_trust_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let alice = key();
+        let repo = repo_with_trust(
+            dir.path(),
+            Some(&format!(
+                "alice {}\n",
+                alice.public_key().to_openssh().unwrap()
+            )),
+        );
+        assert_eq!(authority_cache(&repo), None);
+        git(dir.path(), &["config", "jules.requireSigned", "true"]);
+        let repo = gix::open(dir.path()).unwrap();
+        assert_eq!(
+            authority_cache(&repo),
+            Some(format!("cache-signed/{}", blob_at(&repo, "main")))
+        );
+        let other = tempfile::tempdir().unwrap();
+        repo_with_trust(other.path(), None);
+        git(other.path(), &["config", "jules.requireSigned", "true"]);
+        assert_eq!(
+            authority_cache(&gix::open(other.path()).unwrap()),
+            Some("cache-signed/none".to_owned())
+        );
+    }
 }
