@@ -257,3 +257,169 @@ pub fn generate(persona: &str, path: &Path) -> Result<NewKey> {
         public,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sign::verdict::{check_in, State};
+    use crate::store::sign::SERIES_NAMESPACE;
+
+    /// Set `key` to `value` in the repository at `dir` (by git, away from the user's configuration).
+    fn set(dir: &Path, key: &str, value: &str) {
+        let ok = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["config", key, value])
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+
+    fn trust(persona: &str, key: &NewKey) -> crate::store::sign::trust::AllowedSigners {
+        crate::store::sign::trust::AllowedSigners::parse(
+            &format!("{persona} {}\n", key.public),
+            "t",
+        )
+        .unwrap()
+    }
+
+    /// A persona signs with `jules.persona.<name>.signingKey`, anyone else with `jules.signingKey`; an
+    /// empty value is unset; a key pinned for the session (`JULES_SIGNING_KEY`) wins over both. Events and
+    /// series versions are signed in their own namespaces.
+    #[test]
+    fn the_configured_key_signs_in_its_namespace() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init(dir.path()).unwrap();
+        let (alice_path, shared_path) = (dir.path().join("k/alice"), dir.path().join("k/shared"));
+        let alice = generate("alice", &alice_path).unwrap();
+        let shared = generate("shared", &shared_path).unwrap();
+        let open = || gix::open(dir.path()).unwrap();
+
+        assert_eq!(sign_event(&open(), "alice", b"e").unwrap(), None);
+        assert_eq!(pinned_key(&open(), "alice").unwrap(), None);
+        assert!(sign_checkpoint(&open(), b"m").unwrap().is_none());
+
+        set(
+            dir.path(),
+            "jules.persona.alice.signingKey",
+            alice_path.to_str().unwrap(),
+        );
+        set(dir.path(), "jules.signingKey", "");
+        let repo = open();
+        let source = key_for(&repo, "alice").unwrap();
+        assert_eq!(
+            source.describe(),
+            format!("{} (jules.persona.alice.signingKey)", alice_path.display())
+        );
+        assert_eq!(
+            pinned_key(&repo, "alice").unwrap(),
+            Some(alice_path.clone())
+        );
+        assert_eq!(key_for(&repo, "bob"), None);
+        assert_eq!(checkpoint_key(&repo), None);
+        let sig = sign_event(&repo, "alice", b"e").unwrap().unwrap();
+        let alice_trust = trust("alice", &alice);
+        assert!(check_in(Some(&alice_trust), NAMESPACE, "alice", None, b"e", &sig).is_verified());
+        let series = sign_series(&repo, "alice", b"v").unwrap().unwrap();
+        assert_eq!(
+            check_in(Some(&alice_trust), NAMESPACE, "alice", None, b"v", &series),
+            State::BadSignature
+        );
+        assert!(check_in(
+            Some(&alice_trust),
+            SERIES_NAMESPACE,
+            "alice",
+            None,
+            b"v",
+            &series
+        )
+        .is_verified());
+        assert_eq!(sign_event(&repo, "bob", b"e").unwrap(), None);
+
+        // An empty persona key falls through to `jules.signingKey`, which also signs checkpoints.
+        set(dir.path(), "jules.persona.alice.signingKey", "");
+        set(
+            dir.path(),
+            "jules.signingKey",
+            shared_path.to_str().unwrap(),
+        );
+        let repo = open();
+        assert_eq!(
+            key_for(&repo, "alice"),
+            Some(KeySource::Config(
+                shared_path.clone(),
+                "jules.signingKey".into()
+            ))
+        );
+        let (sig, key) = sign_checkpoint(&repo, b"m").unwrap().unwrap();
+        assert_eq!(
+            key.fingerprint(HashAlg::Sha256).to_string(),
+            shared.fingerprint
+        );
+        let shared_trust = trust("ops", &shared);
+        assert!(check_in(
+            Some(&shared_trust),
+            CHECKPOINT_NAMESPACE,
+            "ops",
+            None,
+            b"m",
+            &sig
+        )
+        .is_verified());
+
+        // The session's key wins, for personas and checkpoints; empty, it is unset.
+        set(dir.path(), crate::kit::repo::SESSION_SIGNING_KEY, "");
+        assert_eq!(key_for(&open(), "alice").unwrap().path(), shared_path);
+        set(
+            dir.path(),
+            crate::kit::repo::SESSION_SIGNING_KEY,
+            alice_path.to_str().unwrap(),
+        );
+        let repo = open();
+        assert_eq!(
+            key_for(&repo, "bob"),
+            Some(KeySource::Session(alice_path.clone()))
+        );
+        assert_eq!(
+            checkpoint_key(&repo),
+            Some(KeySource::Session(alice_path.clone()))
+        );
+        assert_eq!(
+            key_for(&repo, "bob").unwrap().describe(),
+            format!("{} (JULES_SIGNING_KEY)", alice_path.display())
+        );
+    }
+
+    /// `~/` is the home directory, as git reads its paths; anything else is taken as written.
+    #[test]
+    fn a_key_path_under_home_is_expanded() {
+        let home = gix::path::env::home_dir().expect("HOME is set for the tests");
+        assert_eq!(expand_home("~/keys/alice"), home.join("keys/alice"));
+        assert_eq!(expand_home("/k/~/a"), PathBuf::from("/k/~/a"));
+        assert_eq!(expand_home("~alice/k"), PathBuf::from("~alice/k"));
+    }
+
+    /// A key others can read is refused, as ssh refuses it; `generate` makes one that is not, in a
+    /// directory it creates, and never overwrites one.
+    #[test]
+    fn keys_are_private_and_never_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new/dir/k");
+        generate("alice", &path).unwrap();
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert!(load(&path).is_ok());
+        for mode in [0o640, 0o604, 0o700 | 0o010] {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let e = load(&path).unwrap_err().to_string();
+            assert!(e.contains("readable by others"), "{mode:o}: {e}");
+        }
+        let again = generate("alice", &path).unwrap_err().to_string();
+        assert!(again.contains("exists; not overwriting a key"), "{again}");
+    }
+}
