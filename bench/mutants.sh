@@ -57,7 +57,7 @@ tests_for() {
   src/capabilities/series/rangediff/assignment.rs) echo "--lib series::rangediff::" ;;
   src/capabilities/series/rangediff/* | src/capabilities/series/rangediff) echo "--test it series_versions::" ;;
   src/capabilities/mail/view/*) echo "--lib mail::" ;;
-  src/store/sign/trust.rs | src/store/sign/mod.rs) echo "--lib -- sign:: eventlog::signed::" ;;
+  src/store/sign/trust.rs | src/store/sign/mod.rs | src/store/sign/keys.rs | src/store/sign/verdict.rs) echo "--lib -- sign:: eventlog::signed::" ;;
   src/store/sign/* | src/store/sign) echo "--test it sign::" ;;
   src/capabilities/weave/apply.rs) echo "--lib weave::" ;;
   # The event log's core: its lib tests build real logs in temporary repositories (docs/testing.md).
