@@ -1046,7 +1046,6 @@ mod tests {
     #[test]
     fn under_require_signed_only_a_usable_signed_checkpoint_seeds() {
         use crate::store::sign::{self, verdict};
-        use gix::objs::{tree, Tree};
         use ssh_key::{rand_core::OsRng, Algorithm, PrivateKey};
         let (d, repo) = bare();
         let key = PrivateKey::random(&mut OsRng, Algorithm::Ed25519).unwrap();
@@ -1055,33 +1054,7 @@ mod tests {
             key.public_key().to_openssh().unwrap()
         );
         // The trust file on `main`, then `jules.requireSigned = true`.
-        let tree_of = |name: &str, mode: tree::EntryKind, oid: ObjectId| {
-            let t = Tree {
-                entries: vec![tree::Entry {
-                    mode: mode.into(),
-                    filename: name.into(),
-                    oid,
-                }],
-            };
-            repo.write_object(&t).unwrap().detach()
-        };
-        let file = repo.write_blob(line.as_bytes()).unwrap().detach();
-        let root = tree_of(
-            ".jules",
-            tree::EntryKind::Tree,
-            tree_of("allowed_signers", tree::EntryKind::Blob, file),
-        );
-        let who = crate::kit::repo::committer(&repo);
-        let mut buf = Default::default();
-        repo.commit_as(
-            who.to_ref(&mut buf),
-            who.to_ref(&mut Default::default()),
-            "refs/heads/main",
-            "trust",
-            root,
-            None::<ObjectId>,
-        )
-        .unwrap();
+        let file = crate::store::sign::commit_trust_on_main(&repo, &line);
         let config = d.path().join("r.git/config");
         let mut text = std::fs::read_to_string(&config).unwrap();
         text.push_str("[jules]\n\trequireSigned = true\n");

@@ -290,38 +290,9 @@ mod tests {
         trust: Option<&str>,
         require: bool,
     ) -> (gix::Repository, Option<ObjectId>) {
-        use gix::objs::{tree, Tree};
         let path = dir.join("r.git");
         let repo = gix::init_bare(&path).unwrap();
-        let blob = trust.map(|text| {
-            let tree_of = |name: &str, mode: tree::EntryKind, oid: ObjectId| {
-                let t = Tree {
-                    entries: vec![tree::Entry {
-                        mode: mode.into(),
-                        filename: name.into(),
-                        oid,
-                    }],
-                };
-                repo.write_object(&t).unwrap().detach()
-            };
-            let file = repo.write_blob(text.as_bytes()).unwrap().detach();
-            let root = tree_of(
-                ".jules",
-                tree::EntryKind::Tree,
-                tree_of("allowed_signers", tree::EntryKind::Blob, file),
-            );
-            let who = crate::kit::repo::committer(&repo);
-            repo.commit_as(
-                who.to_ref(&mut Default::default()),
-                who.to_ref(&mut Default::default()),
-                "refs/heads/main",
-                "trust",
-                root,
-                None::<ObjectId>,
-            )
-            .unwrap();
-            file
-        });
+        let blob = trust.map(|text| crate::store::sign::commit_trust_on_main(&repo, text));
         if require {
             let config = path.join("config");
             let mut text = std::fs::read_to_string(&config).unwrap();

@@ -66,3 +66,38 @@ pub fn armor(compact: &str) -> String {
     out.push_str("-----END SSH SIGNATURE-----\n");
     out
 }
+
+/// For tests: commit `text` as the trust file ([`TRUST_FILE`]) on `refs/heads/main` of `repo`, as a root commit;
+/// returns the file's blob id.
+#[cfg(test)]
+pub(crate) fn commit_trust_on_main(repo: &gix::Repository, text: &str) -> gix::ObjectId {
+    use gix::objs::{tree, Tree};
+    use gix::ObjectId;
+    let tree_of = |name: &str, mode: tree::EntryKind, oid: ObjectId| {
+        let t = Tree {
+            entries: vec![tree::Entry {
+                mode: mode.into(),
+                filename: name.into(),
+                oid,
+            }],
+        };
+        repo.write_object(&t).unwrap().detach()
+    };
+    let file = repo.write_blob(text.as_bytes()).unwrap().detach();
+    let root = tree_of(
+        ".jules",
+        tree::EntryKind::Tree,
+        tree_of("allowed_signers", tree::EntryKind::Blob, file),
+    );
+    let who = crate::kit::repo::committer(repo);
+    repo.commit_as(
+        who.to_ref(&mut Default::default()),
+        who.to_ref(&mut Default::default()),
+        "refs/heads/main",
+        "trust",
+        root,
+        None::<ObjectId>,
+    )
+    .unwrap();
+    file
+}
