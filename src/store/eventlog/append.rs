@@ -248,11 +248,8 @@ fn backoff(attempt: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::eventlog::test_support::event;
     use crate::store::eventlog::EventId;
-
-    fn event(i: u64) -> NewEvent {
-        NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i })))
-    }
 
     fn id_of(e: &NewEvent) -> EventId {
         EventId::of(&e.event.canonical().unwrap())

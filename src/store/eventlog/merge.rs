@@ -234,11 +234,7 @@ impl Log<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::eventlog::{Event, NewEvent};
-
-    fn event(i: u64) -> NewEvent {
-        NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i })))
-    }
+    use crate::store::eventlog::test_support::event;
 
     /// A log `A` (one event) and two branches on it, `B` and `C` (one event each), written without a ref.
     fn forked(log: &Log<'_>) -> (ObjectId, ObjectId, ObjectId) {
@@ -348,21 +344,8 @@ mod tests {
         assert!(!log.events_contained(b, c).unwrap());
         assert!(!log.events_contained(ours, d).unwrap(), "B's event");
 
-        let commit_on = |message: Vec<u8>, parents: Vec<ObjectId>| -> ObjectId {
-            let sig = crate::kit::repo::committer(&repo);
-            crate::store::loose::write(
-                &repo,
-                &gix::objs::Commit {
-                    tree: crate::store::loose::empty_tree(&repo).unwrap(),
-                    parents: parents.into_iter().collect(),
-                    author: sig.clone(),
-                    committer: sig,
-                    encoding: None,
-                    message: message.into(),
-                    extra_headers: Vec::new(),
-                },
-            )
-            .unwrap()
+        let commit_on = |message: Vec<u8>, parents: Vec<ObjectId>| {
+            crate::store::eventlog::test_support::commit_on(&repo, &message, parents)
         };
         // An event on two parents that `theirs` holds: the event is not in `theirs`.
         let e = event(6).event;

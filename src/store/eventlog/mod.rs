@@ -32,6 +32,8 @@ mod read;
 mod replay;
 pub mod signed;
 pub mod stats;
+#[cfg(test)]
+mod test_support;
 mod walk;
 pub mod warm;
 

@@ -202,7 +202,7 @@ fn decode_commit(message: &[u8], id: ObjectId, parents: usize, strict: bool, out
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::eventlog::{Event, NewEvent};
+    use crate::store::eventlog::test_support::{commit_on, event};
     use std::hash::BuildHasher;
 
     /// An id hashes as its first eight bytes (it is a sha256 digest: already uniform), and a later write
@@ -224,27 +224,6 @@ mod tests {
             .map(|i| build.hash_one(EventId::of(&i.to_le_bytes())))
             .collect();
         assert_eq!(hashes.len(), 10_000);
-    }
-
-    fn event(i: u64) -> NewEvent {
-        NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i })))
-    }
-
-    fn commit_on(repo: &gix::Repository, message: &[u8], parents: Vec<ObjectId>) -> ObjectId {
-        let sig = crate::kit::repo::committer(repo);
-        crate::store::loose::write(
-            repo,
-            &gix::objs::Commit {
-                tree: crate::store::loose::empty_tree(repo).unwrap(),
-                parents: parents.into_iter().collect(),
-                author: sig.clone(),
-                committer: sig,
-                encoding: None,
-                message: message.into(),
-                extra_headers: Vec::new(),
-            },
-        )
-        .unwrap()
     }
 
     /// A log `A`, `B` and `C` on it, their join `J`, and a commit that is not an event on top (`G`).

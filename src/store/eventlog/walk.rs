@@ -378,11 +378,8 @@ fn after_headers(data: &[u8]) -> &[u8] {
 mod tests {
     use super::*;
     use crate::store::eventlog::event::{event_message, merge_message};
-    use crate::store::eventlog::{Event, Log, NewEvent};
-
-    fn event(i: u64) -> NewEvent {
-        NewEvent::new(Event::new("t.x", "a", serde_json::json!({ "i": i })))
-    }
+    use crate::store::eventlog::test_support::event;
+    use crate::store::eventlog::{Event, Log};
 
     /// What a commit is, from its message: a join, an event whose id is the hash of its JSON, or invalid.
     /// Read strictly (fsck, which passes the number of parents), a join needs two parents and an event at
