@@ -326,7 +326,7 @@ fn settle(wt_repo: &gix::Repository, workdir: &Path) {
     };
     // Two system calls a file, relative to the worktree's directory, on several threads: this runs before a
     // job's first command, once per job.
-    let stats = step::par_map(index.entries(), |e| {
+    let stats = crate::kit::par::map_in_chunks(index.entries(), step::CHUNK, |e| {
         if e.mode != Mode::FILE && e.mode != Mode::FILE_EXECUTABLE {
             return None;
         }
@@ -334,7 +334,6 @@ fn settle(wt_repo: &gix::Repository, workdir: &Path) {
         rustix::fs::utimensat(&root, path, &times, AtFlags::SYMLINK_NOFOLLOW).ok()?;
         step::stat_at(&root, e.path(&index)).map(|(stat, _)| stat)
     });
-    let Ok(stats) = stats else { return };
     for (entry, stat) in index.entries_mut().iter_mut().zip(stats) {
         if let Some(stat) = stat {
             entry.stat = stat;

@@ -320,6 +320,9 @@ type Seen = Option<(Stat, Option<Mode>)>;
 /// An lstat follows symlinks among a path's leading directories: a tracked directory the command replaced by a
 /// symlink (to the same files, moved) would look clean. Every directory holding tracked files is checked too
 /// (144 on the benchmark's 3000 files); one that exists as anything but a directory is git's to sort out.
+/// Items per thread when stat calls are spread over threads: one is ~2 µs, a thread costs more below this.
+pub(super) const CHUNK: usize = 500;
+
 fn lstat_all(workdir: &Path, index: &gix::index::File) -> Result<Vec<Seen>, GiveUp> {
     let root = open_dir(workdir)?;
     let mut seen_dirs: HashSet<&[u8]> = HashSet::new();
@@ -336,13 +339,17 @@ fn lstat_all(workdir: &Path, index: &gix::index::File) -> Result<Vec<Seen>, Give
         }
     }
     // A file or symlink where a directory was; a missing one merely leaves its files to be written.
-    let not_dirs = par_map(&dirs, |d| {
+    let not_dirs = crate::kit::par::map_in_chunks(&dirs, CHUNK, |d| {
         matches!(stat_at(&root, d.as_bstr()), Some((_, Some(_))))
-    })?;
+    });
     if let Some(i) = not_dirs.iter().position(|&bad| bad) {
         return give_up(format!("{} is no longer a directory", dirs[i].as_bstr()));
     }
-    par_map(index.entries(), |e| stat_at(&root, e.path(index)))
+    Ok(crate::kit::par::map_in_chunks(
+        index.entries(),
+        CHUNK,
+        |e| stat_at(&root, e.path(index)),
+    ))
 }
 
 /// `dir`, opened for system calls on paths relative to it: the kernel then walks only a path's own
@@ -388,38 +395,6 @@ pub(super) fn stat_at(root: &rustix::fd::OwnedFd, path: &BStr) -> Seen {
         _ => None,
     };
     Some((stat, mode))
-}
-
-/// `f` of every item, in order, on up to four threads (at least 500 items each). In fixed chunks rather than
-/// through `kit::par`, whose threads claim one item at a time: these items are a system call of ~2 µs each.
-pub(super) fn par_map<T: Sync, R: Send>(
-    items: &[T],
-    f: impl Fn(&T) -> R + Sync,
-) -> Result<Vec<R>, GiveUp> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(items.len() / 500)
-        .clamp(1, 4);
-    if threads == 1 {
-        return Ok(items.iter().map(f).collect());
-    }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    std::thread::scope(|s| {
-        let rest: Vec<_> = items
-            .chunks(chunk)
-            .skip(1)
-            .map(|part| s.spawn(move || part.iter().map(f).collect::<Vec<_>>()))
-            .collect();
-        let mut out: Vec<R> = items[..chunk].iter().map(f).collect();
-        for part in rest {
-            out.extend(
-                part.join()
-                    .map_err(|_| GiveUp("a thread panicked".into()))?,
-            );
-        }
-        Ok(out)
-    })
 }
 
 /// Write `bytes` as a new file (or symlink) at `full`, replacing what is there.
