@@ -275,6 +275,7 @@ fn syncs_publish_news_fold_writer_refs_and_push_nothing_when_idle() {
     assert_eq!(the_ref(&r, MAIL).published, Published::Nothing);
     assert_eq!(r.push_attempts, 0);
     assert_eq!(r.folded, 0);
+    assert_eq!(r.rounds, 1, "moving the local ref is no race");
     assert_eq!(local(&b, MAIL), Some(a_tip));
 
     let b_tip = append(&b, MAIL, 3);
@@ -295,6 +296,7 @@ fn syncs_publish_news_fold_writer_refs_and_push_nothing_when_idle() {
     assert_eq!(the_ref(&r, MAIL).action, Action::FastForwarded);
     assert_eq!(the_ref(&r, MAIL).published, Published::Nothing);
     assert_eq!(r.push_attempts, 0);
+    assert_eq!(r.rounds, 1);
     assert_eq!(r.pruned, [tracking_name("origin", &a_writer)]);
     let r = sync_now(&a);
     assert_eq!(the_ref(&r, MAIL).action, Action::UpToDate);
@@ -439,16 +441,22 @@ fn invalid_commits_from_the_remote_are_named_once() {
     let tip = append(&a, MAIL, 1);
     sync_now(&a);
     // A commit on top of the log whose message is no event.
-    let bad = crate::store::eventlog::test_support::commit_on(&a, b"garbage\n", vec![tip]);
+    let first = crate::store::eventlog::test_support::commit_on(&a, b"garbage\n", vec![tip]);
+    let bad = crate::store::eventlog::test_support::commit_on(&a, b"more garbage\n", vec![first]);
     git(
         a.path(),
         &["push", "-q", "origin", &format!("{bad}:{MAIL}")],
     );
     let r = sync_now(&b);
-    assert_eq!(r.invalid.len(), 1, "{:?}", r.invalid);
-    assert_eq!(r.invalid[0].name, bad.to_string());
+    let mut named: Vec<String> = r.invalid.iter().map(|i| i.name.clone()).collect();
+    named.sort();
+    let mut expected = vec![first.to_string(), bad.to_string()];
+    expected.sort();
+    assert_eq!(named, expected, "{:?}", r.invalid);
     assert!(
-        r.invalid[0].reason.starts_with("refs/jules/mail: "),
+        r.invalid
+            .iter()
+            .all(|i| i.reason.starts_with("refs/jules/mail: ")),
         "{:?}",
         r.invalid
     );
@@ -1238,4 +1246,131 @@ fn what_a_plain_fetch_brought_is_taken_in_before_pruning() {
     assert_eq!(the_ref(&r, MAIL).action, Action::Created);
     let seen: BTreeSet<String> = refs_of(b.path()).into_keys().collect();
     assert!(!seen.contains(&tracking_name("origin", &w)), "{seen:?}");
+}
+
+fn ledger_pushes(repo: &gix::Repository) -> Option<u64> {
+    let text = std::fs::read_to_string(crate::kit::repo::jules_dir(repo).join("last-push")).ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Series version refs ride on the logs' pushes: pushed with them (one more push in the ledger), deferred
+/// with them under the push budget, and a refusal of the remote named per ref.
+#[test]
+fn series_versions_are_pushed_with_the_logs_and_wait_with_them() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let series = "refs/jules/series/ann/s";
+    let tree = git(a.path(), &["hash-object", "-w", "-t", "tree", "/dev/null"]);
+    // Each version on the one before (the remote takes fast-forwards only).
+    let commit = |m: &str, parent: Option<&str>| match parent {
+        Some(p) => git(a.path(), &["commit-tree", &tree, "-p", p, "-m", m]),
+        None => git(a.path(), &["commit-tree", &tree, "-m", m]),
+    };
+    let remote_series = || fleet.remote_refs().get(series).map(|v| v.to_string());
+    let v1 = commit("v1", None);
+    git(a.path(), &["update-ref", series, &v1]);
+    append(&a, MAIL, 1);
+    let r = sync_now(&a);
+    assert_eq!(r.series_pushed, [series]);
+    assert!(r.series_deferred.is_empty() && r.series_refused.is_empty());
+    assert_eq!(remote_series(), Some(v1.clone()));
+    assert_eq!(r.push_attempts, 1);
+    assert_eq!(
+        ledger_pushes(&a),
+        Some(2),
+        "the logs' push and the versions'"
+    );
+    // Nothing pending: nothing pushed.
+    let r = sync_now(&a);
+    assert!(r.series_pushed.is_empty());
+
+    // Under a push budget, with no news in the logs, a new version waits with the logs.
+    let policy = PushPolicy {
+        min_interval: Some(std::time::Duration::from_secs(3600)),
+        now: false,
+    };
+    ledger::remember_push(&a, 1);
+    let v2 = commit("v2", Some(&v1));
+    git(a.path(), &["update-ref", series, &v2]);
+    let r = sync_with(&transport::reopen(&a).unwrap(), "origin", &policy).unwrap();
+    assert_eq!(r.series_deferred, [series]);
+    assert!(r.series_pushed.is_empty());
+    assert!(
+        r.push_deferred_secs.is_some_and(|s| s > 60),
+        "{:?}",
+        r.push_deferred_secs
+    );
+    assert_eq!(remote_series(), Some(v1.clone()));
+    assert_eq!(ledger_pushes(&a), Some(1));
+    // Urgent news in the logs goes out, and the version with it.
+    Log::open(&a, MAIL)
+        .unwrap()
+        .append(NewEvent::new(Event::new(
+            "mail.send",
+            "a",
+            serde_json::json!({ "priority": "urgent" }),
+        )))
+        .unwrap();
+    let r = sync_with(&transport::reopen(&a).unwrap(), "origin", &policy).unwrap();
+    assert_eq!(r.push_deferred_secs, None, "{r:?}");
+    assert_eq!(r.series_pushed, [series], "{r:?}");
+    assert_eq!(remote_series(), Some(v2.clone()));
+    assert_eq!(ledger_pushes(&a), Some(r.push_attempts + 1));
+
+    // A remote that refuses versions: named per ref with its reason; the attempt spends the budget too.
+    let hook = fleet.remote().join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read o n r; do case $r in refs/jules/series/*) echo \"$r: no versions here\" >&2; exit 1;; esac; done\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::remove_file(crate::kit::repo::jules_dir(&a).join("last-push")).unwrap();
+    let v3 = commit("v3", Some(&v2));
+    git(a.path(), &["update-ref", series, &v3]);
+    let r = sync_now(&a);
+    assert!(r.series_pushed.is_empty());
+    assert_eq!(r.series_refused.len(), 1, "{:?}", r.series_refused);
+    assert_eq!(r.series_refused[0].name, series);
+    assert!(
+        r.series_refused[0].reason.contains("no versions here"),
+        "{:?}",
+        r.series_refused
+    );
+    assert_eq!(
+        ledger_pushes(&a),
+        Some(1),
+        "a refused push spends the budget too"
+    );
+}
+
+/// `sync_configured` reads the push interval from `jules.sync.minPushInterval`; `0` is no interval, and
+/// `now` pushes whatever it says.
+#[test]
+fn the_configured_push_interval_is_read() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    git(a.path(), &["config", "jules.sync.minPushInterval", "1h"]);
+    let a = open(a.path());
+    let tip = append(&a, MAIL, 1);
+    ledger::remember_push(&a, 1);
+    let r = sync_configured(&a, None, false).unwrap();
+    assert!(
+        r.push_deferred_secs.is_some_and(|s| s > 60),
+        "{:?}",
+        r.push_deferred_secs
+    );
+    assert_eq!(fleet.remote_refs().get(MAIL), None);
+    let r = sync_configured(&a, Some("origin"), true).unwrap();
+    assert_eq!(r.push_deferred_secs, None);
+    assert_eq!(fleet.remote_refs().get(MAIL), Some(&tip));
+    git(a.path(), &["config", "jules.sync.minPushInterval", "0"]);
+    let a = open(a.path());
+    let tip = append(&a, MAIL, 2);
+    let r = sync_configured(&a, None, false).unwrap();
+    assert_eq!(r.push_deferred_secs, None);
+    assert_eq!(fleet.remote_refs().get(MAIL), Some(&tip));
+    git(a.path(), &["config", "jules.sync.minPushInterval", "soon"]);
+    assert!(sync_configured(&open(a.path()), None, false).is_err());
 }
