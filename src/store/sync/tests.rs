@@ -1374,3 +1374,24 @@ fn the_configured_push_interval_is_read() {
     git(a.path(), &["config", "jules.sync.minPushInterval", "soon"]);
     assert!(sync_configured(&open(a.path()), None, false).is_err());
 }
+
+/// The no-news memo is what an idle sync reads instead of a walk: for the very commits it names, its
+/// answer is taken as it is (so the test plants one that a walk would contradict: the local tip has news),
+/// and for any other commits it is not read.
+#[test]
+fn an_idle_sync_answers_from_the_memo_not_a_walk() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let e1 = append(&a, MAIL, 1);
+    sync_now(&a);
+    let e2 = append(&a, MAIL, 2);
+    news::HeldMemo::of(&a, MAIL).remember(e2, &[e1]);
+    let r = sync_now(&a);
+    assert_eq!(r.push_attempts, 0, "the memo said: no news");
+    assert_eq!(fleet.remote_refs().get(MAIL), Some(&e1));
+    // A memo of other commits is not read: the walk finds the news.
+    news::HeldMemo::of(&a, MAIL).remember(e2, &[e2]);
+    let r = sync_now(&a);
+    assert_eq!(r.push_attempts, 1);
+    assert_eq!(fleet.remote_refs().get(MAIL), Some(&e2));
+}
