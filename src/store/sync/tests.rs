@@ -1395,3 +1395,120 @@ fn an_idle_sync_answers_from_the_memo_not_a_walk() {
     assert_eq!(r.push_attempts, 1);
     assert_eq!(fleet.remote_refs().get(MAIL), Some(&e2));
 }
+
+/// An event the remote refused before (remembered by the gate) is held back: the rest of the news is
+/// published without it, as new commits with the same event ids; with nothing else, nothing is pushed.
+#[test]
+fn events_the_remote_refuses_are_held_back_and_the_rest_published() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let e1 = append(&a, MAIL, 1);
+    sync_now(&a);
+    let bad = append(&a, MAIL, 2);
+    let bad_id = ids_at(&a, MAIL, bad)
+        .into_iter()
+        .find(|id| !ids_at(&a, MAIL, e1).contains(id))
+        .unwrap();
+    let mut gate = crate::store::heldback::Gate::open(&a, "origin");
+    let refusal = format!(
+        "remote: refs/jules/mail: commit {bad} holds event {} by a, not verified for a: unsigned (the remote requires signed events)",
+        &bad_id[..12]
+    );
+    assert!(gate.learn(&a, &refusal).unwrap());
+    // Only the refused event is news: nothing to publish.
+    let r = sync_now(&a);
+    assert_eq!(r.held_back.len(), 1, "{r:?}");
+    assert_eq!(r.held_back[0].id, bad_id);
+    assert_eq!(r.push_attempts, 0);
+    assert_eq!(fleet.remote_refs().get(MAIL), Some(&e1));
+    // Another event: published without the refused one.
+    let good = append(&a, MAIL, 3);
+    let r = sync_now(&a);
+    assert_eq!(r.held_back.len(), 1, "{r:?}");
+    assert_eq!(r.push_attempts, 1);
+    let published = fleet.remote_refs()[MAIL];
+    assert_ne!(
+        published, good,
+        "rebuilt on the remote's tip, not the local one"
+    );
+    let on_remote = ids_at(&a, MAIL, published);
+    assert!(!on_remote.contains(&bad_id), "{on_remote:?}");
+    assert_eq!(on_remote.len(), 2);
+    assert!(ids_at(&a, MAIL, good)
+        .iter()
+        .all(|id| *id == bad_id || on_remote.contains(id)));
+    assert_eq!(
+        local(&a, MAIL).map(|t| ids_at(&a, MAIL, t).len()),
+        Some(3),
+        "the local log keeps it"
+    );
+}
+
+/// A real race: another clone moves the shared ref after this sync's fetch, while its fold waits at the
+/// remote (its `pre-receive` hook holds the first push until the test has moved the ref). The fold loses
+/// its lease, and the union goes to this clone's writer ref, leased on the value the remote holds for it,
+/// in the same round.
+#[test]
+fn a_fold_that_loses_a_real_race_publishes_to_the_writer_ref_in_the_same_round() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let b = fleet.clone("b");
+    let c = fleet.clone("c");
+    let e1 = append(&a, MAIL, 1);
+    sync_now(&a);
+    sync_now(&b);
+    sync_now(&c);
+    // b published once to its writer ref only (an earlier lost fold).
+    let e2 = append(&b, MAIL, 2);
+    let b_writer = writer_ref(MAIL, &writer_id(&b).unwrap());
+    git(
+        b.path(),
+        &["push", "-q", "origin", &format!("{e2}:{b_writer}")],
+    );
+    // What c will have folded meanwhile, its objects already on the remote.
+    let e4 = append(&c, MAIL, 4);
+    git(
+        c.path(),
+        &["push", "-q", "origin", &format!("{e4}:refs/heads/c")],
+    );
+    let e3 = append(&b, MAIL, 3);
+    let hook = fleet.remote().join("hooks/pre-receive");
+    let gate = fleet.dir.path().join("gate");
+    std::fs::create_dir(&gate).unwrap();
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat >/dev/null\ng={}\nif mkdir \"$g/held\" 2>/dev/null; then\n  touch \"$g/arrived\"\n  i=0; while [ ! -e \"$g/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\nfi\n",
+            gate.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let b_path = b.path().to_owned();
+    let syncing = std::thread::spawn(move || sync(&open(&b_path), "origin"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !gate.join("arrived").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the fold never reached the remote"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    git(
+        &fleet.remote(),
+        &["update-ref", MAIL, &e4.to_string(), &e1.to_string()],
+    );
+    std::fs::write(gate.join("release"), "").unwrap();
+    let r = syncing.join().unwrap().unwrap();
+    assert_eq!(the_ref(&r, MAIL).published, Published::Writer, "{r:?}");
+    assert_eq!(r.rounds, 1, "{r:?}");
+    assert_eq!(r.push_attempts, 2);
+    let remote = fleet.remote_refs();
+    assert_eq!(remote.get(MAIL), Some(&e4), "c's fold stands");
+    assert_eq!(remote.get(&b_writer), Some(&e3));
+    assert_eq!(
+        remote.get(&writer_ref(MAIL, &writer_id(&a).unwrap())),
+        Some(&e1)
+    );
+}
