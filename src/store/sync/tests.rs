@@ -1228,6 +1228,13 @@ fn what_a_plain_fetch_brought_is_taken_in_before_pruning() {
     let b = fleet.clone("b");
     let tip = append(&a, MAIL, 1);
     sync_now(&a);
+    // a's next event reaches the remote in its writer ref only.
+    let w = writer_ref(MAIL, &writer_id(&a).unwrap());
+    let only_there = append(&a, MAIL, 2);
+    git(
+        a.path(),
+        &["push", "-q", "-f", "origin", &format!("{only_there}:{w}")],
+    );
     git(
         b.path(),
         &[
@@ -1238,12 +1245,16 @@ fn what_a_plain_fetch_brought_is_taken_in_before_pruning() {
         ],
     );
     // The remote loses the writer ref; the shared ref stays.
-    let w = writer_ref(MAIL, &writer_id(&a).unwrap());
     git(&fleet.remote(), &["update-ref", "-d", &w]);
     let r = sync_now(&b);
     assert_eq!(r.pruned, [tracking_name("origin", &w)]);
-    assert_eq!(local(&b, MAIL), Some(tip));
-    assert_eq!(the_ref(&r, MAIL).action, Action::Created);
+    // Round 0 took the event in from the remote-tracking ref before the fetch pruned it, and the sync
+    // published it again.
+    assert_eq!(local(&b, MAIL), Some(only_there));
+    assert_eq!(the_ref(&r, MAIL).action, Action::Pushed);
+    assert_eq!(the_ref(&r, MAIL).published, Published::Shared);
+    assert_eq!(fleet.remote_refs().get(MAIL), Some(&only_there));
+    assert_ne!(tip, only_there);
     let seen: BTreeSet<String> = refs_of(b.path()).into_keys().collect();
     assert!(!seen.contains(&tracking_name("origin", &w)), "{seen:?}");
 }
