@@ -1523,3 +1523,92 @@ fn a_fold_that_loses_a_real_race_publishes_to_the_writer_ref_in_the_same_round()
         Some(&e1)
     );
 }
+
+/// A remote whose guard refuses an event (its words name the commit): the sync learns it, builds the round
+/// again without it, publishes the rest, and reports it held back.
+#[test]
+fn a_refusal_naming_an_event_is_learned_and_the_rest_published() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let e1 = append(&a, MAIL, 1);
+    sync_now(&a);
+    let hook = fleet.remote().join("hooks/pre-receive");
+    // The guard's words (src/store/guard.rs) for every pushed commit whose event is marked bad.
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nbad=0\nwhile read o n r; do\n  [ \"$n\" = 0000000000000000000000000000000000000000 ] && continue\n  for c in $(git rev-list \"$n\" --not --all); do\n    if git cat-file commit \"$c\" | grep -q refused-here; then\n      echo \"$r: commit $c holds event 0123456789ab by a, not verified for a: unsigned (the remote requires signed events)\" >&2; bad=1\n    fi\n  done\ndone\nexit $bad\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bad = Log::open(&a, MAIL)
+        .unwrap()
+        .append(NewEvent::new(Event::new(
+            "t.x",
+            "a",
+            serde_json::json!({ "mark": "refused-here" }),
+        )))
+        .unwrap()
+        .commit;
+    let bad_id = ids_at(&a, MAIL, bad)
+        .into_iter()
+        .find(|id| !ids_at(&a, MAIL, e1).contains(id))
+        .unwrap();
+    let good = append(&a, MAIL, 3);
+    let r = sync_now(&a);
+    assert_eq!(r.rounds, 2, "{r:?}");
+    assert_eq!(r.push_attempts, 2, "the refused push counts");
+    assert_eq!(r.held_back.len(), 1, "{r:?}");
+    assert_eq!(r.held_back[0].id, bad_id);
+    assert_eq!(the_ref(&r, MAIL).published, Published::Shared);
+    let published = fleet.remote_refs()[MAIL];
+    let on_remote = ids_at(&a, MAIL, published);
+    assert_eq!(on_remote.len(), 2);
+    assert!(!on_remote.contains(&bad_id));
+    assert!(ids_at(&a, MAIL, good)
+        .iter()
+        .all(|id| *id == bad_id || on_remote.contains(id)));
+}
+
+/// The fetch tells the remote what it has from the logs' refs (and HEAD) only, not from every branch of
+/// the clone (issue 29): the remote's upload-pack, wrapped, logs the `have` lines it is sent.
+#[test]
+fn a_fetch_negotiates_from_the_logs_refs_only() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let b = fleet.clone("b");
+    append(&a, MAIL, 1);
+    sync_now(&a);
+    sync_now(&b);
+    let known = local(&b, MAIL).unwrap();
+    // A branch of b's own that the remote has never seen.
+    let tree = git(b.path(), &["hash-object", "-w", "-t", "tree", "/dev/null"]);
+    let noise = git(b.path(), &["commit-tree", &tree, "-m", "noise"]);
+    git(b.path(), &["update-ref", "refs/heads/noise", &noise]);
+    append(&a, MAIL, 2);
+    sync_now(&a);
+    let log = fleet.dir.path().join("upload-pack.log");
+    let wrapper = fleet.dir.path().join("upload-pack");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\ntee -a {} | git-upload-pack \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    git(
+        b.path(),
+        &[
+            "config",
+            "remote.origin.uploadpack",
+            wrapper.to_str().unwrap(),
+        ],
+    );
+    sync_now(&open(b.path()));
+    let sent = std::fs::read_to_string(&log).unwrap();
+    assert!(sent.contains(&format!("have {known}")), "{sent}");
+    assert!(!sent.contains(&format!("have {noise}")), "{sent}");
+}
