@@ -1612,3 +1612,47 @@ fn a_fetch_negotiates_from_the_logs_refs_only() {
     assert!(sent.contains(&format!("have {known}")), "{sent}");
     assert!(!sent.contains(&format!("have {noise}")), "{sent}");
 }
+
+/// A push where one ref lost a race and the remote refused another is a refusal, not a race: retrying
+/// would be refused again.
+#[test]
+fn a_refusal_beside_a_lost_race_is_a_refusal() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let one = append(&a, MAIL, 1);
+    sync_now(&a);
+    let two = append(&a, MAIL, 2);
+    // The remote's `update` hook refuses writer refs, ref by ref.
+    let hook = fleet.remote().join("hooks/update");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\ncase $1 in refs/jules/writers/*) echo \"no writer refs: $1\" >&2; exit 1;; esac\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut gate = crate::store::heldback::Gate::open(&a, "origin");
+    let w = writer_ref(MAIL, "00000000000000ff");
+    let push = |updates: &[transport::Update], gate: &mut crate::store::heldback::Gate| {
+        transport::push_gated(&a, "origin", updates, transport::Atomicity::EachRef, gate)
+    };
+    // Each alone: a lost race lands nothing; a refusal is an error with the remote's words.
+    let stale = (MAIL.to_owned(), Some(two), Some(two));
+    assert_eq!(
+        push(&[stale.clone()], &mut gate).unwrap(),
+        Some(BTreeSet::new())
+    );
+    let refused = (w.clone(), Some(two), None);
+    let err = push(&[refused.clone()], &mut gate).unwrap_err().to_string();
+    assert!(err.contains("no writer refs"), "{err}");
+    let err = push(&[stale, refused], &mut gate).unwrap_err().to_string();
+    assert!(err.contains("no writer refs"), "{err}");
+    // What lands beside a lost race is named.
+    let fresh = (MAIL.to_owned(), Some(two), Some(one));
+    let other = ("refs/jules/other".to_owned(), Some(one), Some(two));
+    assert_eq!(
+        push(&[fresh, other], &mut gate).unwrap(),
+        Some(BTreeSet::from([MAIL.to_owned()]))
+    );
+    assert_eq!(fleet.remote_refs().get(MAIL), Some(&two));
+}
