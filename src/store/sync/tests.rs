@@ -1656,3 +1656,54 @@ fn a_refusal_beside_a_lost_race_is_a_refusal() {
     );
     assert_eq!(fleet.remote_refs().get(MAIL), Some(&two));
 }
+
+/// Backups and writer refs are not logs, on either side: a local backup or writer ref is never published
+/// or reported, and a remote ref under `writers/` that names no writer is not taken for a log.
+#[test]
+fn backups_and_writer_refs_are_not_logs() {
+    let fleet = Fleet::new();
+    let a = fleet.clone("a");
+    let b = fleet.clone("b");
+    let tip = append(&a, MAIL, 1);
+    git(
+        a.path(),
+        &[
+            "update-ref",
+            "refs/jules/backup/log/mail/1",
+            &tip.to_string(),
+        ],
+    );
+    git(
+        a.path(),
+        &[
+            "update-ref",
+            "refs/jules/writers/mail/0123456789abcdef",
+            &tip.to_string(),
+        ],
+    );
+    let r = sync_now(&a);
+    assert_eq!(
+        r.refs.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(),
+        [MAIL]
+    );
+    let remote = fleet.remote_refs();
+    assert!(
+        !remote.contains_key("refs/jules/backup/log/mail/1"),
+        "{remote:?}"
+    );
+    assert!(
+        !remote.contains_key("refs/jules/writers/mail/0123456789abcdef"),
+        "{remote:?}"
+    );
+    // On the remote: a ref under writers/ without a writer id.
+    git(
+        &fleet.remote(),
+        &["update-ref", "refs/jules/writers/state", &tip.to_string()],
+    );
+    let r = sync_now(&b);
+    assert_eq!(
+        r.refs.iter().map(|x| x.name.as_str()).collect::<Vec<_>>(),
+        [MAIL]
+    );
+    assert_eq!(local(&b, "refs/jules/writers/state"), None);
+}
