@@ -273,20 +273,23 @@ fn checkpoints_signed(name: &str) -> bool {
 }
 
 /// The signed checkpoint manifests `u` brings that the remote does not hold yet (blobs of the new value's
-/// tree reachable from no ref of the remote), each that is not signed by a key the remote's trust roots allow
-/// to sign checkpoints now: why it is refused. Manifests the remote already holds are not judged again, so a
-/// key revoked since does not block every later push of the ref.
+/// tree reachable from neither the signed checkpoints' ref nor its writer refs), each that is not signed by a
+/// key the remote's trust roots allow to sign checkpoints now: why it is refused. Manifests the remote already
+/// holds are not judged again, so a key revoked since does not block every later push of the ref.
 fn unverified_checkpoints(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec<String>> {
-    let listed = git_text(
+    // Held means held by the signed checkpoints (the shared ref or a writer ref), which judged it when it came:
+    // not by any ref, or a first push to an ordinary branch, which nothing checks, would bring a manifest in
+    // past the guard.
+    let shared = crate::store::eventlog::checkpoint::SIGNED_REF;
+    let writers = crate::store::sync::writer_ref(shared, "");
+    let held = git_text(
         git_dir,
-        &[
-            "rev-list",
-            "--objects",
-            &u.new.to_string(),
-            "--not",
-            "--all",
-        ],
+        &["for-each-ref", "--format=%(objectname)", shared, &writers],
     )?;
+    let new = u.new.to_string();
+    let mut args = vec!["rev-list", "--objects", &new, "--not"];
+    args.extend(held.lines());
+    let listed = git_text(git_dir, &args)?;
     let fresh: std::collections::HashSet<&str> = listed
         .lines()
         .filter_map(|l| l.split_once(' ').map(|(id, _)| id))
@@ -397,9 +400,21 @@ fn git_text(git_dir: &Path, args: &[&str]) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
-/// The commits this update adds that no ref of the remote holds yet, each with why it is not a valid event.
+/// The commits this update adds that no log of the remote holds yet, each with why it is not a valid event.
 fn invalid_commits(git_dir: &Path, u: &Update, opts: &Options) -> Result<Vec<(String, String)>> {
-    let list = git_text(git_dir, &["rev-list", &u.new.to_string(), "--not", "--all"])?;
+    // Held means held by a log (refs/jules/*, writer refs included), whose commits were judged when they came
+    // (or came before the guard): not by any ref. An ordinary branch, a notes ref and a series version's code
+    // parent are not checked as events, so a commit one of them brought in an earlier push is judged here.
+    let list = git_text(
+        git_dir,
+        &[
+            "rev-list",
+            &u.new.to_string(),
+            "--not",
+            &format!("--exclude={}*", crate::store::version_refs::PREFIX),
+            "--glob=refs/jules/*",
+        ],
+    )?;
     let ids: Vec<&str> = list.lines().filter(|l| !l.is_empty()).collect();
     if ids.is_empty() {
         return Ok(Vec::new());
@@ -818,9 +833,9 @@ mod tests {
             "{out:#?}"
         );
 
-        // Once a ref holds the bad commits (an old log, a branch), what is added above them is all that is
-        // judged.
-        r.set("refs/heads/old", above);
+        // Once a log holds the bad commits (an old log, from before the guard), what is added above them is
+        // all that is judged.
+        r.set("refs/jules/old", above);
         let next = r.event("alice", None, &[above]);
         assert_eq!(
             r.check(&[update("refs/jules/a", Some(root), Some(next))]),
@@ -828,6 +843,70 @@ mod tests {
         );
         assert_eq!(
             r.check(&[update("refs/jules/a", None, Some(above))]),
+            Vec::<String>::new()
+        );
+    }
+
+    /// Only what a log already holds is spared: a commit that an ordinary branch, a notes ref or a series
+    /// version ref brought in an earlier push (where nothing checked it) is judged when a log takes it, and a
+    /// manifest is judged unless the signed checkpoints already hold it. Otherwise a first push to an
+    /// unguarded ref would let any commit or manifest into a log past the guard.
+    #[test]
+    fn commits_held_only_outside_the_logs_are_judged() {
+        let r = remote();
+        let alice = key();
+        let roots = trust(&format!(
+            "{}{}",
+            trust_line("alice", crate::store::sign::NAMESPACE, &alice),
+            trust_line("ops", crate::store::sign::CHECKPOINT_NAMESPACE, &alice)
+        ));
+        let root = r.event("alice", Some(&alice), &[]);
+        r.set(LOG, root);
+        let prose = r.commit(b"prose\n", &[root]);
+        let (_, unsigned_msg) = event_msg("alice", None, None);
+        let unsigned = r.commit(&unsigned_msg, &[root]);
+        let manifest = b"format 2\nunsigned\n".to_vec();
+        let manifest_id = r.blob(&manifest);
+        let held = notes(&r, &[("m", &manifest)], &[]);
+        // Earlier pushes, which nothing checked: a branch, a notes ref, a series version on the prose.
+        r.set("refs/heads/smuggle", unsigned);
+        r.set("refs/notes/jules/smuggle", prose);
+        r.set("refs/heads/manifests", held);
+        let v1 = version(&r, "alice", "s", 1, None, prose, None);
+        r.set(SERIES, v1);
+
+        let above = r.event("alice", Some(&alice), &[prose]);
+        let out = r.check_signed(
+            &[
+                update(LOG, Some(root), Some(unsigned)),
+                update("refs/jules/u", None, Some(above)),
+            ],
+            Some(&roots),
+        );
+        assert_eq!(out.len(), 2, "{out:#?}");
+        assert!(
+            out[0].starts_with(&format!("{LOG}: commit {unsigned} holds event ")),
+            "{out:#?}"
+        );
+        assert_eq!(
+            out[1],
+            format!(
+                "refs/jules/u: commit {prose} is not a valid event: not an event commit: subject \"prose\""
+            )
+        );
+        let signed_ref = crate::store::eventlog::checkpoint::SIGNED_REF;
+        assert_eq!(
+            r.check_signed(&[update(signed_ref, None, Some(held))], Some(&roots)),
+            [format!(
+                "{signed_ref}: signed checkpoint manifest {manifest_id} is not verified: unsigned (the remote \
+                 requires signatures; a checkpoint key's line in .jules/allowed_signers must name \
+                 namespaces=\"git-jules-checkpoint\")"
+            )]
+        );
+        // Held by a writer ref of the signed checkpoints, it is not judged again.
+        r.set(&crate::store::sync::writer_ref(signed_ref, "w1"), held);
+        assert_eq!(
+            r.check_signed(&[update(signed_ref, None, Some(held))], Some(&roots)),
             Vec::<String>::new()
         );
     }
