@@ -7,7 +7,7 @@
 //! - move one to something that does not contain its old value (a force-push that drops history);
 //! - point one at an object that is not a commit;
 //! - add to a log (`refs/jules/*`) commits that are not valid events or merges (checked as strictly as
-//!   `git jules log fsck`);
+//!   `git jules log fsck`; a commit a log already holds is not judged again, one only another ref holds is);
 //! - with `--require-signed`, add to a log an event that is not verified for its actor under the remote's
 //!   trust roots (`.jules/allowed_signers` at its `jules.trust.ref`, default `main`, as it stands before
 //!   the push): unsigned, a bad signature, or a key not allowed for that persona;
