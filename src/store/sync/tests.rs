@@ -57,6 +57,12 @@ impl Fleet {
     }
 }
 
+/// A hook or a wrapper script the test wrote: executable.
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 fn open(path: &Path) -> gix::Repository {
     gix::open(path).unwrap()
 }
@@ -935,8 +941,7 @@ fn a_leased_push_lands_only_on_the_expected_value() {
     // A remote that refuses (a hook): the remote's words, as a refusal the user fixes.
     let hook = fleet.remote().join("hooks/pre-receive");
     std::fs::write(&hook, "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    make_executable(&hook);
     let three = append(&a, MAIL, 3);
     let err = push_leased(&a, "origin", MAIL, three, Some(two)).unwrap_err();
     assert!(
@@ -1335,8 +1340,7 @@ fn series_versions_are_pushed_with_the_logs_and_wait_with_them() {
         "#!/bin/sh\nwhile read o n r; do case $r in refs/jules/series/*) echo \"$r: no versions here\" >&2; exit 1;; esac; done\n",
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    make_executable(&hook);
     std::fs::remove_file(crate::kit::repo::jules_dir(&a).join("last-push")).unwrap();
     let v3 = commit("v3", Some(&v2));
     git(a.path(), &["update-ref", series, &v3]);
@@ -1494,8 +1498,7 @@ fn a_fold_that_loses_a_real_race_publishes_to_the_writer_ref_in_the_same_round()
         ),
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    make_executable(&hook);
     let b_path = b.path().to_owned();
     let syncing = std::thread::spawn(move || sync(&open(&b_path), "origin"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -1539,8 +1542,7 @@ fn a_refusal_naming_an_event_is_learned_and_the_rest_published() {
         "#!/bin/sh\nbad=0\nwhile read o n r; do\n  [ \"$n\" = 0000000000000000000000000000000000000000 ] && continue\n  for c in $(git rev-list \"$n\" --not --all); do\n    if git cat-file commit \"$c\" | grep -q refused-here; then\n      echo \"$r: commit $c holds event 0123456789ab by a, not verified for a: unsigned (the remote requires signed events)\" >&2; bad=1\n    fi\n  done\ndone\nexit $bad\n",
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    make_executable(&hook);
     let bad = Log::open(&a, MAIL)
         .unwrap()
         .append(NewEvent::new(Event::new(
@@ -1597,8 +1599,7 @@ fn a_fetch_negotiates_from_the_logs_refs_only() {
         ),
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    make_executable(&wrapper);
     git(
         b.path(),
         &[
@@ -1629,8 +1630,7 @@ fn a_refusal_beside_a_lost_race_is_a_refusal() {
         "#!/bin/sh\ncase $1 in refs/jules/writers/*) echo \"no writer refs: $1\" >&2; exit 1;; esac\n",
     )
     .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    make_executable(&hook);
     let mut gate = crate::store::heldback::Gate::open(&a, "origin");
     let w = writer_ref(MAIL, "00000000000000ff");
     let push = |updates: &[transport::Update], gate: &mut crate::store::heldback::Gate| {
