@@ -65,7 +65,9 @@ tests_for() {
   src/store/eventlog/append.rs | src/store/eventlog/merge.rs | src/store/eventlog/read.rs) echo "--lib eventlog::" ;;
   src/store/eventlog/signed.rs | src/store/eventlog/walk.rs) echo "--lib eventlog::" ;;
   src/store/eventlog/* | src/store/eventlog) echo "--test it eventlog::" ;;
-  src/store/sync/* | src/store/sync) echo "--test it sync::" ;;
+  # Sync: its lib tests sync real bare clones with a real bare remote (src/store/sync/tests.rs); tests/it adds
+  # the races between processes and the real transports.
+  src/store/sync/* | src/store/sync) echo "--lib sync::" ;;
   # The guard's lib tests call `check_with` on real bare repositories, no push needed (docs/testing.md).
   src/store/guard.rs) echo "--lib guard::" ;;
   *)

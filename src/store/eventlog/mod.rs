@@ -33,7 +33,7 @@ mod replay;
 pub mod signed;
 pub mod stats;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod walk;
 pub mod warm;
 

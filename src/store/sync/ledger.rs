@@ -187,4 +187,24 @@ mod tests {
         std::fs::write(ledger_path(&repo), "garbage").unwrap();
         assert!(policy(interval).wait(&repo).map_or(0, |d| d.as_secs()) < interval);
     }
+
+    /// No push attempt, no ledger; a push due this very second is not deferred; a ledger that cannot be
+    /// read (not a missing one) allows a push.
+    #[test]
+    fn the_ledger_is_written_for_attempts_only_and_read_leniently() {
+        let (_d, repo) = repo();
+        remember_push(&repo, 0);
+        assert!(!ledger_path(&repo).exists());
+        assert_eq!(read_ledger(&repo), None);
+        // Interval 1: every second is a phase point, so a push is due exactly one interval after the last.
+        write_ledger(&repo, unix_now() - 1, 1);
+        assert_eq!(policy(1).wait(&repo), None);
+        write_ledger(&repo, unix_now() + 5, 1);
+        assert!(policy(1).wait(&repo).is_some());
+        // A ledger that is a directory: damaged, so a push is allowed (a missing one waits for the phase).
+        std::fs::remove_file(ledger_path(&repo)).unwrap();
+        std::fs::create_dir_all(ledger_path(&repo)).unwrap();
+        assert_eq!(read_ledger(&repo), Some((0, 1)));
+        assert_eq!(policy(600).wait(&repo), None);
+    }
 }

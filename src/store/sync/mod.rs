@@ -41,6 +41,8 @@ mod plan;
 mod publish;
 mod report;
 mod rounds;
+#[cfg(test)]
+mod tests;
 mod transport;
 mod view;
 mod writer_refs;

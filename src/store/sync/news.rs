@@ -88,7 +88,15 @@ pub(super) fn has_news(
     let published = HeldMemo::of(repo, name);
     let news = match (s.local, log) {
         (None, _) => false,
-        (Some(_), _) if s.main.is_none() => true,
+        // The remote lacks the shared ref: news, and urgent if an event no writer ref holds says so (the
+        // first urgent mail of a log must not wait for the push interval either).
+        (Some(local), log) if s.main.is_none() => {
+            if let Some(log) = log {
+                let fresh = log.scan(&[local], remote_commits, false)?.events;
+                *urgent |= fresh.iter().any(is_urgent);
+            }
+            true
+        }
         (Some(local), _) if remote_commits.contains(&local) => false,
         // The join's own walk found the local tip inside a remote tip.
         _ if local_held => false,

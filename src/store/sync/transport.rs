@@ -86,7 +86,7 @@ fn has_refs(repo: &gix::Repository, prefix: &str) -> bool {
 }
 
 /// A failure to reach `remote`, named, with git's own reason (credentials, network, missing repository).
-fn remote_error(remote: &str, what: &str, stderr: &[u8]) -> Error {
+pub(super) fn remote_error(remote: &str, what: &str, stderr: &[u8]) -> Error {
     let text = String::from_utf8_lossy(stderr);
     let reason: Vec<&str> = text
         .lines()
@@ -176,7 +176,7 @@ pub(super) fn push_gated(
 /// advertisement, where receive-pack says only "failed to update ref" on the line and why on stderr
 /// ("cannot lock ref '<to>': is at X but expected Y", or "reference already exists" for a ref leased
 /// absent). Every other reason is the remote's refusal (a hook, a permission, a full disk).
-fn lost_a_race(line: &str, to: &str, stderr: &str) -> bool {
+pub(super) fn lost_a_race(line: &str, to: &str, stderr: &str) -> bool {
     [
         "stale info",
         "fetch first",
