@@ -244,12 +244,44 @@ struct Header {
     new_name: Option<String>,
 }
 
+/// A path from a diff header as git's header parser reads it: a quoted one unquoted as `unquote_c_style`
+/// does (the named escapes, three octal digits for a byte: git quotes every byte above 0x7f that way), the tab
+/// git puts after a name with a space dropped. A quoted name that is not well formed stays as it is (git's
+/// `find_name` then reads it unquoted too).
 fn unquote(s: &str) -> String {
     let s = s.trim_end_matches('\t');
-    match s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
-        Some(q) => q.replace("\\\"", "\"").replace("\\\\", "\\"),
-        None => s.to_owned(),
+    let Some(q) = s.strip_prefix('"').and_then(|s| s.strip_suffix('"')) else {
+        return s.to_owned();
+    };
+    let mut out = Vec::with_capacity(q.len());
+    let mut bytes = q.bytes();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        let byte = match bytes.next() {
+            Some(c @ (b'"' | b'\\')) => c,
+            Some(b'a') => 0x07,
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0c,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'v') => 0x0b,
+            Some(d @ b'0'..=b'3') => {
+                let octal =
+                    |c: Option<u8>| c.filter(|c| (b'0'..=b'7').contains(c)).map(|c| c - b'0');
+                match (octal(bytes.next()), octal(bytes.next())) {
+                    (Some(x), Some(y)) => ((d - b'0') << 6) | (x << 3) | y,
+                    _ => return s.to_owned(),
+                }
+            }
+            _ => return s.to_owned(),
+        };
+        out.push(byte);
     }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Header {
@@ -305,7 +337,16 @@ impl Header {
         let fallback = || {
             let s = git_line.trim_end();
             if let Some(quoted) = s.strip_prefix('"') {
-                let end = quoted.find("\" ").map(|e| e + 2).unwrap_or(s.len());
+                // The first name ends at the first quote no backslash escapes.
+                let mut escaped = false;
+                let end = quoted
+                    .char_indices()
+                    .find(|&(_, c)| {
+                        let close = c == '"' && !escaped;
+                        escaped = c == '\\' && !escaped;
+                        close
+                    })
+                    .map_or(s.len(), |(i, _)| i + 2);
                 return unquote(&s[..end]);
             }
             let half = s.len().saturating_sub(1) / 2;
@@ -683,6 +724,27 @@ mod tests {
         first.unwrap()
     }
 
+    /// Each patch (`tip~1..tip`) against an empty commit, paired at a creation factor
+    /// that pairs anything: the pair's diff is the whole text of the patch, so git's output shows every
+    /// line of it (a kept patch shows none of its text, a changed one only around the change).
+    fn assert_whole_texts_as_git(r: &Repo, base: &str, tips: &[String]) {
+        r.branch("empty", base);
+        let empty = r.commit("Nothing");
+        let nothing = r.logged(base, &empty);
+        for tip in tips {
+            let patch = r.logged(&format!("{tip}~1"), tip);
+            let git = r.git(&[
+                "range-diff",
+                "--no-color",
+                "--creation-factor=100000",
+                &format!("{base}..{empty}"),
+                &format!("{tip}~1..{tip}"),
+            ]);
+            assert_eq!(render(r, &nothing, &patch, 100_000), git, "{tip}");
+            assert!(git.starts_with("1:  ") && git.contains(" ! "), "{git}");
+        }
+    }
+
     fn numbered(n: usize, prefix: &str) -> String {
         (1..=n).map(|i| format!("{prefix}{i}\n")).collect()
     }
@@ -1030,5 +1092,56 @@ mod tests {
         assert!(parse_log("").unwrap().is_empty());
         assert!(parse_log("Author: x\n").is_err());
         assert!(parse_log("commit nothex\n").is_err());
+    }
+
+    /// git's C quoting (`unquote_c_style`): the named escapes, three octal digits for a byte, and the tab git
+    /// puts after a name with a space.
+    #[test]
+    fn unquote_reads_gits_c_quoting() {
+        for (quoted, want) in [
+            ("plain.txt", "plain.txt"),
+            ("with space.txt\t", "with space.txt"),
+            ("\"qu\\\"ote\"", "qu\"ote"),
+            ("\"back\\\\slash\"", "back\\slash"),
+            ("\"ta\\tb\"", "ta\tb"),
+            ("\"\\a\\b\\f\\n\\r\\v\"", "\x07\x08\x0c\n\r\x0b"),
+            ("\"\\303\\251 t.txt\"\t", "\u{e9} t.txt"),
+            ("\"\\101\\060\"", "A0"),
+            ("\"unterminated", "\"unterminated"),
+        ] {
+            assert_eq!(unquote(quoted), want, "{quoted}");
+        }
+    }
+
+    /// Paths git quotes (a double quote, a tab, a non-ASCII name, a space with its trailing tab) are shown
+    /// unquoted, as git's header parser reads them.
+    #[test]
+    fn quoted_paths_are_unquoted_as_git_does() {
+        let r = Repo::new();
+        r.write("keep.txt", Some("keep\n"));
+        let base = r.commit("Base");
+        let names = [
+            "qu\"ote.txt",
+            "ta\tb.txt",
+            "\u{e9} t.txt",
+            "back\\slash.txt",
+        ];
+        for (branch, text) in [("v1", "one\n"), ("v2", "two\n")] {
+            r.branch(branch, &base);
+            for n in names {
+                r.write(n, Some(text));
+            }
+            r.commit("Quoted names");
+            r.git(&["mv", names[2], "renamed \u{e9}.txt"]);
+            r.write("empty \u{e9}", Some(""));
+            r.write("qu\" empty", Some(""));
+            r.commit("Rename");
+        }
+        let git = assert_as_git(&r, &base, "v1", "v2", &[1000]);
+        assert!(git.contains("## ta\tb.txt (new) ##"), "{git}");
+        assert!(git.contains("## \u{e9} t.txt (new) ##"), "{git}");
+        // The renamed and the empty files' headers (an empty file's only from its `diff --git` line).
+        let tips: Vec<String> = (0..2).map(|k| format!("v1~{k}")).collect();
+        assert_whole_texts_as_git(&r, &base, &tips);
     }
 }
