@@ -194,7 +194,7 @@ pub fn parse_log(log: &str) -> Result<Vec<PatchText>> {
                 buf.push_str(line);
                 buf.push_str("\n\n ## Commit message ##\n");
             } else if line.starts_with("    ") {
-                buf.push_str(line.trim_end());
+                buf.push_str(line.trim_end_matches(is_git_space));
                 buf.push('\n');
             }
             continue;
@@ -242,6 +242,12 @@ struct Header {
     new_mode: Option<u32>,
     old_name: Option<String>,
     new_name: Option<String>,
+}
+
+/// git's `isspace`: space, tab, newline and carriage return only. Rust's whitespace also takes a form feed, a
+/// vertical tab and Unicode's spaces (a no-break space), which git keeps at the end of a message line.
+pub(crate) fn is_git_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
 /// A path from a diff header as git's header parser reads it: a quoted one unquoted as `unquote_c_style`
@@ -1143,5 +1149,23 @@ mod tests {
         // The renamed and the empty files' headers (an empty file's only from its `diff --git` line).
         let tips: Vec<String> = (0..2).map(|k| format!("v1~{k}")).collect();
         assert_whole_texts_as_git(&r, &base, &tips);
+    }
+
+    /// A message line may end in what Rust calls whitespace and git does not (a no-break space, a form feed,
+    /// a vertical tab): git keeps it, and the two patches differ.
+    #[test]
+    fn message_lines_keep_what_git_does_not_call_whitespace() {
+        let r = Repo::new();
+        r.write("keep.txt", Some("keep\n"));
+        let base = r.commit("Base");
+        for (branch, end) in [("v1", "\u{a0}"), ("v2", ""), ("v3", "\x0c"), ("v4", "\x0b")] {
+            r.branch(branch, &base);
+            r.write("w.txt", Some("w\n"));
+            r.commit(&format!("Subject\n\nends here{end}\nspaces   \n"));
+        }
+        for tip in ["v1", "v3", "v4"] {
+            let git = assert_as_git(&r, &base, tip, "v2", &[60]);
+            assert!(git.starts_with("1:  ") && git.contains(" ! "), "{git}");
+        }
     }
 }

@@ -323,14 +323,16 @@ fn metadata(commit: &gix::Commit<'_>) -> Result<Option<PatchText>> {
     text.push_str(&author.email.to_str_lossy());
     text.push_str(">\n\n ## Commit message ##\n");
     // pretty.c: leading blank lines skipped, each line indented four spaces with tabs expanded to eight
-    // columns, trailing blank lines dropped; range-diff then trims each line's end.
+    // columns, trailing blank lines dropped; range-diff then trims each line's end. Blank and trimmed are git's
+    // (`isspace`), which keeps a no-break space, a form feed or a vertical tab.
     let message = c.message.to_str_lossy();
     let lines: Vec<&str> = message.lines().collect();
-    let first = lines.iter().position(|l| !l.trim().is_empty());
-    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    let blank = |l: &&str| l.trim_matches(super::is_git_space).is_empty();
+    let first = lines.iter().position(|l| !blank(l));
+    let last = lines.iter().rposition(|l| !blank(l));
     if let (Some(first), Some(last)) = (first, last) {
         for line in &lines[first..=last] {
-            let line = line.trim_end();
+            let line = line.trim_end_matches(super::is_git_space);
             if line.is_empty() {
                 text.push('\n');
                 continue;
