@@ -117,7 +117,8 @@ fn log_patches(git_dir: &Path, revs: &[String]) -> Result<Vec<PatchText>> {
             "--output-indicator-context=#",
             "--no-abbrev-commit",
             "--pretty=medium",
-            "--no-notes",
+            // range-diff shows the default notes (git's `--show-notes-by-default`; `--notes` before 2.44).
+            "--notes",
             "--no-merges",
         ]
         .into_iter()
@@ -193,6 +194,11 @@ pub fn parse_log(log: &str) -> Result<Vec<PatchText>> {
                 buf.push_str(" ## Metadata ##\n");
                 buf.push_str(line);
                 buf.push_str("\n\n ## Commit message ##\n");
+            } else if line.starts_with("Notes") && line.ends_with(':') {
+                // `Notes:` or `Notes (ref):`, without the colon.
+                buf.push_str("\n\n ## ");
+                buf.push_str(&line[..line.len() - 1]);
+                buf.push_str(" ##\n");
             } else if line.starts_with("    ") {
                 buf.push_str(line.trim_end_matches(is_git_space));
                 buf.push('\n');
@@ -1167,5 +1173,26 @@ mod tests {
             let git = assert_as_git(&r, &base, tip, "v2", &[60]);
             assert!(git.starts_with("1:  ") && git.contains(" ! "), "{git}");
         }
+    }
+
+    /// The default notes are part of a patch text, as `git range-diff` shows them.
+    #[test]
+    fn notes_are_shown_as_git_range_diff_shows_them() {
+        let r = Repo::new();
+        r.write("keep.txt", Some("keep\n"));
+        let base = r.commit("Base");
+        for branch in ["v1", "v2"] {
+            r.branch(branch, &base);
+            r.write("n.txt", Some("n\n"));
+            r.commit(&format!("Noted in {branch}"));
+        }
+        r.git(&["notes", "add", "-m", "a note\n\nof two paragraphs", "v1"]);
+        let git = assert_as_git(&r, &base, "v1", "v2", &[60]);
+        assert!(git.contains("## Notes ##"), "{git}");
+        // Notes from another ref shown by configuration: `Notes (review):`.
+        r.git(&["config", "notes.displayRef", "refs/notes/review"]);
+        r.git(&["notes", "--ref=review", "add", "-m", "reviewed", "v2"]);
+        let git = assert_as_git(&r, &base, "v1", "v2", &[60]);
+        assert!(git.contains("## Notes (review) ##"), "{git}");
     }
 }
