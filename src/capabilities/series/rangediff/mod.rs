@@ -641,12 +641,14 @@ pub fn header_line(
         (Some(i), Some(c)) => format!("{i:>width$}:  {}", short(c)),
         _ => format!("{:>width$}:  {dashes}", "-"),
     };
-    format!(
+    let line = format!(
         "{} {} {} {summary}",
         side(e.old_index, e.old_commit),
         e.status.sign(),
         side(e.new_index, e.new_commit)
-    )
+    );
+    // git's pretty-printer trims the line's end: no space after the id when the summary is empty.
+    line.trim_end_matches(is_git_space).to_owned()
 }
 
 /// git's patch-number width: the digits of one more than the longer side's count.
@@ -841,6 +843,18 @@ mod tests {
         assert!(entries(&a, &b, &pair(&a, &b, 60), false)
             .iter()
             .all(|e| e.diff.is_none()));
+
+        // Every text whole.
+        let tips: Vec<String> = (0..7)
+            .flat_map(|k| [format!("v1~{k}"), format!("v2~{k}")])
+            .collect();
+        assert_whole_texts_as_git(&r, &base, &tips);
+
+        // A commit with an empty message: git's header line ends at the id.
+        r.branch("silent", &base);
+        r.write("a.txt", Some("alpha\n"));
+        let silent = r.commit("");
+        assert_as_git(&r, &base, &silent, "v1", &[60]);
     }
 
     /// Nine patches each side, none equal: 81 diff sizes (computed on two threads), the pairing by the
@@ -1074,6 +1088,12 @@ mod tests {
         for (e, width, want) in cases {
             assert_eq!(header_line(&e, width, &short, "S"), want);
         }
+        // No summary: git trims the line's end (pretty.c), so no space after the id.
+        let e = entry(Status::Same, Some(1), Some(1));
+        assert_eq!(
+            header_line(&e, 1, &short, ""),
+            "1:  aaaaaaaaa = 1:  bbbbbbbbb"
+        );
     }
 
     #[test]
