@@ -45,13 +45,12 @@ fn settings(repo: &gix::Repository) -> Option<diff::Options> {
             _ => return None,
         },
     };
-    let renames = match config.string("diff.renames").map(|v| v.to_string()) {
-        None => true,
-        Some(v) => match v.to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "1" | "" => true,
-            "false" | "no" | "off" | "0" => false,
-            _ => return None,
-        },
+    // A boolean as git reads one (an empty value is false, a key without one true); `copies` or anything
+    // else that is not a boolean is left to git.
+    let renames = match config.try_boolean("diff.renames") {
+        Ok(None) => true,
+        Ok(Some(on)) => on,
+        Err(_) => return None,
     };
     // Each of these changes what `git log -p` prints (context, hunk merging, blank context lines, file order,
     // the author line, notes, signatures, the text encoding, the diff program).
@@ -674,6 +673,8 @@ mod tests {
             ("no", Some(false)),
             ("off", Some(false)),
             ("0", Some(false)),
+            // git's booleans: an empty value is false.
+            ("", Some(false)),
             ("copies", None),
         ] {
             r.git(&["config", "diff.renames", value]);
@@ -683,6 +684,14 @@ mod tests {
                 assert_made_as_git_logs(&r, &base, "HEAD");
             }
         }
+        // A key without a value is true.
+        r.git(&["config", "--unset", "diff.renames"]);
+        let config = r.path().join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[diff]\n\trenames\n");
+        std::fs::write(&config, text).unwrap();
+        assert_eq!(settings(&r.open()).map(|s| s.renames), Some(true));
+        assert_made_as_git_logs(&r, &base, "HEAD");
     }
 
     /// What else makes `git log` print differently: the default notes, attributes (the repository's, or a
