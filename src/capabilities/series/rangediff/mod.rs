@@ -910,8 +910,8 @@ mod tests {
 
     /// The creation factor's edge: a patch pairs with its rewrite when the size of the diff between their
     /// diffs (12 here) is at most the cost of calling one dropped and the other new (each side's 12 lines
-    /// times the factor, over 100: 12 at 50, a tie git breaks by pairing). Every factor from 0 to 100
-    /// against git, and an uneven pair (12 and 13 lines, 14 apart) likewise.
+    /// times the factor, over 100: 12 at 50, a tie git breaks by pairing), and an uneven pair (12 and 13
+    /// lines, 14 apart). Both edges by hand, and against git at factors around them.
     #[test]
     fn creation_factor_edge_is_gits() {
         let r = Repo::new();
@@ -956,7 +956,8 @@ mod tests {
         // 12 * f / 100 + 13 * f / 100 is 6 + 7 at 58, 7 + 7 at 59 (the tie again).
         assert!(!paired(&a, &c, 58) && paired(&a, &c, 59));
         for (x, y, tip) in [(&a, &b, "v2"), (&a, &c, "v3")] {
-            for f in 0..=100 {
+            // Around both edges, and a few factors away from them (each a run of git).
+            for f in [0, 1, 20, 40, 48, 49, 50, 51, 57, 58, 59, 60, 61, 80, 100] {
                 let git = r.git(&[
                     "range-diff",
                     "-s",
@@ -1204,7 +1205,8 @@ mod tests {
         for branch in ["v1", "v2"] {
             r.branch(branch, &base);
             r.write("n.txt", Some("n\n"));
-            r.commit(&format!("Noted in {branch}"));
+            // A message line that ends in a colon is not a notes header.
+            r.commit(&format!("Noted in {branch}\n\nNotes, see:\n- this\n"));
         }
         r.git(&["notes", "add", "-m", "a note\n\nof two paragraphs", "v1"]);
         let git = assert_as_git(&r, &base, "v1", "v2", &[60]);
@@ -1214,5 +1216,46 @@ mod tests {
         r.git(&["notes", "--ref=review", "add", "-m", "reviewed", "v2"]);
         let git = assert_as_git(&r, &base, "v1", "v2", &[60]);
         assert!(git.contains("## Notes (review) ##"), "{git}");
+    }
+
+    /// `series range-diff`'s entry points: the texts made in-process where they can be, else read from
+    /// `git log` (here because of `diff.algorithm = patience`); both versions at once, sharing a file cache.
+    /// Either way they are `git log`'s.
+    #[test]
+    fn patch_texts_are_git_logs_either_way() {
+        let r = Repo::new();
+        r.write("f.txt", Some(&numbered(10, "")));
+        let base = r.commit("Base");
+        r.branch("v1", &base);
+        r.write(
+            "f.txt",
+            Some(&numbered(10, "").replace("\n5\n", "\nfive\n")),
+        );
+        r.commit("Five");
+        r.branch("v2", &base);
+        r.write("f.txt", Some(&numbered(10, "").replace("\n6\n", "\nsix\n")));
+        r.commit("Six");
+        let fields = |p: &[PatchText]| -> Vec<(ObjectId, String, usize, i32)> {
+            p.iter()
+                .map(|p| (p.commit, p.text.clone(), p.diff_offset, p.diff_lines))
+                .collect()
+        };
+        let (b, v1, v2) = (r.oid(&base), r.oid("v1"), r.oid("v2"));
+        let want = (
+            fields(&r.logged(&base, "v1")),
+            fields(&r.logged(&base, "v2")),
+        );
+        assert_eq!((want.0.len(), want.1.len()), (1, 1));
+        for algorithm in [None, Some("patience")] {
+            if let Some(a) = algorithm {
+                r.git(&["config", "diff.algorithm", a]);
+            }
+            let repo = r.open();
+            let made_here = texts::read(&repo, b, v1).unwrap().is_some();
+            assert_eq!(made_here, algorithm.is_none());
+            assert_eq!(fields(&patch_texts(&repo, b, v1).unwrap()), want.0);
+            let (x, y) = patch_texts_of_two(&repo, (b, v1), (b, v2)).unwrap();
+            assert_eq!((fields(&x), fields(&y)), want);
+        }
     }
 }
