@@ -1168,6 +1168,7 @@ mod tests {
             r.git(&["mv", names[2], "renamed \u{e9}.txt"]);
             r.write("empty \u{e9}", Some(""));
             r.write("qu\" empty", Some(""));
+            r.write("em\tpty", Some(""));
             r.commit("Rename");
         }
         let git = assert_as_git(&r, &base, "v1", "v2", &[1000]);
