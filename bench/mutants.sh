@@ -54,7 +54,9 @@ command -v cargo-mutants >/dev/null || {
 tests_for() {
   case $1 in
   src/capabilities/lease/* | src/capabilities/lease) echo "--lib lease::" ;;
-  src/capabilities/series/rangediff/assignment.rs) echo "--lib series::rangediff::" ;;
+  # rangediff's lib tests build series with git and compare with git range-diff and git log -p (docs/testing.md).
+  src/capabilities/series/rangediff/assignment.rs | src/capabilities/series/rangediff/mod.rs) echo "--lib series::rangediff::" ;;
+  src/capabilities/series/rangediff/texts.rs) echo "--lib series::rangediff::" ;;
   src/capabilities/series/rangediff/* | src/capabilities/series/rangediff) echo "--test it series_versions::" ;;
   src/capabilities/mail/view/*) echo "--lib mail::" ;;
   src/store/sign/trust.rs | src/store/sign/mod.rs | src/store/sign/keys.rs | src/store/sign/verdict.rs) echo "--lib -- sign:: eventlog::signed::" ;;

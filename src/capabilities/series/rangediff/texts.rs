@@ -45,13 +45,12 @@ fn settings(repo: &gix::Repository) -> Option<diff::Options> {
             _ => return None,
         },
     };
-    let renames = match config.string("diff.renames").map(|v| v.to_string()) {
-        None => true,
-        Some(v) => match v.to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "1" | "" => true,
-            "false" | "no" | "off" | "0" => false,
-            _ => return None,
-        },
+    // A boolean as git reads one (an empty value is false, a key without one true); `copies` or anything
+    // else that is not a boolean is left to git.
+    let renames = match config.try_boolean("diff.renames") {
+        Ok(None) => true,
+        Ok(Some(on)) => on,
+        Err(_) => return None,
     };
     // Each of these changes what `git log -p` prints (context, hunk merging, blank context lines, file order,
     // the author line, notes, signatures, the text encoding, the diff program).
@@ -323,14 +322,16 @@ fn metadata(commit: &gix::Commit<'_>) -> Result<Option<PatchText>> {
     text.push_str(&author.email.to_str_lossy());
     text.push_str(">\n\n ## Commit message ##\n");
     // pretty.c: leading blank lines skipped, each line indented four spaces with tabs expanded to eight
-    // columns, trailing blank lines dropped; range-diff then trims each line's end.
+    // columns, trailing blank lines dropped; range-diff then trims each line's end. Blank and trimmed are git's
+    // (`isspace`), which keeps a no-break space, a form feed or a vertical tab.
     let message = c.message.to_str_lossy();
     let lines: Vec<&str> = message.lines().collect();
-    let first = lines.iter().position(|l| !l.trim().is_empty());
-    let last = lines.iter().rposition(|l| !l.trim().is_empty());
+    let blank = |l: &&str| l.trim_matches(super::is_git_space).is_empty();
+    let first = lines.iter().position(|l| !blank(l));
+    let last = lines.iter().rposition(|l| !blank(l));
     if let (Some(first), Some(last)) = (first, last) {
         for line in &lines[first..=last] {
-            let line = line.trim_end();
+            let line = line.trim_end_matches(super::is_git_space);
             if line.is_empty() {
                 text.push('\n');
                 continue;
@@ -475,4 +476,393 @@ fn file_text(p: &mut PatchText, f: &FileDiff) -> bool {
         p.diff_lines += 1;
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    //! The oracle is `git log -p` with range-diff's options, as [`super::super::parse_log`] reads it: the
+    //! texts made here must be those, field for field, or `read` must leave them to git (`None`).
+
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::super::test_support::Repo;
+    use super::*;
+
+    /// The texts of `base..tip` are made in-process, and equal git's.
+    fn assert_made_as_git_logs(r: &Repo, base: &str, tip: &str) {
+        let ours = read(&r.open(), r.oid(base), r.oid(tip))
+            .unwrap()
+            .expect("made in-process");
+        assert_same(&ours, &r.logged(base, tip));
+    }
+
+    fn assert_same(ours: &[PatchText], git: &[PatchText]) {
+        assert_eq!(ours.len(), git.len());
+        for (o, g) in ours.iter().zip(git) {
+            assert_eq!(o.commit, g.commit);
+            assert_eq!(o.text, g.text, "{}", o.commit);
+            assert_eq!(
+                (o.diff_offset, o.diff_lines),
+                (g.diff_offset, g.diff_lines),
+                "{}",
+                o.commit
+            );
+        }
+    }
+
+    fn chmod(r: &Repo, path: &str, mode: u32) {
+        let p = r.path().join(path);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    const MAIN_RS: &str = "use std::io;\n\nfn main() {\n    let a = 1;\n    let b = 2;\n    let c = 3;\n    let d = 4;\n    let e = 5;\n    println!(\"{a}{b}{c}{d}{e}\");\n}\n";
+
+    /// A history with every kind of file change and message git prints in its own way, longer than the
+    /// range rendered on two threads; then a second range with the file cache of the first.
+    #[test]
+    fn texts_are_git_logs() {
+        let r = Repo::new();
+        r.write("main.rs", Some(MAIN_RS));
+        r.write("bin.dat", Some("\0binary\0"));
+        r.write("open.txt", Some("no newline"));
+        r.write("crlf.txt", Some("one\r\ntwo\r\n"));
+        r.write("gone.rs", Some("fn gone() {\n    1\n}\n"));
+        r.write("moved.txt", Some("moved\nas it is\n"));
+        r.write("run.sh", Some("echo run\n"));
+        r.write("big.txt", Some(&"a long line of text\n".repeat(20)));
+        let base = r.commit("Base");
+        r.write(
+            "main.rs",
+            Some(&MAIN_RS.replace("let e = 5;", "let e = 50;")),
+        );
+        r.write("bin.dat", Some("\0binary, changed\0"));
+        r.write("new.dat", Some("\0new\0"));
+        r.write("open.txt", Some("no newline, still"));
+        r.commit("\n\nChange inside main\n\nWith a body.\n\n\n");
+        r.write("gone.rs", None);
+        r.write("bin.dat", None);
+        r.commit("Delete\n\n\tone tab\n  \ttwo\ta tab\ncol\t8\tand 16\nends in a tab\t\n");
+        r.git(&["mv", "moved.txt", "renamed.txt"]);
+        r.commit("An exact rename");
+        chmod(&r, "run.sh", 0o755);
+        r.commit("A mode change");
+        std::os::unix::fs::symlink("main.rs", r.path().join("link")).unwrap();
+        r.commit("A symlink");
+        r.write("crlf.txt", Some("one\r\ntwo, changed\r\n"));
+        r.commit("CRLF \u{e9}t\u{e9}\n\nNon-ASCII without tabs.");
+        r.commit("An empty commit");
+        r.commit("Ends in a no-break space\u{a0}\n\n\x0c\nform feed\x0c\nvertical tab\x0b\n");
+        r.write(
+            "main.rs",
+            Some(&MAIN_RS.replace("use std::io;", "use std::fmt;")),
+        );
+        r.git(&["mv", "main.rs", "lib.rs"]);
+        r.commit("An inexact rename");
+        r.write("big.txt", None);
+        r.write("other.txt", Some(&"another long line\n".repeat(20)));
+        r.commit("A deletion and an addition git might pair");
+        r.write("lib.rs", Some(MAIN_RS));
+        chmod(&r, "lib.rs", 0o755);
+        r.commit("Content and mode");
+        assert_made_as_git_logs(&r, &base, "HEAD");
+        // Made here but for the two commits whose renames git might see otherwise.
+        let repo = r.open();
+        let pairs: Vec<(ObjectId, ObjectId)> = r
+            .git(&["rev-list", "--reverse", &format!("{base}..HEAD")])
+            .lines()
+            .map(|c| (r.oid(&format!("{c}~1^{{tree}}")), r.oid(c)))
+            .collect();
+        let opts = settings(&repo).unwrap();
+        let made = render(&repo, &pairs, opts, &mut diff::FileCache::default())
+            .unwrap()
+            .unwrap();
+        let from_git: Vec<usize> = (0..made.len()).filter(|&i| made[i].is_none()).collect();
+        assert_eq!(from_git, [8, 9]);
+        assert_made_as_git_logs(&r, "HEAD~3", "HEAD");
+        assert_made_as_git_logs(&r, "HEAD", "HEAD");
+
+        // Two versions of a series, the second with the first's file diffs at hand.
+        let mut cache = diff::FileCache::default();
+        let repo = r.open();
+        let first = read_cached(&repo, r.oid(&base), r.oid("HEAD"), &mut cache).unwrap();
+        assert_same(&first.unwrap(), &r.logged(&base, "HEAD"));
+        assert!(!cache.is_empty());
+        let second = read_cached(&repo, r.oid("HEAD~9"), r.oid("HEAD~1"), &mut cache).unwrap();
+        assert_same(&second.unwrap(), &r.logged("HEAD~9", "HEAD~1"));
+    }
+
+    /// A submodule's commit as `--submodule=short` prints it.
+    #[test]
+    fn submodule_texts_are_git_logs() {
+        let r = Repo::new();
+        r.write("a.txt", Some("a\n"));
+        let base = r.commit("Base");
+        let id = "1234567890123456789012345678901234567890";
+        r.git(&[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{id},sub"),
+        ]);
+        r.git(&["commit", "-q", "-m", "A submodule"]);
+        let id2 = "2234567890123456789012345678901234567890";
+        r.git(&["update-index", "--cacheinfo", &format!("160000,{id2},sub")]);
+        r.git(&["commit", "-q", "-m", "Its next commit"]);
+        assert_made_as_git_logs(&r, &base, "HEAD");
+    }
+
+    /// The settings that change `git log -p` leave the texts to git; the diff algorithms and rename settings
+    /// this module does make give git's texts.
+    #[test]
+    fn settings_that_change_git_log_leave_the_texts_to_git() {
+        let r = Repo::new();
+        r.write("f.txt", Some("a\nb\nc\nd\ne\nf\n"));
+        r.write("moved.txt", Some("moved\nas it is\n"));
+        let base = r.commit("Base");
+        r.write("f.txt", Some("a\nc\nb\nd\nf\ne\n"));
+        r.commit("Reorder");
+        r.git(&["mv", "moved.txt", "renamed.txt"]);
+        r.commit("Rename");
+        assert!(settings(&r.open()).is_some());
+        for key in [
+            "diff.context",
+            "diff.interHunkContext",
+            "diff.indentHeuristic",
+            "diff.suppressBlankEmpty",
+            "diff.orderFile",
+            "diff.renameLimit",
+            "diff.external",
+            "diff.relative",
+            "diff.wsErrorHighlight",
+            "mailmap.file",
+            "mailmap.blob",
+            "core.notesRef",
+            "notes.displayRef",
+            "log.showSignature",
+            "log.showRoot",
+            "i18n.logOutputEncoding",
+            "i18n.commitEncoding",
+            "core.attributesFile",
+            "core.quotePath",
+        ] {
+            r.git(&["config", key, "1"]);
+            assert!(settings(&r.open()).is_none(), "{key}");
+            r.git(&["config", "--unset", key]);
+        }
+        for (value, algorithm) in [
+            ("myers", Some(Algorithm::Myers)),
+            ("Default", Some(Algorithm::Myers)),
+            ("minimal", Some(Algorithm::MyersMinimal)),
+            ("HISTOGRAM", Some(Algorithm::Histogram)),
+            ("patience", None),
+        ] {
+            r.git(&["config", "diff.algorithm", value]);
+            let s = settings(&r.open());
+            assert_eq!(s.map(|s| s.algorithm), algorithm, "{value}");
+            if s.is_some() {
+                assert_made_as_git_logs(&r, &base, "HEAD");
+            }
+        }
+        r.git(&["config", "--unset", "diff.algorithm"]);
+        for (value, renames) in [
+            ("true", Some(true)),
+            ("yes", Some(true)),
+            ("On", Some(true)),
+            ("1", Some(true)),
+            ("false", Some(false)),
+            ("no", Some(false)),
+            ("off", Some(false)),
+            ("0", Some(false)),
+            // git's booleans: an empty value is false.
+            ("", Some(false)),
+            ("copies", None),
+        ] {
+            r.git(&["config", "diff.renames", value]);
+            let s = settings(&r.open());
+            assert_eq!(s.map(|s| s.renames), renames, "{value}");
+            if s.is_some() {
+                assert_made_as_git_logs(&r, &base, "HEAD");
+            }
+        }
+        // A key without a value is true.
+        r.git(&["config", "--unset", "diff.renames"]);
+        let config = r.path().join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str("[diff]\n\trenames\n");
+        std::fs::write(&config, text).unwrap();
+        assert_eq!(settings(&r.open()).map(|s| s.renames), Some(true));
+        assert_made_as_git_logs(&r, &base, "HEAD");
+    }
+
+    /// What else makes `git log` print differently: the default notes, attributes (the repository's, or a
+    /// `.gitattributes` anywhere in the base tree or in a patch), a `.mailmap`, another encoding, a tab after
+    /// non-ASCII text, paths git quotes, and a range that is not a chain.
+    #[test]
+    fn what_git_log_prints_otherwise_is_left_to_git() {
+        let r = Repo::new();
+        r.write("a.txt", Some("a\n"));
+        let base = r.commit("Base");
+        r.write("b.txt", Some("b\n"));
+        r.commit("Add b");
+        let left =
+            |base: &str, tip: &str| read(&r.open(), r.oid(base), r.oid(tip)).unwrap().is_none();
+        assert!(!left(&base, "HEAD"));
+
+        r.git(&["notes", "add", "-m", "a note", "HEAD"]);
+        assert!(left(&base, "HEAD"));
+        r.git(&["update-ref", "-d", "refs/notes/commits"]);
+        assert!(!left(&base, "HEAD"));
+
+        r.write(".git/info/attributes", Some("*.txt diff=x\n"));
+        assert!(left(&base, "HEAD"));
+        r.write(".git/info/attributes", None);
+
+        r.write(
+            ".mailmap",
+            Some("Other <o@example.com> <author@example.com>\n"),
+        );
+        assert!(left(&base, "HEAD"));
+        r.write(".mailmap", None);
+
+        // A bare clone reads HEAD's `.mailmap`.
+        let bare = tempfile::tempdir().unwrap();
+        let bare_path = bare.path().join("b.git");
+        r.git(&["clone", "-q", "--bare", ".", bare_path.to_str().unwrap()]);
+        let in_bare = |tip: &str| {
+            read(&gix::open(&bare_path).unwrap(), r.oid(&base), r.oid(tip))
+                .unwrap()
+                .is_none()
+        };
+        assert!(!in_bare("HEAD"));
+
+        let chain = r.head();
+        r.branch("side", &base);
+        r.write("deep/er/.gitattributes", Some("*.txt -diff\n"));
+        let attributed = r.commit("Attributes deep in the tree");
+        r.write("c.txt", Some("c\n"));
+        let after = r.commit("Add c");
+        assert!(left(&base, &attributed));
+        // In the base tree, deep down.
+        assert!(left(&attributed, &after));
+        r.write("deep/er/.gitattributes", None);
+        assert!(left(&after, &r.commit("Attributes removed")));
+
+        r.branch("mailmapped", &chain);
+        r.write(
+            ".mailmap",
+            Some("Other <o@example.com> <author@example.com>\n"),
+        );
+        r.commit("A mailmap");
+        r.git(&["push", "-q", bare_path.to_str().unwrap(), "mailmapped:main"]);
+        assert!(in_bare("mailmapped"));
+        r.write(".mailmap", None);
+
+        r.branch("merged", &chain);
+        r.git(&["merge", "-q", "--no-ff", "-m", "Merge", "side"]);
+        assert!(left(&base, "merged"));
+        assert!(!left("merged", "merged"));
+
+        r.branch("encoded", &chain);
+        r.write("d.txt", Some("d\n"));
+        r.git(&["add", "-A"]);
+        r.git(&[
+            "-c",
+            "i18n.commitEncoding=ISO-8859-1",
+            "commit",
+            "-q",
+            "-m",
+            "Latin",
+        ]);
+        assert!(left(&chain, "encoded"));
+        // git writes no `encoding` header for UTF-8; one that names it anyway, in any case, is made here.
+        let tree = r.git(&["rev-parse", "encoded^{tree}"]);
+        let explicit = r.commit_object(&format!(
+            "tree {}\nparent {}\nauthor A <a@example.com> 1577836800 +0000\ncommitter A <a@example.com> 1577836800 +0000\nencoding utf-8\n\nExplicit\n",
+            tree.trim(),
+            r.head()
+        ));
+        assert!(!left("encoded", &explicit));
+        assert_same(
+            &read(&r.open(), r.oid("encoded"), r.oid(&explicit))
+                .unwrap()
+                .unwrap(),
+            &r.logged("encoded", &explicit),
+        );
+
+        r.commit("Tab after \u{e9}\n\n\u{e9}\tx\n");
+        assert!(left("HEAD~1", "HEAD"));
+        r.commit("Tab after ASCII\n\nx\tx\n");
+        assert!(!left("HEAD~1", "HEAD"));
+
+        for name in [
+            "with space.txt",
+            "qu\"ote.txt",
+            "back\\slash.txt",
+            "\u{e9}.txt",
+            "x/.gitattributes",
+        ] {
+            r.write(name, Some("n\n"));
+            r.commit("A path git quotes or reads differently");
+            assert!(left("HEAD~1", "HEAD"), "{name}");
+            r.write(name, None);
+            r.commit("Gone again");
+            assert!(left("HEAD~1", "HEAD"), "{name}");
+        }
+    }
+
+    fn file(status: Status, old: u32, new: u32, old_size: usize, new_size: usize) -> FileDiff {
+        let mode = |m: u32| (m != 0).then(|| gix::objs::tree::EntryMode::try_from(m).unwrap());
+        FileDiff {
+            status,
+            old_path: "o".into(),
+            new_path: "n".into(),
+            old_mode: mode(old),
+            new_mode: mode(new),
+            binary: false,
+            insertions: 0,
+            deletions: 0,
+            old_size,
+            new_size,
+            text: Vec::new(),
+        }
+    }
+
+    /// When git could have paired an added and a deleted file otherwise than gix did (by hand, from git's
+    /// `estimate_similarity`: regular files whose sizes are within a factor of two).
+    #[test]
+    fn renames_are_certain_only_where_git_cannot_decide_otherwise() {
+        let (blob, link) = (0o100644, 0o120000);
+        let exact = || file(Status::Renamed { similarity: 100 }, blob, blob, 5, 5);
+        let inexact = || file(Status::Renamed { similarity: 90 }, blob, blob, 5, 6);
+        let added = |size| file(Status::Added, 0, blob, 0, size);
+        let deleted = |size| file(Status::Deleted, blob, 0, size, 0);
+        let modified = || file(Status::Modified, blob, blob, 5, 6);
+        for (files, certain) in [
+            (vec![], true),
+            (vec![modified()], true),
+            (vec![exact()], true),
+            (vec![exact(), modified()], true),
+            (vec![exact(), added(5)], false),
+            (vec![exact(), deleted(5)], false),
+            (vec![exact(), exact()], false),
+            (vec![inexact()], false),
+            (vec![added(10), added(10)], true),
+            (vec![deleted(10), modified()], true),
+            (vec![added(10), deleted(20)], false),
+            (vec![added(20), deleted(10)], false),
+            (vec![added(10), deleted(21)], true),
+            (vec![added(21), deleted(10)], true),
+            (vec![added(0), deleted(0)], false),
+            (
+                vec![file(Status::Added, 0, link, 0, 10), deleted(100)],
+                false,
+            ),
+            (
+                vec![added(100), file(Status::Deleted, link, 0, 10, 0)],
+                false,
+            ),
+        ] {
+            assert_eq!(renames_certain(&files), certain, "{files:?}");
+        }
+    }
 }
