@@ -272,7 +272,7 @@ fn syncs_publish_news_fold_writer_refs_and_push_nothing_when_idle() {
     // The fold deleted nothing, so it went out in one push with a's writer ref.
     let a_writer = writer_ref(MAIL, &writer_id(&a).unwrap());
     assert_eq!(remote.get(&a_writer), Some(&a_tip));
-    assert_eq!(fleet.remote_writer_refs(), [a_writer.clone()]);
+    assert_eq!(fleet.remote_writer_refs(), std::slice::from_ref(&a_writer));
     // The push is recorded as the fetch would have.
     assert_eq!(local(&a, &tracking_name("origin", MAIL)), Some(a_tip));
 
@@ -1639,11 +1639,13 @@ fn a_refusal_beside_a_lost_race_is_a_refusal() {
     // Each alone: a lost race lands nothing; a refusal is an error with the remote's words.
     let stale = (MAIL.to_owned(), Some(two), Some(two));
     assert_eq!(
-        push(&[stale.clone()], &mut gate).unwrap(),
+        push(std::slice::from_ref(&stale), &mut gate).unwrap(),
         Some(BTreeSet::new())
     );
     let refused = (w.clone(), Some(two), None);
-    let err = push(&[refused.clone()], &mut gate).unwrap_err().to_string();
+    let err = push(std::slice::from_ref(&refused), &mut gate)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("no writer refs"), "{err}");
     let err = push(&[stale, refused], &mut gate).unwrap_err().to_string();
     assert!(err.contains("no writer refs"), "{err}");
