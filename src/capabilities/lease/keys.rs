@@ -354,3 +354,315 @@ impl<'a> Keys<'a> {
         Some(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lease rows as `held.rs` makes them: (persona, paths, expires), each lease's bytes a line of its own.
+    fn table(leases: &[(&str, &[&str], i64)]) -> (Vec<String>, Vec<u8>) {
+        let lines: Vec<String> = leases
+            .iter()
+            .enumerate()
+            .map(|(n, (p, paths, e))| {
+                format!("{{\"n\":{n},\"persona\":\"{p}\",\"paths\":{paths:?},\"expires\":{e}}}\n")
+            })
+            .collect();
+        let mut offset = 0;
+        let rows: Vec<Row<'_>> = leases
+            .iter()
+            .zip(&lines)
+            .map(|((persona, paths, expires), line)| {
+                let row = Row {
+                    persona,
+                    paths: paths.to_vec(),
+                    expires: *expires,
+                    offset,
+                    raw: line.as_bytes(),
+                };
+                offset += line.len();
+                row
+            })
+            .collect();
+        let bytes = encode(&rows).unwrap();
+        (lines, bytes)
+    }
+
+    fn hits(
+        bytes: &[u8],
+        files: &[&str],
+        now: i64,
+        persona: Option<&str>,
+        ignore_case: bool,
+    ) -> Vec<(usize, usize)> {
+        let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+        Keys::parse(bytes)
+            .unwrap()
+            .file_hits(&files, now, persona, ignore_case)
+            .unwrap()
+            .unwrap()
+    }
+
+    /// FNV-1a's published test vectors (64-bit), with ASCII folded: the hash is part of the table's format,
+    /// which a hook of one build reads after another build wrote it.
+    #[test]
+    fn keys_hash_as_fnv1a_of_the_ascii_lowercased_bytes() {
+        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(fnv(b"foobar"), 0x8594_4171_f739_67e8);
+        assert_eq!(fnv(b"FooBar"), fnv(b"foobar"));
+        assert_eq!(fnv_step(FNV_OFFSET, b'A'), fnv(b"a"));
+        // The slot folds the high bits in: (h ^ h >> 29) masked to the table.
+        let h = 0x8594_4171_f739_67e8u64;
+        assert_eq!(slot_of(h, 1 << 20), ((h ^ (h >> 29)) & 0xf_ffff) as usize);
+        assert_eq!(slot_of(h, 1 << 20), 0xb_6c67);
+        assert_eq!(slot_of(u64::MAX, 8), 0);
+        assert_eq!(slot_of(7, 8), 7);
+        assert_eq!(slot_of(1 << 29, 8), 1);
+        assert_eq!(slot_of(1 << 31, 8), 4);
+    }
+
+    /// The encoded table, byte for byte (docs: the layout in this module's doc): header counts, each
+    /// lease's fields, slots at their hashes, entries and globs, then the strings, a persona once.
+    #[test]
+    fn the_table_is_laid_out_as_documented() {
+        let (lines, bytes) = table(&[
+            ("ann", &["./src/a.rs", "docs/"], 100),
+            ("bob", &["*.md"], -5),
+            ("ann", &["x"], 7),
+        ]);
+        let u32s = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        assert_eq!(&bytes[..8], MAGIC);
+        let (n_leases, n_slots, n_entries, n_globs) = (u32s(8), u32s(12), u32s(16), u32s(20));
+        assert_eq!((n_leases, n_slots, n_entries, n_globs), (3, 8, 3, 1));
+        assert_eq!(HEADER, 24);
+        // Leases: expires, offset, length, persona string, persona length, checksum of the line.
+        let lease = |n: usize| &bytes[HEADER + LEASE * n..HEADER + LEASE * (n + 1)];
+        let strings_at = HEADER + LEASE * 3 + 4 * 8 + ENTRY * 4;
+        let strings = &bytes[strings_at..];
+        assert_eq!(strings, b"annsrc/a.rsdocsbob*.mdx");
+        for (n, (expires, persona_at)) in
+            [(100i64, 0usize), (-5, 15), (7, 0)].into_iter().enumerate()
+        {
+            let l = lease(n);
+            assert_eq!(i64::from_le_bytes(l[..8].try_into().unwrap()), expires);
+            let offset: usize = lines[..n].iter().map(String::len).sum();
+            assert_eq!(
+                u32::from_le_bytes(l[8..12].try_into().unwrap()) as usize,
+                offset
+            );
+            assert_eq!(
+                u32::from_le_bytes(l[12..16].try_into().unwrap()) as usize,
+                lines[n].len()
+            );
+            assert_eq!(
+                u32::from_le_bytes(l[16..20].try_into().unwrap()) as usize,
+                persona_at
+            );
+            assert_eq!(u32::from_le_bytes(l[20..24].try_into().unwrap()), 3);
+            assert_eq!(l[24..32], Sha256::digest(lines[n].as_bytes())[..8]);
+            assert_eq!(line_sum(lines[n].as_bytes()), l[24..32]);
+        }
+        // Entries: (key, length, lease) in order; globs likewise.
+        let entries_at = HEADER + LEASE * 3 + 4 * 8;
+        let entry = |i: usize| {
+            let at = entries_at + ENTRY * i;
+            (u32s(at), u32s(at + 4), u32s(at + 8))
+        };
+        assert_eq!(
+            [entry(0), entry(1), entry(2)],
+            [(3, 8, 0), (11, 4, 0), (22, 1, 2)]
+        );
+        assert_eq!(entry(3), (18, 4, 1), "the glob");
+        // Slots: each entry (plus one) at its hash's slot, the next free one on a collision.
+        let mut expect = [0usize; 8];
+        for (e, key) in ["src/a.rs", "docs", "x"].iter().enumerate() {
+            let mut s = slot_of(fnv(key.as_bytes()), 8);
+            while expect[s] != 0 {
+                s = (s + 1) % 8;
+            }
+            expect[s] = e + 1;
+        }
+        let slots: Vec<usize> = (0..8).map(|i| u32s(HEADER + LEASE * 3 + 4 * i)).collect();
+        assert_eq!(slots, expect);
+        assert_eq!(bytes.len(), strings_at + 23);
+        let keys = Keys::parse(&bytes).unwrap();
+        let at = keys.at(1).unwrap();
+        assert_eq!(
+            (at.offset as usize, at.len),
+            (lines[0].len(), lines[1].len())
+        );
+        assert_eq!(at.sum, line_sum(lines[1].as_bytes()));
+        assert!(keys.at(3).is_none());
+    }
+
+    /// No literal key: no slots at all, and a check still answers from the globs.
+    #[test]
+    fn a_table_of_globs_only_has_no_slots() {
+        let (_, bytes) = table(&[("ann", &["src/**"], 100)]);
+        assert_eq!(u32::from_le_bytes(bytes[12..16].try_into().unwrap()), 0);
+        assert_eq!(hits(&bytes, &["src/a.rs", "b"], 0, None, false), [(0, 0)]);
+        let (_, bytes) = table(&[]);
+        assert_eq!(bytes.len(), HEADER);
+        assert!(hits(&bytes, &["src/a.rs"], 0, None, false).is_empty());
+    }
+
+    /// A literal key covers the file it names and everything under that directory, nothing else; globs
+    /// cover what they match; a lease counts while it lives and for others than its holder.
+    #[test]
+    fn a_check_finds_the_leases_that_cover_each_file() {
+        let (_, bytes) = table(&[
+            ("ann", &["./src/a.rs", "docs/"], 100),
+            ("bob", &["*.md", "docs/guide"], 50),
+            ("cyd", &["src"], 10),
+        ]);
+        let files = [
+            "src/a.rs",
+            "src/a.rsx",
+            "src/ab",
+            "docs/guide/intro.md",
+            "docsx/y",
+            "README.md",
+            "other",
+        ];
+        assert_eq!(
+            hits(&bytes, &files, 0, None, false),
+            [(0, 0), (0, 2), (1, 2), (2, 2), (3, 0), (3, 1), (5, 1)]
+        );
+        // Expired at `now` (the expiry itself counts as gone).
+        assert_eq!(
+            hits(&bytes, &files, 10, None, false),
+            [(0, 0), (3, 0), (3, 1), (5, 1)]
+        );
+        assert_eq!(hits(&bytes, &files, 50, None, false), [(0, 0), (3, 0)]);
+        assert!(hits(&bytes, &files, 100, None, false).is_empty());
+        // A persona's own leases do not count against it.
+        assert_eq!(
+            hits(&bytes, &files, 0, Some("ann"), false),
+            [(0, 2), (1, 2), (2, 2), (3, 1), (5, 1)]
+        );
+        assert_eq!(
+            hits(&bytes, &files, 0, Some("bob"), false),
+            [(0, 0), (0, 2), (1, 2), (2, 2), (3, 0)]
+        );
+        assert_eq!(hits(&bytes, &files, 0, Some("an"), false).len(), 7);
+        // Case: folded only under `core.ignoreCase`, for keys and globs alike.
+        let upper = ["SRC/A.RS", "Docs/Guide/x", "readme.MD"];
+        assert!(hits(&bytes, &upper, 0, None, false).is_empty());
+        assert_eq!(
+            hits(&bytes, &upper, 0, None, true),
+            [(0, 0), (0, 2), (1, 0), (1, 1), (2, 1)]
+        );
+    }
+
+    /// Many keys, colliding and wrapping around the slots: every one is found, and each (file, lease) pair
+    /// once, however many of a lease's keys cover the file.
+    #[test]
+    fn every_key_of_a_full_table_is_found() {
+        let names: Vec<String> = (0..300).map(|i| format!("d{}/f{i}", i % 7)).collect();
+        let paths: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (_, bytes) = table(&[("ann", &paths[..150], 9), ("bob", &paths[150..], 9)]);
+        let keys = Keys::parse(&bytes).unwrap();
+        assert_eq!(keys.slots.len() / 4, 1024);
+        for (i, f) in names.iter().enumerate() {
+            assert_eq!(
+                hits(&bytes, &[f], 0, None, false),
+                [(0, usize::from(i >= 150))],
+                "{f}"
+            );
+        }
+        let (_, bytes) = table(&[("ann", &["a", "a/b", "a/b/c", "a/b/c"], 9)]);
+        assert_eq!(hits(&bytes, &["a/b/c/d"], 0, None, false), [(0, 0)]);
+    }
+
+    #[test]
+    fn paths_are_the_counting_leases_keys_and_globs_in_lease_order() {
+        let (_, bytes) = table(&[
+            ("ann", &["./src/", "*.rs"], 100),
+            ("bob", &["docs"], 5),
+            ("cyd", &["lib/**", "b"], 100),
+        ]);
+        let keys = Keys::parse(&bytes).unwrap();
+        let show = |v: Vec<(usize, Cow<'_, str>)>| {
+            v.into_iter()
+                .map(|(n, p)| format!("{n}:{p}"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            show(keys.paths(0, None).unwrap()),
+            ["0:src", "0:*.rs", "1:docs", "2:b", "2:lib/**"]
+        );
+        assert_eq!(
+            show(keys.paths(5, Some("cyd")).unwrap()),
+            ["0:src", "0:*.rs"]
+        );
+        assert!(keys.paths(100, None).unwrap().is_empty());
+    }
+
+    #[test]
+    fn literal_keys_drop_dot_slash_and_a_trailing_slash_and_globs_have_none() {
+        assert_eq!(literal_key("./a/b/"), Some("a/b"));
+        assert_eq!(literal_key("a/b"), Some("a/b"));
+        assert_eq!(literal_key("./"), Some(""));
+        for glob in ["*.rs", "a?", "[ab]", "a\\*"] {
+            assert_eq!(literal_key(glob), None, "{glob}");
+        }
+    }
+
+    /// A damaged table answers `None` (the caller reads `held.jsonl` instead), never a wrong answer or a panic.
+    #[test]
+    fn a_damaged_table_answers_none() {
+        let (_, bytes) = table(&[("ann", &["a", "b", "*.md"], 100), ("bob", &["c"], 100)]);
+        assert!(Keys::parse(&bytes).is_some());
+        let set = |at: usize, v: u32| {
+            let mut b = bytes.clone();
+            b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+            b
+        };
+        assert!(Keys::parse(b"jlkeys1\n").is_none());
+        assert!(Keys::parse(&bytes[..HEADER - 1]).is_none());
+        let mut wrong_magic = bytes.clone();
+        wrong_magic[0] ^= 1;
+        assert!(Keys::parse(&wrong_magic).is_none());
+        // Slots not a power of two, or fewer than the entries.
+        assert!(Keys::parse(&set(12, 6)).is_none());
+        assert!(Keys::parse(&set(12, 2)).is_none());
+        // Counts beyond the bytes.
+        assert!(Keys::parse(&set(8, 1000)).is_none());
+        assert!(Keys::parse(&set(20, 1000)).is_none());
+        assert!(Keys::parse(&set(8, u32::MAX)).is_none());
+        // An entry pointing past the strings, or at a lease that is not there: a check says "damaged".
+        let entries_at = HEADER + LEASE * 2 + 4 * 8;
+        let files = vec!["a".to_owned(), "c".to_owned(), "x.md".to_owned()];
+        for (at, v) in [
+            (entries_at, 10_000),
+            (entries_at + 4, 10_000),
+            (entries_at + 8, 7),
+        ] {
+            let b = set(at, v);
+            let keys = Keys::parse(&b).unwrap();
+            assert!(keys.file_hits(&files, 0, None, false).is_none(), "{at}");
+            assert!(keys.paths(0, None).is_none(), "{at}");
+        }
+        let globs_at = entries_at + ENTRY * 3;
+        let b = set(globs_at + 8, 9);
+        assert!(Keys::parse(&b)
+            .unwrap()
+            .file_hits(&files, 0, None, false)
+            .is_none());
+        // A persona past the strings.
+        let b = set(HEADER + 16, 10_000);
+        assert!(Keys::parse(&b)
+            .unwrap()
+            .file_hits(&files, 0, None, false)
+            .is_none());
+        // A glob that does not parse is an error, as everywhere.
+        let (_, bytes) = table(&[("ann", &["a[", "b"], 100)]);
+        let keys = Keys::parse(&bytes).unwrap();
+        assert!(keys.file_hits(&files, 0, None, false).unwrap().is_err());
+        assert!(keys
+            .file_hits(&files, 0, Some("ann"), false)
+            .unwrap()
+            .is_ok());
+    }
+}
