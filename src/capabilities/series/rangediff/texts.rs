@@ -624,6 +624,7 @@ mod tests {
         r.git(&["mv", "moved.txt", "renamed.txt"]);
         r.commit("Rename");
         assert!(settings(&r.open()).is_some());
+        // Written out, not read from `CHANGES_LOG`: a key dropped from that list must fail here.
         for key in [
             "diff.context",
             "diff.interHunkContext",
