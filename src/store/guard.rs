@@ -530,7 +530,8 @@ mod tests {
     //! written with gix, refs moved with `git update-ref` (which runs no hook).
     use super::*;
     use crate::store::eventlog::event::{event_message, merge_message};
-    use crate::store::eventlog::{Event, EventId};
+    use crate::store::eventlog::test_support::signed_event_message;
+    use crate::store::eventlog::EventId;
     use crate::store::sign::AllowedSigners;
     use gix::objs::tree::{Entry, EntryKind};
     use ssh_key::{rand_core::OsRng, Algorithm, PrivateKey};
@@ -602,7 +603,7 @@ mod tests {
 
         /// An event commit by `actor` (signed with `key` when given) on `parents`.
         fn event(&self, actor: &str, key: Option<&PrivateKey>, parents: &[ObjectId]) -> ObjectId {
-            self.commit(&event_msg(actor, key, None).1, parents)
+            self.commit(&signed_event_message(actor, key, None).1, parents)
         }
 
         fn set(&self, name: &str, id: ObjectId) {
@@ -632,30 +633,6 @@ mod tests {
             new: new.unwrap_or_else(null),
             name: name.to_owned(),
         }
-    }
-
-    /// An event's id and commit message by `actor`, signed with `key` over `signed` (its own JSON when
-    /// `None`).
-    fn event_msg(
-        actor: &str,
-        key: Option<&PrivateKey>,
-        signed: Option<&[u8]>,
-    ) -> (EventId, Vec<u8>) {
-        let e = Event::new("t.x", actor, serde_json::json!({ "n": 1 }));
-        let canonical = e.canonical().unwrap();
-        let id = EventId::of(&canonical);
-        let sig = key.map(|k| {
-            crate::store::sign::keys::sign_in(
-                k,
-                crate::store::sign::NAMESPACE,
-                signed.unwrap_or(&canonical),
-            )
-            .unwrap()
-        });
-        (
-            id,
-            event_message(&e.kind, &canonical, &id, 1, sig.as_deref()),
-        )
     }
 
     fn key() -> PrivateKey {
@@ -791,7 +768,7 @@ mod tests {
         let side = r.event("bob", None, &[root]);
         let two_parents = r.event("alice", None, &[root, side]);
         let mismatch = {
-            let (_, msg) = event_msg("alice", None, None);
+            let (_, msg) = signed_event_message("alice", None, None);
             let msg = String::from_utf8(msg)
                 .unwrap()
                 .replacen("\"n\":1", "\"n\":2", 1);
@@ -863,7 +840,7 @@ mod tests {
         let root = r.event("alice", Some(&alice), &[]);
         r.set(LOG, root);
         let prose = r.commit(b"prose\n", &[root]);
-        let (_, unsigned_msg) = event_msg("alice", None, None);
+        let (_, unsigned_msg) = signed_event_message("alice", None, None);
         let unsigned = r.commit(&unsigned_msg, &[root]);
         let manifest = b"format 2\nunsigned\n".to_vec();
         let manifest_id = r.blob(&manifest);
@@ -1064,13 +1041,13 @@ mod tests {
                  (the remote requires signed events; trust roots: .jules/allowed_signers)"
             )
         };
-        let (_, unsigned_msg) = event_msg("alice", None, None);
+        let (_, unsigned_msg) = signed_event_message("alice", None, None);
         let unsigned = r.commit(&unsigned_msg, &[root]);
-        let (_, bad_msg) = event_msg("alice", Some(&alice), Some(b"other bytes"));
+        let (_, bad_msg) = signed_event_message("alice", Some(&alice), Some(b"other bytes"));
         let bad = r.commit(&bad_msg, &[unsigned]);
-        let (_, bob_msg) = event_msg("bob", Some(&alice), None);
+        let (_, bob_msg) = signed_event_message("bob", Some(&alice), None);
         let bob = r.commit(&bob_msg, &[bad]);
-        let (_, stranger_msg) = event_msg("alice", Some(&stranger), None);
+        let (_, stranger_msg) = signed_event_message("alice", Some(&stranger), None);
         let strange = r.commit(&stranger_msg, &[bob]);
         let good = r.event("alice", Some(&alice), &[strange]);
         assert_eq!(
@@ -1098,7 +1075,7 @@ mod tests {
             ]
         );
         // Without trust roots, alice's own signature is not verified either.
-        let (_, msg) = event_msg("alice", Some(&alice), None);
+        let (_, msg) = signed_event_message("alice", Some(&alice), None);
         let lone = r.commit(&msg, &[root]);
         assert_eq!(
             r.check_signed(&[update(LOG, Some(root), Some(lone))], None),

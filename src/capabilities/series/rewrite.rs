@@ -435,8 +435,6 @@ pub type RawChange = (BString, u16, ObjectId, u16, ObjectId);
 
 /// The file-level changes between two trees, without rename detection or line diffs: cheap, and equal for
 /// two patches that change the same files from the same blobs to the same blobs.
-/// The file-level changes between two trees, without rename detection or line diffs: cheap, and equal for
-/// two patches that change the same files from the same blobs to the same blobs.
 pub fn raw_changes(repo: &gix::Repository, a: ObjectId, b: ObjectId) -> Result<Vec<RawChange>> {
     use gix::diff::tree::recorder::Change as C;
     if a == b {

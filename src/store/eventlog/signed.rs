@@ -280,7 +280,7 @@ mod tests {
         assert!(cache.get(&a).unwrap().is_verified());
     }
 
-    use crate::store::eventlog::{Event, EventId};
+    use crate::store::eventlog::test_support::signed_event_message;
     use ssh_key::{rand_core::OsRng, Algorithm, PrivateKey};
 
     /// A bare repository with `trust` committed as `.jules/allowed_signers` on `main` (none: no trust file),
@@ -302,23 +302,6 @@ mod tests {
         (gix::open(&path).unwrap(), blob)
     }
 
-    /// The message of an event by `actor`, signed with `key` over `signed` (its own JSON when `None`).
-    fn message(actor: &str, key: Option<&PrivateKey>, signed: Option<&[u8]>) -> (EventId, Vec<u8>) {
-        let e = Event::new("t.x", actor, serde_json::json!({ "n": 1 }));
-        let canonical = e.canonical().unwrap();
-        let id = EventId::of(&canonical);
-        let sig = key.map(|k| {
-            crate::store::sign::keys::sign_in(
-                k,
-                crate::store::sign::NAMESPACE,
-                signed.unwrap_or(&canonical),
-            )
-            .unwrap()
-        });
-        let msg = super::super::event::event_message(&e.kind, &canonical, &id, 1, sig.as_deref());
-        (id, msg)
-    }
-
     fn trust_line(persona: &str, key: &PrivateKey) -> String {
         format!(
             "{persona} namespaces=\"git-jules-event\" {}\n",
@@ -335,7 +318,7 @@ mod tests {
         let trust = AllowedSigners::parse(&trust_line("alice", &key), "t").unwrap();
         let fingerprint = key.public_key().fingerprint(Default::default()).to_string();
 
-        let (id, msg) = message("alice", Some(&key), None);
+        let (id, msg) = signed_event_message("alice", Some(&key), None);
         assert_eq!(
             check_event(Some(&trust), &msg),
             Some((
@@ -354,21 +337,21 @@ mod tests {
                 key: fingerprint.clone()
             })
         );
-        let (_, bob_signed) = message("bob", Some(&key), None);
+        let (_, bob_signed) = signed_event_message("bob", Some(&key), None);
         assert_eq!(
             check(Some(&trust), &bob_signed),
             Some(State::KeyNotAllowed { key: fingerprint })
         );
-        let (_, other_bytes) = message("alice", Some(&key), Some(b"something else"));
+        let (_, other_bytes) = signed_event_message("alice", Some(&key), Some(b"something else"));
         assert_eq!(check(Some(&trust), &other_bytes), Some(State::BadSignature));
-        let (_, alice_unsigned) = message("alice", None, None);
+        let (_, alice_unsigned) = signed_event_message("alice", None, None);
         assert_eq!(
             check(Some(&trust), &alice_unsigned),
             Some(State::UnsignedWithKey {
                 persona: "alice".into()
             })
         );
-        let (id, bob_unsigned) = message("bob", None, None);
+        let (id, bob_unsigned) = signed_event_message("bob", None, None);
         assert_eq!(
             check_event(Some(&trust), &bob_unsigned),
             Some((id, "bob".to_owned(), State::Unsigned))
@@ -446,8 +429,8 @@ mod tests {
                 )
                 .unwrap()
             };
-            let signed = commit(&message("alice", Some(&key), None).1);
-            let unsigned = commit(&message("alice", None, None).1);
+            let signed = commit(&signed_event_message("alice", Some(&key), None).1);
+            let unsigned = commit(&signed_event_message("alice", None, None).1);
             let join = commit(&super::super::event::merge_message(2));
 
             let mut v = Verifier::open(&repo).unwrap().unwrap();

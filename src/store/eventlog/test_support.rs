@@ -2,7 +2,7 @@
 
 use gix::ObjectId;
 
-use super::{Event, NewEvent};
+use super::{Event, EventId, NewEvent};
 
 /// Event number `i` of kind `t.x` by `a`: distinct payloads, so distinct ids.
 pub fn event(i: u64) -> NewEvent {
@@ -26,4 +26,26 @@ pub fn commit_on(repo: &gix::Repository, message: &[u8], parents: Vec<ObjectId>)
         },
     )
     .unwrap()
+}
+
+/// The commit message of an event by `actor` (`t.x`, clock 1), signed with `key` in the events' namespace
+/// over `signed` (the event's own JSON when `None`: a signature over other bytes is a bad one); with its id.
+pub fn signed_event_message(
+    actor: &str,
+    key: Option<&ssh_key::PrivateKey>,
+    signed: Option<&[u8]>,
+) -> (EventId, Vec<u8>) {
+    let e = Event::new("t.x", actor, serde_json::json!({ "n": 1 }));
+    let canonical = e.canonical().unwrap();
+    let id = EventId::of(&canonical);
+    let sig = key.map(|k| {
+        crate::store::sign::keys::sign_in(
+            k,
+            crate::store::sign::NAMESPACE,
+            signed.unwrap_or(&canonical),
+        )
+        .unwrap()
+    });
+    let msg = super::event::event_message(&e.kind, &canonical, &id, 1, sig.as_deref());
+    (id, msg)
 }

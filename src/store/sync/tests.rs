@@ -94,6 +94,15 @@ fn append(repo: &gix::Repository, log: &str, i: u64) -> ObjectId {
         .commit
 }
 
+/// Append an event of `kind` by `a` with `data` (urgent mail, a marked event) to `log`; the new tip.
+fn append_data(repo: &gix::Repository, log: &str, kind: &str, data: serde_json::Value) -> ObjectId {
+    Log::open(repo, log)
+        .unwrap()
+        .append(NewEvent::new(Event::new(kind, "a", data)))
+        .unwrap()
+        .commit
+}
+
 /// The event ids `log` holds at `tip`, sorted.
 fn ids_at(repo: &gix::Repository, log: &str, tip: ObjectId) -> Vec<String> {
     let log = Log::open(repo, log).unwrap();
@@ -532,15 +541,12 @@ fn the_push_budget_defers_news_but_not_urgent_news() {
     assert_eq!(the_ref(&r, MAIL).published, Published::Nothing);
     assert_eq!(fleet.remote_refs().get(MAIL), None);
     // Urgent mail goes at once.
-    let urgent = Log::open(&a, MAIL)
-        .unwrap()
-        .append(NewEvent::new(Event::new(
-            "mail.send",
-            "a",
-            serde_json::json!({ "priority": "urgent" }),
-        )))
-        .unwrap()
-        .commit;
+    let urgent = append_data(
+        &a,
+        MAIL,
+        "mail.send",
+        serde_json::json!({ "priority": "urgent" }),
+    );
     let r = sync_with(&transport::reopen(&a).unwrap(), "origin", &policy).unwrap();
     assert_eq!(r.push_deferred_secs, None);
     assert_eq!(the_ref(&r, MAIL).published, Published::Shared);
@@ -550,15 +556,12 @@ fn the_push_budget_defers_news_but_not_urgent_news() {
     let r = sync_with(&transport::reopen(&a).unwrap(), "origin", &policy).unwrap();
     assert!(r.push_deferred_secs.is_some());
     assert_eq!(fleet.remote_refs().get(MAIL), Some(&urgent));
-    let urgent = Log::open(&a, MAIL)
-        .unwrap()
-        .append(NewEvent::new(Event::new(
-            "mail.send",
-            "a",
-            serde_json::json!({ "priority": "urgent", "n": 2 }),
-        )))
-        .unwrap()
-        .commit;
+    let urgent = append_data(
+        &a,
+        MAIL,
+        "mail.send",
+        serde_json::json!({ "priority": "urgent", "n": 2 }),
+    );
     let r = sync_with(&transport::reopen(&a).unwrap(), "origin", &policy).unwrap();
     assert_eq!(r.push_deferred_secs, None);
     assert_eq!(fleet.remote_refs().get(MAIL), Some(&urgent));
@@ -1319,14 +1322,12 @@ fn series_versions_are_pushed_with_the_logs_and_wait_with_them() {
     assert_eq!(remote_series(), Some(v1.clone()));
     assert_eq!(ledger_pushes(&a), Some(1));
     // Urgent news in the logs goes out, and the version with it.
-    Log::open(&a, MAIL)
-        .unwrap()
-        .append(NewEvent::new(Event::new(
-            "mail.send",
-            "a",
-            serde_json::json!({ "priority": "urgent" }),
-        )))
-        .unwrap();
+    append_data(
+        &a,
+        MAIL,
+        "mail.send",
+        serde_json::json!({ "priority": "urgent" }),
+    );
     let r = sync_with(&transport::reopen(&a).unwrap(), "origin", &policy).unwrap();
     assert_eq!(r.push_deferred_secs, None, "{r:?}");
     assert_eq!(r.series_pushed, [series], "{r:?}");
@@ -1543,15 +1544,12 @@ fn a_refusal_naming_an_event_is_learned_and_the_rest_published() {
     )
     .unwrap();
     make_executable(&hook);
-    let bad = Log::open(&a, MAIL)
-        .unwrap()
-        .append(NewEvent::new(Event::new(
-            "t.x",
-            "a",
-            serde_json::json!({ "mark": "refused-here" }),
-        )))
-        .unwrap()
-        .commit;
+    let bad = append_data(
+        &a,
+        MAIL,
+        "t.x",
+        serde_json::json!({ "mark": "refused-here" }),
+    );
     let bad_id = ids_at(&a, MAIL, bad)
         .into_iter()
         .find(|id| !ids_at(&a, MAIL, e1).contains(id))
