@@ -240,6 +240,14 @@ impl Browser {
 
     /// Send a command and wait for its answer (events in between are dropped).
     fn call(&mut self, method: &str, params: Value) -> Value {
+        match self.try_call(method, params) {
+            Ok(result) => result,
+            Err(answer) => panic!("{method}: {answer}"),
+        }
+    }
+
+    /// Send a command and wait for its answer, or its error answer as it came.
+    fn try_call(&mut self, method: &str, params: Value) -> Result<Value, Value> {
         self.next += 1;
         let id = self.next;
         let msg = json!({ "id": id, "method": method, "params": params }).to_string();
@@ -252,8 +260,10 @@ impl Browser {
                 Err(_) => continue,
             };
             if v["id"] == id {
-                assert!(v.get("error").is_none(), "{method}: {v}");
-                return v["result"].clone();
+                if v.get("error").is_some() {
+                    return Err(v);
+                }
+                return Ok(v["result"].clone());
             }
         }
     }
@@ -269,9 +279,18 @@ impl Browser {
     }
 
     /// Wait until `expr` is true in the page.
+    ///
+    /// The page may be navigating while we wait (a submitted form, a reload): an evaluation the old
+    /// document could not finish counts as "not yet", any other error still fails the test.
     fn wait_for(&mut self, expr: &str) {
         let deadline = Instant::now() + PATIENCE;
-        while self.eval(&format!("!!({expr})")) != json!(true) {
+        loop {
+            let params = json!({ "expression": format!("!!({expr})"), "returnByValue": true });
+            match self.try_call("Runtime.evaluate", params) {
+                Ok(r) if r["result"]["value"] == json!(true) => return,
+                Ok(r) => assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}"),
+                Err(answer) => assert!(is_navigation_error(&answer), "{expr}: {answer}"),
+            }
             assert!(Instant::now() < deadline, "never true: {expr}");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -353,6 +372,19 @@ impl Browser {
         );
         self.wait_for(&format!("window.innerWidth === {w}"));
     }
+}
+
+/// Whether DevTools refused an evaluation because the document went away under it (Chromium's words
+/// for a navigation that started or finished while the call was in flight).
+fn is_navigation_error(answer: &Value) -> bool {
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    [
+        "Inspected target navigated or closed",
+        "Execution context was destroyed",
+        "Cannot find context with specified id",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
 }
 
 fn base64_decode(s: &str) -> Vec<u8> {
