@@ -3,7 +3,8 @@
 #
 # `git jules verify` against its peers on the shared fixture (../shared/bench/make_fixture.sh: a 30-commit
 # series on a ~3000-file repository; check-pass.sh passes everywhere in ~0.23 s, check.sh fails at commit 17).
-# Everything is measured in one run, side by side, because the machine drifts between sessions:
+# Everything is measured in one run, side by side, because the machine drifts between sessions (the cold and
+# stop rows in turns with their rebase, median of N each):
 #   1. cold  `git jules verify --jobs 2 --cmd ./check-pass.sh`   vs  `git rebase -x ./check-pass.sh main`
 #   2. stop  `git jules verify --jobs 2 --cmd ./check.sh`        vs  `git rebase -x ./check.sh main`
 #   3. warm  `git jules verify --jobs 2 --cmd ./check-pass.sh` (every result cached)
@@ -96,11 +97,39 @@ measure() {
     fi
 }
 
-measure jules-cold "$cold" "$verify --cmd ./check-pass.sh" "$jules"
-measure rebase-pass "$reset_rebase" "git rebase -x ./check-pass.sh main" "$rebase"
+# measure_pair NAME_A PREPARE_A COMMAND_A DIR_A NAME_B PREPARE_B COMMAND_B DIR_B: the two commands run in turns
+# (A, B, A, B, ...), N times each after one warm-up of each, and each one's median goes to $results/NAME. A cold
+# row is a ratio of two medians taken seconds apart: in turns, a minute of a drifting machine weighs on both
+# alike, where two blocks of N runs each would each see a different minute.
+measure_pair() {
+    python3 - "$runs" "$results" "$@" <<'PAIR'
+import statistics, subprocess, sys, time
+runs, results = int(sys.argv[1]), sys.argv[2]
+pairs = [sys.argv[3:7], sys.argv[7:11]]
+times = {name: [] for name, *_ in pairs}
+for i in range(runs + 1):
+    for name, prepare, cmd, cwd in pairs:
+        if prepare:
+            subprocess.run(prepare, shell=True, check=True)
+        t = time.perf_counter()
+        r = subprocess.run(cmd, shell=True, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - t
+        if r.returncode != 0:
+            sys.exit("verify.sh: %s failed (exit %d): %s" % (name, r.returncode, cmd))
+        if i > 0:  # the first turn warms the page cache for both
+            times[name].append(elapsed)
+for name, ts in times.items():
+    open("%s/%s" % (results, name), "w").write("%f\n" % statistics.median(ts))
+    print("%s: median %.3f s of %d, in turns (%s)" % (
+        name, statistics.median(ts), len(ts), " ".join("%.3f" % t for t in ts)), file=sys.stderr)
+PAIR
+}
+
+measure_pair jules-cold "$cold" "$verify --cmd ./check-pass.sh" "$jules" \
+    rebase-pass "$reset_rebase" "git rebase -x ./check-pass.sh main" "$rebase"
 # verify exits 1 when a commit fails; rebase stops with a non-zero exit.
-measure jules-stop17 "$cold" "$verify --cmd ./check.sh; test \$? = 1" "$jules"
-measure rebase-stop17 "$reset_rebase" "! git rebase -x ./check.sh main" "$rebase"
+measure_pair jules-stop17 "$cold" "$verify --cmd ./check.sh; test \$? = 1" "$jules" \
+    rebase-stop17 "$reset_rebase" "! git rebase -x ./check.sh main" "$rebase"
 git -C "$jules" update-ref -d refs/notes/jules/verify 2>/dev/null || true
 measure jules-warm "" "$verify --cmd ./check-pass.sh" "$jules" 1
 
