@@ -809,6 +809,30 @@ mod tests {
             r.commit("Gone again");
             assert!(left("HEAD~1", "HEAD"), "{name}");
         }
+        // An exact rename (made here, when it is the commit's only change) with one such name on one side
+        // only: either side is enough to leave the commit to git.
+        for (from, to) in [
+            ("plain.txt", "with space.txt"),
+            ("with space.txt", "plain.txt"),
+            ("plain.txt", "x/.gitattributes"),
+            ("x/.gitattributes", "plain.txt"),
+        ] {
+            r.write(from, Some("renamed whole\n"));
+            r.commit("Before the rename");
+            r.git(&["mv", from, to]);
+            r.commit("The rename");
+            assert!(left("HEAD~1", "HEAD"), "{from} => {to}");
+            r.write(to, None);
+            r.commit("Gone again");
+        }
+        // The same rename between plain names is made here: the cases above are left to git for their
+        // names alone.
+        r.write("plain.txt", Some("renamed whole\n"));
+        r.commit("Before the rename");
+        r.git(&["mv", "plain.txt", "plain2.txt"]);
+        r.commit("The rename");
+        assert!(!left("HEAD~1", "HEAD"));
+        assert_made_as_git_logs(&r, "HEAD~1", "HEAD");
     }
 
     fn file(status: Status, old: u32, new: u32, old_size: usize, new_size: usize) -> FileDiff {
