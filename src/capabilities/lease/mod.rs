@@ -1518,8 +1518,8 @@ mod tests {
     }
 
     /// A sync that sends reminders syncs again to publish them, and its report adds both syncs' rounds and
-    /// keeps each ref's latest change. Catches the `!` of `!reminded.is_empty()` deleted, `rounds +=` as
-    /// `-=` or `*=`, and the guard of the ref merge (`true`, `false`, `==`).
+    /// keeps each ref's latest change. Catches the `!` of `!reminded.is_empty()` deleted, `rounds +=` and
+    /// `folded +=` as `-=` or `*=`, and the guard of the ref merge (`true`, `false`, `==`).
     #[test]
     fn a_sync_that_reminds_syncs_again_and_reports_both() {
         let pinned = |dir: &std::path::Path| {
@@ -1537,7 +1537,7 @@ mod tests {
         );
         let quiet = sync_and_remind(&repo, Some("origin"), true, "clerk").unwrap();
         assert!(quiet.reminded.is_empty() && quiet.remind_error.is_none());
-        assert_eq!(quiet.report.rounds, 1);
+        assert_eq!((quiet.report.rounds, quiet.report.folded), (1, 0));
         // Due: ann's lease expires 10 minutes after the pinned clock; another log has news too.
         let dir = tempfile::tempdir().unwrap();
         let repo = pinned(dir.path());
@@ -1552,6 +1552,9 @@ mod tests {
         assert_eq!(r.reminded.len(), 1);
         assert!(r.remind_error.is_none());
         assert_eq!(r.report.rounds, 2);
+        // The first sync pushed this clone's writer refs beside the shared ones (it folds nothing: a first
+        // sync, as `quiet` shows); the second one's fold takes its writer ref of the lease log in.
+        assert_eq!(r.report.folded, 1);
         assert_eq!(mails(&remote).len(), 1, "the reminder published");
         let tip = |name: &str| git(repo.path(), &["rev-parse", name]);
         let action = |name: &str| {
