@@ -537,10 +537,12 @@ mod tests {
             e.to_string()
         };
         let a = req("ann", &["src/"], true, 60);
-        assert!(
-            refused(req("bad persona", &["src/"], true, 60)).starts_with("invalid persona name")
+        assert_eq!(refused(req("bad persona", &["src/"], true, 60)), 
+            "invalid persona name \"bad persona\": ' ' is not allowed (use letters, digits, '-', '_' and '.')"
         );
-        assert!(refused(with(a.clone(), None, Some("bad task"))).starts_with("invalid task name"));
+        assert_eq!(refused(with(a.clone(), None, Some("bad task"))), 
+            "invalid task name \"bad task\": ' ' is not allowed (use letters, digits, '-', '_' and '.')"
+        );
         assert_eq!(
             refused(with(a.clone(), Some(&"r".repeat(1001)), None)),
             "the reason is over 1000 bytes"
