@@ -1538,6 +1538,13 @@ mod tests {
         let quiet = sync_and_remind(&repo, Some("origin"), true, "clerk").unwrap();
         assert!(quiet.reminded.is_empty() && quiet.remind_error.is_none());
         assert_eq!((quiet.report.rounds, quiet.report.folded), (1, 0));
+        // A reminder that cannot be sent (a sender who is no persona) leaves the sync done and says why.
+        let failed = sync_and_remind(&repo, Some("origin"), true, "bad persona").unwrap();
+        assert!(failed.reminded.is_empty());
+        assert_eq!(
+            failed.remind_error.as_deref(),
+            Some("invalid persona name \"bad persona\": ' ' is not allowed (use letters, digits, '-', '_' and '.')")
+        );
         // Due: ann's lease expires 10 minutes after the pinned clock; another log has news too.
         let dir = tempfile::tempdir().unwrap();
         let repo = pinned(dir.path());
