@@ -240,3 +240,296 @@ pub fn remind(ws: &Workspace, input: &RemindInput) -> Result<Reminded> {
     let reminded = ops::remind(&log, now, lead, &input.from)?;
     Ok(Reminded { reminded, now })
 }
+
+/// The typed calls on a real bare repository whose clock is pinned in its configuration (what `lease::now`
+/// reads), so each answer's `now` and every time in it is known: what each takes from the settings and the
+/// input, and what it hands back.
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{
+        bare_with, clone, git, lease_events, mails, PINNED, PINNED_AT,
+    };
+    use super::*;
+    use crate::kit::error::ErrorKind;
+
+    const NOW: i64 = PINNED_AT;
+
+    fn workspace(dir: &std::path::Path, config: &[(&str, &str)]) -> Workspace {
+        let mut all = vec![PINNED];
+        all.extend_from_slice(config);
+        let repo = bare_with(dir, "r", &all);
+        Workspace::from_repo(&dir.join("r.git"), repo)
+    }
+
+    fn acquire_input(persona: &str, paths: &[&str]) -> AcquireInput {
+        AcquireInput {
+            persona: persona.into(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            ..AcquireInput::default()
+        }
+    }
+
+    /// An acquire is exclusive unless `shared`, lives `jules.lease.ttl` (2 h by default) unless given a TTL,
+    /// at most `jules.lease.maxTtl`, at the repository's clock. Catches `exclusive: !input.shared` with the
+    /// `!` deleted (53).
+    #[test]
+    fn acquire_is_exclusive_unless_shared_and_takes_its_ttl_from_the_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[("jules.lease.maxTtl", "1d")]);
+        let a = acquire(&ws, &acquire_input("ann", &["src/"])).unwrap();
+        assert_eq!(a.now, NOW);
+        let l = a.report.lease.unwrap();
+        assert!(l.exclusive && !l.lock);
+        assert_eq!((l.acquired, l.expires), (NOW, NOW + 7200));
+        let b = acquire(
+            &ws,
+            &AcquireInput {
+                shared: true,
+                ttl: Some("30m".into()),
+                reason: Some("docs".into()),
+                task: Some("t1".into()),
+                ..acquire_input("bob", &["docs/"])
+            },
+        )
+        .unwrap();
+        let l = b.report.lease.unwrap();
+        assert!(!l.exclusive);
+        assert_eq!(l.expires, NOW + 1800);
+        assert_eq!(
+            (l.reason.as_deref(), l.task.as_deref()),
+            (Some("docs"), Some("t1"))
+        );
+        let e = acquire(
+            &ws,
+            &AcquireInput {
+                ttl: Some("2d".into()),
+                ..acquire_input("cat", &["c"])
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert_eq!(
+            e.to_string(),
+            "the lease TTL 2d is too long: leases last at most 1d (jules.lease.maxTtl)"
+        );
+        let denied = acquire(&ws, &acquire_input("cat", &["src/x"])).unwrap();
+        assert!(!denied.report.held);
+        // `--sync` without a remote to go through.
+        let e = acquire(
+            &ws,
+            &AcquireInput {
+                sync: true,
+                ..acquire_input("cat", &["c"])
+            },
+        )
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage, "{e}");
+        assert_eq!(lease_events(&ws.repo()).len(), 2);
+    }
+
+    /// `sync` goes through the named remote (or the default one): the lease is a lock, final.
+    #[test]
+    fn acquire_with_sync_goes_through_the_remote() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = clone(dir.path(), "a");
+        git(repo.path(), &["config", PINNED.0, PINNED.1]);
+        let ws = Workspace::from_repo(repo.path(), gix::open(repo.path()).unwrap());
+        let a = acquire(
+            &ws,
+            &AcquireInput {
+                sync: true,
+                ..acquire_input("ann", &["src/"])
+            },
+        )
+        .unwrap();
+        assert!(a.report.held && a.report.is_final);
+        assert_eq!(a.report.remote.as_deref(), Some("origin"));
+        let remote = gix::open(dir.path().join("remote.git")).unwrap();
+        assert_eq!(lease_events(&remote).len(), 1);
+    }
+
+    /// Renew takes its TTL as acquire does, at the repository's clock.
+    #[test]
+    fn renew_takes_its_ttl_from_the_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[("jules.lease.ttl", "1h")]);
+        let id = acquire(&ws, &acquire_input("ann", &["src/"]))
+            .unwrap()
+            .report
+            .lease
+            .unwrap()
+            .id;
+        let r = renew(
+            &ws,
+            &RenewInput {
+                persona: "ann".into(),
+                id: id.clone(),
+                ..RenewInput::default()
+            },
+        )
+        .unwrap();
+        assert_eq!((r.now, r.lease.expires), (NOW, NOW + 3600));
+        let r = renew(
+            &ws,
+            &RenewInput {
+                persona: "ann".into(),
+                id,
+                ttl: Some("90s".into()),
+                ..RenewInput::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(r.lease.expires, NOW + 90);
+    }
+
+    /// Release by ids, by task, or all of the persona's; naming none is bad input. Catches `input.all ||
+    /// input.task.is_some()` as `&&` (123).
+    #[test]
+    fn release_takes_ids_a_task_or_all_and_refuses_nothing_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[]);
+        let lease = |persona: &str, path: &str, task: Option<&str>| {
+            acquire(
+                &ws,
+                &AcquireInput {
+                    task: task.map(str::to_owned),
+                    ..acquire_input(persona, &[path])
+                },
+            )
+            .unwrap()
+            .report
+            .lease
+            .unwrap()
+            .id
+        };
+        let (a, b, c, d) = (
+            lease("ann", "a", Some("t1")),
+            lease("ann", "b", None),
+            lease("ann", "c", None),
+            lease("bob", "d", None),
+        );
+        let input = |all, task: Option<&str>, ids: &[&str]| ReleaseInput {
+            persona: "ann".into(),
+            ids: ids.iter().map(|i| i.to_string()).collect(),
+            all,
+            task: task.map(str::to_owned),
+            ..ReleaseInput::default()
+        };
+        let e = release(&ws, &input(false, None, &[])).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (
+                ErrorKind::Usage,
+                "name the leases to release: their ids, a task, or all"
+            )
+        );
+        let ids = |r: Released| r.released.into_iter().map(|l| l.id).collect::<Vec<_>>();
+        let r = release(&ws, &input(false, Some("t1"), &[])).unwrap();
+        assert_eq!(r.now, NOW);
+        assert_eq!(ids(r), [a.as_str()]);
+        let r = release(&ws, &input(false, None, &[&b[..8]])).unwrap();
+        assert_eq!(ids(r), [b.as_str()]);
+        let r = release(&ws, &input(true, None, &[])).unwrap();
+        assert_eq!(ids(r), [c.as_str()]);
+        // Another's, by id: forced, with a reason; the holder is mailed.
+        let forced = ReleaseInput {
+            force: true,
+            reason: Some("stuck".into()),
+            ..input(false, None, &[&d])
+        };
+        let r = release(&ws, &forced).unwrap();
+        assert!(r.released[0].forced);
+        assert_eq!(mails(&ws.repo())[0].to, ["bob"]);
+    }
+
+    /// The listing is made at the repository's clock, and says that moment in RFC 3339.
+    #[test]
+    fn list_is_made_at_the_repositorys_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[]);
+        acquire(&ws, &acquire_input("ann", &["src/"])).unwrap();
+        acquire(&ws, &acquire_input("bob", &["docs/"])).unwrap();
+        let l = list(
+            &ws,
+            &Filter {
+                persona: Some("bob".into()),
+                ..Filter::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(l.now, NOW);
+        assert_eq!(l.leases.len(), 1);
+        assert_eq!(l.leases[0].lease.persona, "bob");
+        assert_eq!((l.leases[0].expires_in, l.leases[0].live), (7200, true));
+        let json = serde_json::to_value(&l).unwrap();
+        assert_eq!(json["now"], "2030-01-01T00:00:00Z");
+    }
+
+    /// A check is clean exactly when no path meets another persona's exclusive lease. Catches `clean`
+    /// answering `true` or `false` (186).
+    #[test]
+    fn a_check_is_clean_only_without_conflicts() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[]);
+        acquire(&ws, &acquire_input("ann", &["src/"])).unwrap();
+        let check_as = |persona: &str, path: &str| {
+            check(
+                &ws,
+                &CheckInput {
+                    persona: Some(persona.into()),
+                    paths: vec![path.into()],
+                    changes: None,
+                },
+            )
+            .unwrap()
+        };
+        let c = check_as("bob", "src/a.rs");
+        assert!(!c.clean());
+        assert_eq!(c.now, NOW);
+        assert_eq!(c.report.conflicts.len(), 1);
+        assert!(check_as("bob", "docs/a.md").clean());
+        assert!(check_as("ann", "src/a.rs").clean());
+    }
+
+    /// `pre_commit` reads `jules.lease.preCommit`.
+    #[test]
+    fn pre_commit_follows_the_setting() {
+        for (value, want) in [
+            (None, PreCommit::Refuse),
+            (Some("warn"), PreCommit::Warn),
+            (Some("off"), PreCommit::Off),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let config: Vec<(&str, &str)> = value
+                .map(|v| ("jules.lease.preCommit", v))
+                .into_iter()
+                .collect();
+            assert_eq!(pre_commit(&workspace(dir.path(), &config)).unwrap(), want);
+        }
+    }
+
+    /// Remind looks ahead `jules.lease.remindBefore` (15 min by default) unless given a lead time.
+    #[test]
+    fn remind_takes_its_lead_time_from_the_input_or_the_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[("jules.lease.ttl", "20m")]);
+        acquire(&ws, &acquire_input("ann", &["src/"])).unwrap();
+        let input = |lead: Option<&str>| RemindInput {
+            from: "clerk".into(),
+            lead: lead.map(str::to_owned),
+        };
+        let r = remind(&ws, &input(None)).unwrap();
+        assert_eq!((r.now, r.reminded.len()), (NOW, 0));
+        assert_eq!(remind(&ws, &input(Some("20m"))).unwrap().reminded.len(), 1);
+        let e = remind(&ws, &input(Some("soon"))).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[("jules.lease.remindBefore", "30m")]);
+        acquire(&ws, &acquire_input("ann", &["src/"])).unwrap();
+        assert!(remind(&ws, &input(None)).unwrap().reminded.is_empty());
+        let dir = tempfile::tempdir().unwrap();
+        let ws = workspace(dir.path(), &[("jules.lease.remindBefore", "3h")]);
+        acquire(&ws, &acquire_input("ann", &["src/"])).unwrap();
+        assert_eq!(remind(&ws, &input(None)).unwrap().reminded.len(), 1);
+    }
+}

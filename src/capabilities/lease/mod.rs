@@ -26,6 +26,8 @@ mod keys;
 pub mod ops;
 pub mod pattern;
 pub mod staged;
+#[cfg(test)]
+mod test_support;
 
 use std::collections::BTreeMap;
 
@@ -937,5 +939,944 @@ mod tests {
         );
         let states: Vec<State> = v.leases.iter().map(|l| l.state).collect();
         assert_eq!(states, [State::Held, State::Held, State::Denied]);
+    }
+
+    // The use cases of this module on real repositories (bare ones for the log, a work tree for ranges, the
+    // index and the trust file, a bare remote and clone for the sync), at fixed times.
+
+    use super::test_support::{
+        bare, bare_with, clone, commit, git, lease_events, mails, req, worktree, PINNED, PINNED_AT,
+    };
+    use crate::kit::error::ErrorKind;
+
+    const T: i64 = 1_800_000_000;
+
+    /// The lease `req` acquired provisionally at `at`; it must be held.
+    fn held(log: &Log<'_>, at: i64, r: &ops::AcquireRequest) -> Lease {
+        let r = ops::acquire(log, at, r, None).unwrap();
+        assert!(r.held, "{r:?}");
+        r.lease.unwrap()
+    }
+
+    fn ids<'a>(leases: impl IntoIterator<Item = &'a Lease>) -> Vec<String> {
+        leases.into_iter().map(|l| l.id.clone()).collect()
+    }
+
+    /// The bounds RFC 3339 can write, and the epoch. Catches a sign of `FIRST` or `LAST` lost (the clamp
+    /// then panics, or shows an early time as a late one).
+    #[test]
+    fn times_outside_rfc3339_show_as_its_first_and_last_second() {
+        assert_eq!(format_time(i64::MIN), "0000-01-01T00:00:00Z");
+        assert_eq!(format_time(-62_167_219_201), "0000-01-01T00:00:00Z");
+        assert_eq!(format_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(format_time(T), "2027-01-15T08:00:00Z");
+        assert_eq!(format_time(253_402_300_800), "9999-12-31T23:59:59Z");
+    }
+
+    /// A lease is live while held and before its expiry (not at it); its mode and short id; which requests
+    /// it blocks: another persona's, while live, overlapping, exclusive on either side. Catches the
+    /// mutants of `live_at` (108), `mode` (112), `blocks` (121 to 124) and `short` (128).
+    #[test]
+    fn a_lease_blocks_others_overlapping_requests_while_live_and_exclusive_on_either_side() {
+        let mut v = View::default();
+        v.apply(&id(1), ACQUIRE, "ann", &acquire(&["src/"], 100, 60, false));
+        let l = v.leases[0].clone();
+        assert!(l.live_at(100) && l.live_at(159) && !l.live_at(160));
+        assert_eq!((l.mode(), l.short()), ("exclusive", "010101010101"));
+        let pats = |p: &str| parse_patterns(&[p.to_owned()], true).unwrap();
+        assert!(l.blocks("bob", &pats("src/a"), true, 159));
+        assert!(l.blocks("bob", &pats("src/a"), false, 100));
+        assert!(!l.blocks("bob", &pats("src/a"), true, 160), "expired");
+        assert!(!l.blocks("ann", &pats("src/a"), true, 120), "its holder");
+        assert!(!l.blocks("bob", &pats("docs"), true, 120), "elsewhere");
+        assert_eq!(
+            ids(v.conflicts("bob", &pats("src/a"), false, 120)),
+            [l.id.as_str()]
+        );
+        assert!(v.conflicts("bob", &pats("docs"), true, 120).is_empty());
+        v.apply(
+            &id(2),
+            ACQUIRE,
+            "bob",
+            &serde_json::json!({"paths": ["docs"], "exclusive": false, "at": 100, "expires": 200}),
+        );
+        let s = v.leases[1].clone();
+        assert_eq!(s.mode(), "shared");
+        assert!(s.blocks("cat", &pats("docs/x"), true, 150));
+        assert!(
+            !s.blocks("cat", &pats("docs/x"), false, 150),
+            "shared with shared"
+        );
+        let mut released = l.clone();
+        released.state = State::Released;
+        assert!(!released.live_at(120));
+        assert!(!released.blocks("bob", &pats("src/a"), true, 120));
+        released.id = "abc".into();
+        assert_eq!(released.short(), "abc");
+    }
+
+    /// A request names at least one path; each is parsed.
+    #[test]
+    fn patterns_need_one_path_at_least() {
+        let e = parse_patterns(&[], true).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (
+                ErrorKind::Usage,
+                "a lease needs at least one path or pattern"
+            )
+        );
+        let p = parse_patterns(&["a".into(), "b/*".into()], true).unwrap();
+        assert_eq!(
+            p.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+            ["a", "b/*"]
+        );
+    }
+
+    /// Every field of an acquire event reaches the lease (times, reason, task); a shared acquire without
+    /// `lock`; an event without `exclusive` is exclusive. Catches `int` and `text` returning fixed values
+    /// (151, 155) and `get` → `None` (160).
+    #[test]
+    fn the_fold_reads_every_field_of_an_acquire() {
+        let mut v = View::default();
+        v.apply(
+            &id(1),
+            ACQUIRE,
+            "ann",
+            &serde_json::json!({"paths": ["src/"], "at": 100, "expires": 250, "reason": "r", "task": "t"}),
+        );
+        let l = v.get(&id(1).to_hex()).unwrap();
+        assert_eq!(
+            (
+                l.persona.as_str(),
+                l.acquired,
+                l.expires,
+                l.exclusive,
+                l.lock
+            ),
+            ("ann", 100, 250, true, false)
+        );
+        assert_eq!(
+            (l.reason.as_deref(), l.task.as_deref()),
+            (Some("r"), Some("t"))
+        );
+        assert_eq!(
+            (l.state, l.by.as_deref(), l.forced),
+            (State::Held, None, false)
+        );
+        assert!(v.get(&id(2).to_hex()).is_none());
+        // Events the fold cannot read are left out: no paths, a pattern it cannot parse, no times.
+        for d in [
+            serde_json::json!({"at": 1, "expires": 2}),
+            serde_json::json!({"paths": ["a["], "at": 1, "expires": 2}),
+            serde_json::json!({"paths": ["b"], "expires": 2}),
+        ] {
+            v.apply(&id(3), ACQUIRE, "bob", &d);
+        }
+        assert_eq!(v.leases.len(), 1);
+    }
+
+    /// The lease a prefix names: at least 4 hex digits; none, one or several. Catches `find`'s mutants (165:
+    /// `<` as `==`, `>`, `<=`; `||` as `&&`; the `!` deleted).
+    #[test]
+    fn find_takes_a_unique_prefix_of_four_hex_digits_or_more() {
+        let mut v = View::default();
+        let a = EventId::from_hex(&format!("abcd{}", "0".repeat(60))).unwrap();
+        let b = EventId::from_hex(&format!("abce{}", "1".repeat(60))).unwrap();
+        v.apply(&a, ACQUIRE, "ann", &acquire(&["a"], 100, 60, false));
+        v.apply(&b, ACQUIRE, "ann", &acquire(&["b"], 100, 60, false));
+        assert_eq!(v.find("abcd").unwrap().id, a.to_hex());
+        assert_eq!(v.find(&b.to_hex()).unwrap().id, b.to_hex());
+        for bad in ["abc", "", "abcz", "xyzw0"] {
+            let e = v.find(bad).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Usage, "{bad}");
+            assert_eq!(
+                e.to_string(),
+                format!("{bad:?} is not a lease id (at least 4 hex digits)")
+            );
+        }
+        let e = v.find("abc0").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+        let e = v.find("abc").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert_eq!(v.find("ABCD").unwrap_err().kind(), ErrorKind::NotFound);
+        let mut w = v.clone();
+        let c = EventId::from_hex(&format!("abcd{}", "2".repeat(60))).unwrap();
+        w.apply(&c, ACQUIRE, "ann", &acquire(&["c"], 100, 60, false));
+        match w.find("abcd").unwrap_err() {
+            crate::kit::error::Error::Ambiguous { candidates, .. } => {
+                assert_eq!(candidates, ["abcd00000000", "abcd22222222"])
+            }
+            e => panic!("{e:?}"),
+        }
+    }
+
+    /// A lock acquire supersedes every provisional lease it conflicts with (each names it); one that meets a
+    /// lock too is denied, naming the lock (not the provisional lease met first); releases record who,
+    /// whether forced (by another, even without the flag) and why; a reminder records the expiry; events
+    /// naming no lease change nothing. Catches the fold's arms deleted and its guards (`lock && all(!lock)`,
+    /// the release's `state == Held`, `forced || persona != actor`).
+    #[test]
+    fn the_fold_supersedes_denies_releases_and_records_reminders() {
+        let mut v = View::default();
+        v.apply(&id(1), ACQUIRE, "ann", &acquire(&["src/a"], 100, 60, false));
+        v.apply(&id(2), ACQUIRE, "bob", &acquire(&["src/b"], 100, 60, false));
+        v.apply(
+            &id(3),
+            ACQUIRE,
+            "eve",
+            &acquire(&["elsewhere"], 100, 60, false),
+        );
+        v.apply(&id(4), ACQUIRE, "cat", &acquire(&["src/"], 101, 60, true));
+        let by4 = Some(id(4).to_hex());
+        for i in 0..2 {
+            assert_eq!(
+                (v.leases[i].state, &v.leases[i].by),
+                (State::Superseded, &by4)
+            );
+        }
+        assert_eq!(
+            (v.leases[2].state, v.leases[3].state),
+            (State::Held, State::Held)
+        );
+        v.apply(&id(5), ACQUIRE, "dan", &acquire(&["src/c"], 102, 60, false));
+        assert_eq!((v.leases[4].state, &v.leases[4].by), (State::Denied, &by4));
+        v.apply(
+            &id(6),
+            ACQUIRE,
+            "fay",
+            &acquire(&["elsewhere", "src/c"], 103, 60, true),
+        );
+        assert_eq!((v.leases[5].state, &v.leases[5].by), (State::Denied, &by4));
+        assert_eq!(
+            v.leases[2].state,
+            State::Held,
+            "a denied lock supersedes nothing"
+        );
+        let rel = |v: &mut View, n, actor: &str, d: serde_json::Value| {
+            v.apply(&id(n), RELEASE, actor, &d)
+        };
+        rel(
+            &mut v,
+            7,
+            "eve",
+            serde_json::json!({"lease": id(3).to_hex(), "at": 110}),
+        );
+        let l = &v.leases[2];
+        assert_eq!(
+            (
+                l.state,
+                l.by.as_deref(),
+                l.forced,
+                l.release_reason.as_deref()
+            ),
+            (State::Released, Some("eve"), false, None)
+        );
+        rel(
+            &mut v,
+            8,
+            "zed",
+            serde_json::json!({"lease": id(4).to_hex(), "at": 110, "reason": "gone"}),
+        );
+        let l = &v.leases[3];
+        assert_eq!(
+            (
+                l.state,
+                l.by.as_deref(),
+                l.forced,
+                l.release_reason.as_deref()
+            ),
+            (State::Released, Some("zed"), true, Some("gone"))
+        );
+        // A release of a lease that is not held changes nothing.
+        rel(
+            &mut v,
+            9,
+            "ann",
+            serde_json::json!({"lease": id(1).to_hex(), "at": 110, "reason": "x"}),
+        );
+        let l = &v.leases[0];
+        assert_eq!(
+            (l.state, l.by.as_deref(), l.release_reason.as_deref()),
+            (State::Superseded, by4.as_deref(), None)
+        );
+        v.apply(
+            &id(10),
+            REMIND,
+            "clerk",
+            &serde_json::json!({"lease": id(5).to_hex(), "expires": 162}),
+        );
+        assert_eq!(
+            (v.leases[4].reminded, v.leases[4].expires),
+            (Some(162), 162)
+        );
+        let a = id(1).to_hex();
+        v.apply(
+            &id(11),
+            RENEW,
+            "ann",
+            &serde_json::json!({"lease": "nothing", "at": 1, "expires": 9}),
+        );
+        v.apply(
+            &id(12),
+            "lease.other",
+            "ann",
+            &serde_json::json!({"lease": a, "at": 1, "expires": 9}),
+        );
+        assert_eq!(v.leases[0].expires, 160);
+        let reminded: Vec<usize> = (0..v.leases.len())
+            .filter(|&i| v.leases[i].reminded.is_some())
+            .collect();
+        assert_eq!(reminded, [4]);
+    }
+
+    /// The projection keeps every field of every lease through its cache file, and reads the file back.
+    /// Catches `save` → `Ok(())`, `load` → `None` (the reread is a fold of its own otherwise) and
+    /// `Projection::apply` → `()`.
+    #[test]
+    fn the_projection_saves_and_loads_every_field() {
+        use crate::store::eventlog::cache::{write_sealed, Projection, Stamp, META};
+        let mut v = View::default();
+        v.apply(
+            &id(1),
+            ACQUIRE,
+            "ann",
+            &serde_json::json!({"paths": ["src/", "b"], "exclusive": false, "at": 100, "expires": 160,
+                                "lock": true, "reason": "r", "task": "t"}),
+        );
+        v.apply(&id(2), ACQUIRE, "bob", &acquire(&["c"], 100, 60, false));
+        v.apply(
+            &id(3),
+            RELEASE,
+            "cat",
+            &serde_json::json!({"lease": id(2).to_hex(), "at": 101, "reason": "why"}),
+        );
+        v.apply(
+            &id(4),
+            REMIND,
+            "clerk",
+            &serde_json::json!({"lease": id(1).to_hex(), "expires": 160}),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = Stamp::of(&[]);
+        Projection::save(&v, dir.path(), &stamp).unwrap();
+        write_sealed(dir.path(), META, b"{}", &stamp).unwrap();
+        let w = <View as Projection>::load(dir.path()).expect("the saved view");
+        let fields = |v: &View| {
+            v.leases
+                .iter()
+                .map(|l| serde_json::to_string(&Stored::from(l)).unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fields(&w), fields(&v));
+        let l = w.get(&id(1).to_hex()).unwrap();
+        assert_eq!((l.reminded, l.patterns.len()), (Some(160), 2));
+        assert!(!l.exclusive && l.lock);
+        let l = w.get(&id(2).to_hex()).unwrap();
+        assert_eq!(
+            (
+                l.state,
+                l.by.as_deref(),
+                l.forced,
+                l.release_reason.as_deref()
+            ),
+            (State::Released, Some("cat"), true, Some("why"))
+        );
+        // Through a real log: the fold of its events, saved and read back.
+        let dir = tempfile::tempdir().unwrap();
+        let repo = bare(dir.path(), "r");
+        let log = open(&repo).unwrap();
+        assert!(view(&log).unwrap().leases.is_empty());
+        let a = held(&log, T, &req("ann", &["src/"], true, 60));
+        for _ in 0..2 {
+            let v = view(&log).unwrap();
+            assert_eq!(ids(&v.leases), [a.id.as_str()]);
+        }
+    }
+
+    /// "Now" is the committer time the repository pins (`gitoxide.commit.committerDate`).
+    #[test]
+    fn now_is_the_pinned_committer_time() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(now(&bare_with(dir.path(), "r", &[PINNED])), PINNED_AT);
+    }
+
+    /// Durations: positive ones in seconds, zero and unreadable ones refused with why. Catches the guard
+    /// `n > 0` (409: `true`, `false`; `>` as `==`, `<`, `>=`).
+    #[test]
+    fn parse_ttl_takes_positive_durations_only() {
+        assert_eq!(parse_ttl("1s").unwrap(), 1);
+        assert_eq!(parse_ttl("2h").unwrap(), 7200);
+        assert_eq!(parse_ttl("1w").unwrap(), 604_800);
+        for (bad, why) in [
+            ("0m", "cannot read the duration \"0m\": it must be longer than nothing"),
+            (
+                "soon",
+                "cannot read the duration \"soon\": use a number and a unit, such as 90s, 30m, 2h, 1d, 1w",
+            ),
+        ] {
+            let e = parse_ttl(bad).unwrap_err();
+            assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Usage, why));
+        }
+    }
+
+    /// `list`: live leases at `now` unless `all`; by persona; by path (overlap); each with whether it is
+    /// live and the seconds left. Catches `filter.all || live` as `&&`, the persona test as `!=`, and the
+    /// path filter's mutants.
+    #[test]
+    fn list_filters_live_leases_by_persona_and_path() {
+        let mut v = View::default();
+        v.apply(&id(1), ACQUIRE, "ann", &acquire(&["src/"], 100, 60, false));
+        v.apply(
+            &id(2),
+            ACQUIRE,
+            "bob",
+            &acquire(&["docs/"], 100, 100, false),
+        );
+        v.apply(&id(3), ACQUIRE, "ann", &acquire(&["lib/"], 100, 100, false));
+        v.apply(
+            &id(4),
+            RELEASE,
+            "ann",
+            &serde_json::json!({"lease": id(3).to_hex(), "at": 110}),
+        );
+        let names = |now, f: Filter| {
+            list(&v, now, &f)
+                .unwrap()
+                .into_iter()
+                .map(|l| (l.lease.paths[0].clone(), l.live, l.expires_in))
+                .collect::<Vec<_>>()
+        };
+        let all = |persona: Option<&str>, path: Option<&str>, all| Filter {
+            persona: persona.map(str::to_owned),
+            path: path.map(str::to_owned),
+            all,
+        };
+        let s = |p: &str, live, left| (p.to_owned(), live, left);
+        assert_eq!(
+            names(159, all(None, None, false)),
+            [s("src/", true, 1), s("docs/", true, 41)]
+        );
+        assert_eq!(names(160, all(None, None, false)), [s("docs/", true, 40)]);
+        assert_eq!(
+            names(160, all(None, None, true)),
+            [
+                s("src/", false, 0),
+                s("docs/", true, 40),
+                s("lib/", false, 40)
+            ]
+        );
+        assert_eq!(
+            names(120, all(Some("ann"), None, false)),
+            [s("src/", true, 40)]
+        );
+        assert_eq!(names(120, all(Some("ann"), None, true)).len(), 2);
+        assert_eq!(
+            names(120, all(None, Some("docs/x.md"), false)),
+            [s("docs/", true, 80)]
+        );
+        assert_eq!(
+            names(120, all(None, Some("lib"), true)),
+            [s("lib/", false, 80)]
+        );
+        assert!(list(&v, 120, &all(None, Some("a["), false)).is_err());
+    }
+
+    /// `sign_listed` fills each listed lease's signature when the repository has a trust file, and leaves
+    /// it `null` otherwise. Catches `sign_listed` → `Ok(())`.
+    #[test]
+    fn listed_leases_carry_their_signature_state_under_a_trust_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = worktree(dir.path(), "w", &[]);
+        commit(&path, &[(".jules/allowed_signers", "")], "trust");
+        let repo = gix::open(&path).unwrap();
+        let log = open(&repo).unwrap();
+        held(&log, T, &req("ann", &["src/"], true, 60));
+        let mut items = list(&view(&log).unwrap(), T, &Filter::default()).unwrap();
+        assert_eq!(items.len(), 1);
+        assert!(items[0].signature.is_none());
+        sign_listed(&log, &mut items).unwrap();
+        assert_eq!(
+            serde_json::to_value(&items[0].signature).unwrap(),
+            serde_json::json!({"state": "unsigned"})
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let repo = bare(dir.path(), "r");
+        let log = open(&repo).unwrap();
+        held(&log, T, &req("ann", &["src/"], true, 60));
+        let mut items = list(&view(&log).unwrap(), T, &Filter::default()).unwrap();
+        sign_listed(&log, &mut items).unwrap();
+        assert!(items[0].signature.is_none());
+    }
+
+    /// After `series finalize` landed `old..new`: the persona's leases over the files it changed are
+    /// released (`series finalized`), unless `jules.lease.releaseOnFinalize` is false. Catches the `!`
+    /// deleted and `release_after_finalize` → `Ok(vec![])`.
+    #[test]
+    fn release_after_finalize_releases_the_leases_over_the_landed_files() {
+        for on in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let config: Vec<(&str, &str)> = if on {
+                vec![PINNED]
+            } else {
+                vec![PINNED, ("jules.lease.releaseOnFinalize", "false")]
+            };
+            let (path, _) = worktree(dir.path(), "w", &config);
+            let old = commit(&path, &[("src/a.rs", "1"), ("docs/x.md", "1")], "old");
+            let new = commit(&path, &[("src/a.rs", "2")], "new");
+            let repo = gix::open(&path).unwrap();
+            assert!(release_after_finalize(&repo, "ann", old, new)
+                .unwrap()
+                .is_empty());
+            let log = open(&repo).unwrap();
+            let src = held(&log, PINNED_AT, &req("ann", &["src/"], true, 7200));
+            let docs = held(&log, PINNED_AT, &req("ann", &["docs/"], true, 7200));
+            let r = release_after_finalize(&repo, "ann", old, new).unwrap();
+            if !on {
+                assert!(r.is_empty());
+                assert_eq!(lease_events(&repo).len(), 2);
+                continue;
+            }
+            assert_eq!(ids(&r), [src.id.as_str()]);
+            assert_eq!(
+                lease_events(&repo).last().unwrap().2,
+                serde_json::json!({"lease": src.id, "at": PINNED_AT, "forced": false, "reason": "series finalized"})
+            );
+            assert_eq!(
+                view(&log).unwrap().get(&docs.id).unwrap().state,
+                State::Held
+            );
+        }
+    }
+
+    /// After `task done`: the persona's leases for the task are released (`task done`), unless
+    /// `jules.lease.releaseOnDone` is false.
+    #[test]
+    fn release_after_done_releases_the_leases_for_the_task() {
+        for on in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let config: Vec<(&str, &str)> = if on {
+                vec![PINNED]
+            } else {
+                vec![PINNED, ("jules.lease.releaseOnDone", "false")]
+            };
+            let repo = bare_with(dir.path(), "r", &config);
+            assert!(release_after_done(&repo, "ann", "abcd1234")
+                .unwrap()
+                .is_empty());
+            let log = open(&repo).unwrap();
+            let mut r = req("ann", &["src/"], true, 7200);
+            r.task = Some("abcd".into());
+            let t = held(&log, PINNED_AT, &r);
+            held(&log, PINNED_AT, &req("ann", &["docs/"], true, 7200));
+            let out = release_after_done(&repo, "ann", "abcd1234").unwrap();
+            if on {
+                assert_eq!(ids(&out), [t.id.as_str()]);
+                assert_eq!(
+                    lease_events(&repo).last().unwrap().2,
+                    serde_json::json!({"lease": t.id, "at": PINNED_AT, "forced": false, "reason": "task done"})
+                );
+            } else {
+                assert!(out.is_empty());
+                assert_eq!(lease_events(&repo).len(), 2);
+            }
+        }
+    }
+
+    /// `remind_due` reminds with `jules.lease.remindBefore`, and not at all under `jules.lease.remind =
+    /// false`. Catches the `!` deleted and `remind_due` → `Ok(vec![])`.
+    #[test]
+    fn remind_due_follows_the_settings() {
+        for (config, want) in [
+            (vec![], 0),
+            (vec![("jules.lease.remindBefore", "1h")], 1),
+            (
+                vec![
+                    ("jules.lease.remindBefore", "1h"),
+                    ("jules.lease.remind", "false"),
+                ],
+                0,
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let repo = bare_with(dir.path(), "r", &config);
+            let log = open(&repo).unwrap();
+            held(&log, T, &req("ann", &["src/"], true, 3600));
+            let r = remind_due(&repo, T + 60, "clerk").unwrap();
+            assert_eq!(r.len(), want, "{config:?}");
+            assert_eq!(mails(&repo).len(), want);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let repo = bare(dir.path(), "r");
+        let log = open(&repo).unwrap();
+        held(&log, T, &req("ann", &["src/"], true, 900));
+        assert_eq!(
+            remind_due(&repo, T, "clerk").unwrap().len(),
+            1,
+            "15 min by default"
+        );
+    }
+
+    /// A sync that sends reminders syncs again to publish them, and its report adds both syncs' rounds and
+    /// keeps each ref's latest change. Catches the `!` of `!reminded.is_empty()` deleted, `rounds +=` and
+    /// `folded +=` as `-=` or `*=`, and the guard of the ref merge (`true`, `false`, `==`).
+    #[test]
+    fn a_sync_that_reminds_syncs_again_and_reports_both() {
+        let pinned = |dir: &std::path::Path| {
+            let repo = clone(dir, "a");
+            git(repo.path(), &["config", PINNED.0, PINNED.1]);
+            gix::open(repo.path()).unwrap()
+        };
+        // Nothing due: one sync, nothing reminded.
+        let dir = tempfile::tempdir().unwrap();
+        let repo = pinned(dir.path());
+        held(
+            &open(&repo).unwrap(),
+            PINNED_AT,
+            &req("ann", &["src/"], true, 3600),
+        );
+        let quiet = sync_and_remind(&repo, Some("origin"), true, "clerk").unwrap();
+        assert!(quiet.reminded.is_empty() && quiet.remind_error.is_none());
+        assert_eq!((quiet.report.rounds, quiet.report.folded), (1, 0));
+        // A reminder that cannot be sent (a sender who is no persona) leaves the sync done and says why.
+        let failed = sync_and_remind(&repo, Some("origin"), true, "bad persona").unwrap();
+        assert!(failed.reminded.is_empty());
+        assert_eq!(
+            failed.remind_error.as_deref(),
+            Some("invalid persona name \"bad persona\": ' ' is not allowed (use letters, digits, '-', '_' and '.')")
+        );
+        // Due: ann's lease expires 10 minutes after the pinned clock; another log has news too.
+        let dir = tempfile::tempdir().unwrap();
+        let repo = pinned(dir.path());
+        let log = open(&repo).unwrap();
+        let remote = gix::open(dir.path().join("remote.git")).unwrap();
+        held(&log, PINNED_AT, &req("ann", &["src/"], true, 600));
+        crate::store::eventlog::Log::open(&repo, "refs/jules/state")
+            .unwrap()
+            .append(crate::store::eventlog::test_support::event(1))
+            .unwrap();
+        let r = sync_and_remind(&repo, Some("origin"), true, "clerk").unwrap();
+        assert_eq!(r.reminded.len(), 1);
+        assert!(r.remind_error.is_none());
+        assert_eq!(r.report.rounds, 2);
+        // The first sync pushed this clone's writer refs beside the shared ones (it folds nothing: a first
+        // sync, as `quiet` shows); the second one's fold takes its writer ref of the lease log in.
+        assert_eq!(r.report.folded, 1);
+        assert_eq!(mails(&remote).len(), 1, "the reminder published");
+        let tip = |name: &str| git(repo.path(), &["rev-parse", name]);
+        let action = |name: &str| {
+            let x = r.report.refs.iter().find(|x| x.name == name).unwrap();
+            (x.action, x.tip.clone())
+        };
+        assert_eq!(
+            action("refs/jules/lease"),
+            (crate::store::sync::Action::Pushed, tip("refs/jules/lease"))
+        );
+        assert_eq!(
+            action("refs/jules/state"),
+            (crate::store::sync::Action::Pushed, tip("refs/jules/state"))
+        );
+        assert_eq!(action("refs/jules/mail").1, tip("refs/jules/mail"));
+    }
+
+    /// `covering`: the live exclusive leases over a file. Catches both `&&` → `||` and `covering` → `vec![]`.
+    #[test]
+    fn covering_names_the_live_exclusive_leases_over_a_file() {
+        let mut v = View::default();
+        v.apply(&id(1), ACQUIRE, "ann", &acquire(&["src/"], 100, 60, false));
+        v.apply(
+            &id(2),
+            ACQUIRE,
+            "bob",
+            &serde_json::json!({"paths": ["docs/"], "exclusive": false, "at": 100, "expires": 200}),
+        );
+        v.apply(&id(3), ACQUIRE, "cat", &acquire(&["lib/"], 100, 10, false));
+        assert_eq!(ids(covering(&v, 120, "src/a.rs")), [id(1).to_hex()]);
+        assert!(covering(&v, 160, "src/a.rs").is_empty(), "expired");
+        assert!(covering(&v, 120, "docs/a.md").is_empty(), "shared");
+        assert!(covering(&v, 120, "lib/x").is_empty(), "expired");
+        assert!(covering(&v, 105, "other").is_empty());
+        assert_eq!(ids(covering(&v, 105, "lib/x")), [id(3).to_hex()]);
+    }
+
+    fn task(
+        id: &str,
+        persona: &str,
+        state: &str,
+        paths: &[&str],
+    ) -> crate::capabilities::state::view::Task {
+        crate::capabilities::state::view::Task {
+            id: id.into(),
+            title: "t".into(),
+            persona: Some(persona.into()),
+            sprint: None,
+            state: state.into(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+        }
+    }
+
+    fn plan(personas: &[&str]) -> crate::capabilities::state::tick::Plan {
+        crate::capabilities::state::tick::Plan {
+            sprint: None,
+            mode: "sequential".into(),
+            now: String::new(),
+            decisions: personas
+                .iter()
+                .map(|p| crate::capabilities::state::tick::Decision {
+                    persona: p.to_string(),
+                    track: "t".into(),
+                    reason: "r".into(),
+                    context: String::new(),
+                })
+                .collect(),
+            waiting: Vec::new(),
+            skipped: Vec::new(),
+            alerts: Vec::new(),
+            complete: false,
+        }
+    }
+
+    /// `hold_back`: a persona whose open task declares paths under another persona's live exclusive lease is
+    /// not launched, and the plan says why; done tasks, others' tasks, shared or own leases hold nobody
+    /// back. Catches `hold_back` → `Ok(())` and each test of its task filter.
+    #[test]
+    fn hold_back_skips_personas_whose_open_tasks_meet_an_exclusive_lease() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = bare(dir.path(), "r");
+        let log = open(&repo).unwrap();
+        let ann = held(&log, T, &req("ann", &["src/"], true, 600));
+        held(&log, T, &req("gus", &["docs/"], false, 600));
+        let tasks = [
+            task("1111111111", "bob", "todo", &["src/a.rs"]),
+            task("2222222222", "cat", "todo", &["docs/"]),
+            task("3333333333", "dan", "done", &["src/"]),
+            task("4444444444", "eve", "todo", &[]),
+            task("5555555555", "ann", "todo", &["src/"]),
+            task("6666666666", "fay", "todo", &["a["]),
+        ];
+        let skipped = |tasks: &[crate::capabilities::state::view::Task], now| {
+            let mut p = plan(&["ann", "bob", "cat", "dan", "eve", "fay"]);
+            hold_back(&repo, tasks, &mut p, now).unwrap();
+            let launched: Vec<String> = p.decisions.iter().map(|d| d.persona.clone()).collect();
+            let why: Vec<(String, String)> =
+                p.skipped.into_iter().map(|s| (s.persona, s.why)).collect();
+            (launched, why)
+        };
+        let (launched, why) = skipped(&tasks, T + 10);
+        assert_eq!(launched, ["ann", "cat", "dan", "eve", "fay"]);
+        assert_eq!(
+            why,
+            [(
+                "bob".to_string(),
+                format!(
+                    "held back: task 1111111 declares src/a.rs under lease {} of ann until {}",
+                    ann.short(),
+                    format_time(T + 600)
+                )
+            )]
+        );
+        // Every task with paths (none without): the same.
+        let (_, why) = skipped(&tasks[..1], T + 10);
+        assert_eq!(why.len(), 1);
+        // Once the lease has run out, nobody.
+        assert!(skipped(&tasks, T + 600).1.is_empty());
+        // No task declares paths: nothing to look at.
+        assert!(skipped(&tasks[3..4], T + 10).1.is_empty());
+    }
+
+    /// The settings: defaults, each key read, bad values refused naming the key, `ttl` at most `maxTtl`.
+    /// Catches the `Some(0)` arm, `ttl > max_ttl` (`==`, `<`, `>=`), the `preCommit` arms deleted.
+    #[test]
+    fn settings_read_every_key_and_refuse_bad_values() {
+        let settings = |config: &[(&str, &str)]| {
+            let dir = tempfile::tempdir().unwrap();
+            Settings::from_config(&bare_with(dir.path(), "r", config))
+        };
+        let s = settings(&[]).unwrap();
+        assert_eq!(
+            (s.ttl, s.remind_before, s.remind, s.max_ttl, s.ignore_case),
+            (7200, 900, true, DEFAULT_MAX_TTL, false)
+        );
+        assert!(s.release_on_finalize && s.release_on_done);
+        assert_eq!(s.pre_commit, PreCommit::Refuse);
+        let s = settings(&[
+            ("jules.lease.ttl", "1h"),
+            ("jules.lease.remindBefore", "5m"),
+            ("jules.lease.remind", "false"),
+            ("jules.lease.maxTtl", "1h"),
+            ("core.ignoreCase", "true"),
+            ("jules.lease.releaseOnFinalize", "false"),
+            ("jules.lease.releaseOnDone", "no"),
+            ("jules.lease.preCommit", "warn"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (s.ttl, s.remind_before, s.remind, s.max_ttl, s.ignore_case),
+            (3600, 300, false, 3600, true)
+        );
+        assert!(!s.release_on_finalize && !s.release_on_done);
+        assert_eq!(s.pre_commit, PreCommit::Warn);
+        for (word, want) in [
+            ("refuse", PreCommit::Refuse),
+            ("warn", PreCommit::Warn),
+            ("off", PreCommit::Off),
+            ("false", PreCommit::Off),
+            ("no", PreCommit::Off),
+            ("0", PreCommit::Off),
+        ] {
+            assert_eq!(
+                settings(&[("jules.lease.preCommit", word)])
+                    .unwrap()
+                    .pre_commit,
+                want
+            );
+        }
+        assert_eq!(
+            settings(&[("jules.lease.ttl", "7d")]).unwrap().ttl,
+            DEFAULT_MAX_TTL
+        );
+        assert_eq!(
+            settings(&[("jules.lease.ttl", "1w")]).unwrap().ttl,
+            DEFAULT_MAX_TTL
+        );
+        for (config, why) in [
+            (
+                vec![("jules.lease.ttl", "8d")],
+                "bad duration config value '8d' for 'jules.lease.ttl': leases last at most 7d (jules.lease.maxTtl)",
+            ),
+            (
+                vec![("jules.lease.maxTtl", "1h"), ("jules.lease.ttl", "61m")],
+                "bad duration config value '61m' for 'jules.lease.ttl': leases last at most 1h (jules.lease.maxTtl)",
+            ),
+            (
+                vec![("jules.lease.ttl", "0s")],
+                "bad duration config value '0' for 'jules.lease.ttl': it must be longer than nothing",
+            ),
+            (
+                vec![("jules.lease.maxTtl", "0m")],
+                "bad duration config value '0' for 'jules.lease.maxTtl': it must be longer than nothing",
+            ),
+            (
+                vec![("jules.lease.remindBefore", "0h")],
+                "bad duration config value '0' for 'jules.lease.remindBefore': it must be longer than nothing",
+            ),
+        ] {
+            let e = settings(&config).unwrap_err();
+            assert_eq!((e.kind(), e.to_string().as_str()), (ErrorKind::Usage, why));
+        }
+        for (k, v) in [
+            ("jules.lease.ttl", "soon"),
+            ("jules.lease.remind", "maybe"),
+            ("jules.lease.releaseOnFinalize", "x2"),
+            ("jules.lease.releaseOnDone", "x"),
+            ("jules.lease.preCommit", "never"),
+        ] {
+            let e = settings(&[(k, v)]).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Usage, "{k}");
+            assert!(e.to_string().contains(k), "{k}: {e}");
+        }
+    }
+
+    /// The TTL of a request: the default, or the one given, at most `maxTtl` (which is allowed). Catches
+    /// `ttl > self.max_ttl` (`==`, `<`, `>=`) and `too_long` → `""`, `"xyzzy"`.
+    #[test]
+    fn a_requested_ttl_is_at_most_the_max() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Settings::from_config(&bare_with(dir.path(), "r", &[("jules.lease.maxTtl", "2h")]))
+            .unwrap();
+        assert_eq!(s.ttl(None).unwrap(), 7200);
+        assert_eq!(s.ttl(Some("2h")).unwrap(), 7200);
+        assert_eq!(s.ttl(Some("1m")).unwrap(), 60);
+        let e = s.ttl(Some("7201s")).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (
+                ErrorKind::Usage,
+                "the lease TTL 7201s is too long: leases last at most 2h (jules.lease.maxTtl)"
+            )
+        );
+        assert!(s.ttl(Some("0s")).is_err());
+    }
+
+    /// The remote of `--sync`: none without it; the one named; else the default (`origin`).
+    #[test]
+    fn sync_remote_is_the_named_or_the_default_remote_and_only_with_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = clone(dir.path(), "a");
+        assert_eq!(sync_remote(&repo, false, Some("up".into())).unwrap(), None);
+        assert_eq!(
+            sync_remote(&repo, true, Some("up".into()))
+                .unwrap()
+                .as_deref(),
+            Some("up")
+        );
+        assert_eq!(
+            sync_remote(&repo, true, None).unwrap().as_deref(),
+            Some("origin")
+        );
+        let lone = bare(dir.path(), "lone");
+        assert_eq!(sync_remote(&lone, false, None).unwrap(), None);
+        assert_eq!(
+            sync_remote(&lone, true, None).unwrap_err().kind(),
+            ErrorKind::Usage
+        );
+    }
+
+    #[test]
+    fn changes_come_from_a_diff_range_first_then_staged() {
+        let c = |d: Option<&str>, s| match Changes::from_flags(d.map(str::to_owned), s) {
+            None => "none".to_owned(),
+            Some(Changes::Staged) => "staged".to_owned(),
+            Some(Changes::Range(r)) => r,
+        };
+        assert_eq!(c(Some("a..b"), true), "a..b");
+        assert_eq!(c(Some("a..b"), false), "a..b");
+        assert_eq!(c(None, true), "staged");
+        assert_eq!(c(None, false), "none");
+    }
+
+    /// The paths a range or the index changes: both sides of a rename, added and deleted files, as git
+    /// names them; a range that is an option or names no commit is bad input.
+    #[test]
+    fn changed_paths_are_what_git_names_for_a_range_or_the_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _) = worktree(dir.path(), "w", &[]);
+        let a = commit(
+            &path,
+            &[("a", "1"), ("c", "3"), ("d/old", "4\n5\n6\n")],
+            "a",
+        );
+        git(&path, &["mv", "d/old", "d/new"]);
+        git(&path, &["rm", "-q", "c"]);
+        let b = commit(&path, &[("a", "2"), ("b b", "new")], "b");
+        let repo = gix::open(&path).unwrap();
+        let range = |r: String| changed_paths(&repo, &Changes::Range(r));
+        assert_eq!(
+            range(format!("{a}..{b}")).unwrap(),
+            ["a", "b b", "c", "d/new", "d/old"]
+        );
+        assert_eq!(range(format!("{b}..{b}")).unwrap(), Vec::<String>::new());
+        let e = range("-p".into()).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (ErrorKind::Usage, "\"-p\" is not a range")
+        );
+        let e = range("nothing..HEAD".into()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert!(
+            e.to_string()
+                .starts_with("cannot read the range \"nothing..HEAD\": "),
+            "{e}"
+        );
+        std::fs::write(path.join("staged"), "s").unwrap();
+        std::fs::write(path.join("a"), "3").unwrap();
+        git(&path, &["add", "staged", "a"]);
+        std::fs::write(path.join("unstaged"), "u").unwrap();
+        let repo = gix::open(&path).unwrap();
+        let mut staged = changed_paths(&repo, &Changes::Staged).unwrap();
+        staged.sort();
+        assert_eq!(staged, ["a", "staged"]);
     }
 }
