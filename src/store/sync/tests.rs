@@ -33,6 +33,11 @@ impl Fleet {
         self.dir.path().join("remote.git")
     }
 
+    /// Install `script` as the remote's hook `name` (`pre-receive`, `update`).
+    fn hook(&self, name: &str, script: &str) {
+        write_script(&self.remote().join("hooks").join(name), script);
+    }
+
     /// A bare clone named `name` whose `origin` is the remote (opened after the remote is configured).
     fn clone(&self, name: &str) -> gix::Repository {
         let path = self.dir.path().join(format!("{name}.git"));
@@ -57,9 +62,10 @@ impl Fleet {
     }
 }
 
-/// A hook or a wrapper script the test wrote: executable.
-fn make_executable(path: &Path) {
+/// Write an executable script (a hook, a wrapper) at `path`.
+fn write_script(path: &Path, text: &str) {
     use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
@@ -942,9 +948,10 @@ fn a_leased_push_lands_only_on_the_expected_value() {
     assert!(err.to_string().contains("refusing to push"), "{err}");
     assert_eq!(fleet.remote_refs().get(MAIL), Some(&two));
     // A remote that refuses (a hook): the remote's words, as a refusal the user fixes.
-    let hook = fleet.remote().join("hooks/pre-receive");
-    std::fs::write(&hook, "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n").unwrap();
-    make_executable(&hook);
+    fleet.hook(
+        "pre-receive",
+        "#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n",
+    );
     let three = append(&a, MAIL, 3);
     let err = push_leased(&a, "origin", MAIL, three, Some(two)).unwrap_err();
     assert!(
@@ -1335,13 +1342,7 @@ fn series_versions_are_pushed_with_the_logs_and_wait_with_them() {
     assert_eq!(ledger_pushes(&a), Some(r.push_attempts + 1));
 
     // A remote that refuses versions: named per ref with its reason; the attempt spends the budget too.
-    let hook = fleet.remote().join("hooks/pre-receive");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\nwhile read o n r; do case $r in refs/jules/series/*) echo \"$r: no versions here\" >&2; exit 1;; esac; done\n",
-    )
-    .unwrap();
-    make_executable(&hook);
+    fleet.hook("pre-receive", "#!/bin/sh\nwhile read o n r; do case $r in refs/jules/series/*) echo \"$r: no versions here\" >&2; exit 1;; esac; done\n");
     std::fs::remove_file(crate::kit::repo::jules_dir(&a).join("last-push")).unwrap();
     let v3 = commit("v3", Some(&v2));
     git(a.path(), &["update-ref", series, &v3]);
@@ -1488,18 +1489,12 @@ fn a_fold_that_loses_a_real_race_publishes_to_the_writer_ref_in_the_same_round()
         &["push", "-q", "origin", &format!("{e4}:refs/heads/c")],
     );
     let e3 = append(&b, MAIL, 3);
-    let hook = fleet.remote().join("hooks/pre-receive");
     let gate = fleet.dir.path().join("gate");
     std::fs::create_dir(&gate).unwrap();
-    std::fs::write(
-        &hook,
-        format!(
+    fleet.hook("pre-receive", &format!(
             "#!/bin/sh\ncat >/dev/null\ng={}\nif mkdir \"$g/held\" 2>/dev/null; then\n  touch \"$g/arrived\"\n  i=0; while [ ! -e \"$g/release\" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done\nfi\n",
             gate.display()
-        ),
-    )
-    .unwrap();
-    make_executable(&hook);
+        ));
     let b_path = b.path().to_owned();
     let syncing = std::thread::spawn(move || sync(&open(&b_path), "origin"));
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -1536,14 +1531,8 @@ fn a_refusal_naming_an_event_is_learned_and_the_rest_published() {
     let a = fleet.clone("a");
     let e1 = append(&a, MAIL, 1);
     sync_now(&a);
-    let hook = fleet.remote().join("hooks/pre-receive");
     // The guard's words (src/store/guard.rs) for every pushed commit whose event is marked bad.
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\nbad=0\nwhile read o n r; do\n  [ \"$n\" = 0000000000000000000000000000000000000000 ] && continue\n  for c in $(git rev-list \"$n\" --not --all); do\n    if git cat-file commit \"$c\" | grep -q refused-here; then\n      echo \"$r: commit $c holds event 0123456789ab by a, not verified for a: unsigned (the remote requires signed events)\" >&2; bad=1\n    fi\n  done\ndone\nexit $bad\n",
-    )
-    .unwrap();
-    make_executable(&hook);
+    fleet.hook("pre-receive", "#!/bin/sh\nbad=0\nwhile read o n r; do\n  [ \"$n\" = 0000000000000000000000000000000000000000 ] && continue\n  for c in $(git rev-list \"$n\" --not --all); do\n    if git cat-file commit \"$c\" | grep -q refused-here; then\n      echo \"$r: commit $c holds event 0123456789ab by a, not verified for a: unsigned (the remote requires signed events)\" >&2; bad=1\n    fi\n  done\ndone\nexit $bad\n");
     let bad = append_data(
         &a,
         MAIL,
@@ -1589,15 +1578,13 @@ fn a_fetch_negotiates_from_the_logs_refs_only() {
     sync_now(&a);
     let log = fleet.dir.path().join("upload-pack.log");
     let wrapper = fleet.dir.path().join("upload-pack");
-    std::fs::write(
+    write_script(
         &wrapper,
-        format!(
+        &format!(
             "#!/bin/sh\ntee -a {} | git-upload-pack \"$@\"\n",
             log.display()
         ),
-    )
-    .unwrap();
-    make_executable(&wrapper);
+    );
     git(
         b.path(),
         &[
@@ -1622,13 +1609,7 @@ fn a_refusal_beside_a_lost_race_is_a_refusal() {
     sync_now(&a);
     let two = append(&a, MAIL, 2);
     // The remote's `update` hook refuses writer refs, ref by ref.
-    let hook = fleet.remote().join("hooks/update");
-    std::fs::write(
-        &hook,
-        "#!/bin/sh\ncase $1 in refs/jules/writers/*) echo \"no writer refs: $1\" >&2; exit 1;; esac\n",
-    )
-    .unwrap();
-    make_executable(&hook);
+    fleet.hook("update", "#!/bin/sh\ncase $1 in refs/jules/writers/*) echo \"no writer refs: $1\" >&2; exit 1;; esac\n");
     let mut gate = crate::store::heldback::Gate::open(&a, "origin");
     let w = writer_ref(MAIL, "00000000000000ff");
     let push = |updates: &[transport::Update], gate: &mut crate::store::heldback::Gate| {
