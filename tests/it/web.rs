@@ -270,12 +270,18 @@ impl Browser {
 
     /// The value of a JavaScript expression in the page.
     fn eval(&mut self, expr: &str) -> Value {
-        let r = self.call(
-            "Runtime.evaluate",
-            json!({ "expression": expr, "returnByValue": true, "awaitPromise": true }),
-        );
+        match self.try_eval(expr) {
+            Ok(value) => value,
+            Err(answer) => panic!("Runtime.evaluate: {answer}"),
+        }
+    }
+
+    /// The value of `expr`, or DevTools' error answer; a JavaScript exception fails the test.
+    fn try_eval(&mut self, expr: &str) -> Result<Value, Value> {
+        let params = json!({ "expression": expr, "returnByValue": true, "awaitPromise": true });
+        let r = self.try_call("Runtime.evaluate", params)?;
         assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}");
-        r["result"]["value"].clone()
+        Ok(r["result"]["value"].clone())
     }
 
     /// Wait until `expr` is true in the page.
@@ -285,10 +291,9 @@ impl Browser {
     fn wait_for(&mut self, expr: &str) {
         let deadline = Instant::now() + PATIENCE;
         loop {
-            let params = json!({ "expression": format!("!!({expr})"), "returnByValue": true });
-            match self.try_call("Runtime.evaluate", params) {
-                Ok(r) if r["result"]["value"] == json!(true) => return,
-                Ok(r) => assert!(r.get("exceptionDetails").is_none(), "{expr}: {r}"),
+            match self.try_eval(&format!("!!({expr})")) {
+                Ok(value) if value == json!(true) => return,
+                Ok(_) => {}
                 Err(answer) => assert!(is_navigation_error(&answer), "{expr}: {answer}"),
             }
             assert!(Instant::now() < deadline, "never true: {expr}");
