@@ -292,7 +292,7 @@ impl Browser {
         let deadline = Instant::now() + PATIENCE;
         loop {
             match self.try_eval(&format!("!!({expr})")) {
-                Ok(value) if value == json!(true) => return,
+                Ok(Value::Bool(true)) => return,
                 Ok(_) => {}
                 Err(answer) => assert!(is_navigation_error(&answer), "{expr}: {answer}"),
             }
